@@ -1,0 +1,5 @@
+import sys
+
+from abnirml.cli import main
+
+sys.exit(main())

@@ -1,0 +1,208 @@
+"""The ``abnirml`` command.
+
+Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
+results directory), ``probes`` and ``rankers`` (list what is available). Errors in the input
+or options print one line ``abnirml: error: …`` and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from abnirml.errors import AbnirmlError, ConfigError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def parse_number_map(text: str, what: str) -> tuple[float | None, dict[str, float]]:
+    """``0.5`` (one value for all) or ``name=value`` → (value, {}) or (None, {name: value})."""
+    if "=" in text:
+        name, _, raw = text.rpartition("=")
+        return None, {name: _float(raw, what)}
+    return _float(text, what), {}
+
+
+def _float(raw: str, what: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{what}: {raw!r} is not a number") from None
+
+
+def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
+    """``non-relevant=0-1,relevant=2-3`` → bands."""
+    bands = []
+    for part in text.split(","):
+        name, sep, span = part.partition("=")
+        lo, dash, hi = span.partition("-")
+        try:
+            if not sep or not dash:
+                raise ValueError
+            band = (name.strip(), int(lo), int(hi))
+        except ValueError:
+            raise ConfigError(f"--grade-bands: {part!r} is not NAME=LOW-HIGH") from None
+        if band[1] > band[2] or not band[0] or band[0] == "all":
+            raise ConfigError(f"--grade-bands: invalid band {part!r}")
+        bands.append(band)
+    return tuple(bands)
+
+
+def parse_tolerance(text: str) -> float | dict[str, float]:
+    if "=" not in text:
+        return _float(text, "--mmp-tolerance")
+    out = {}
+    for part in text.split(","):
+        name, _, raw = part.partition("=")
+        out[name.strip()] = _float(raw, "--mmp-tolerance")
+    return out
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--option {text!r} is not KEY=VALUE")
+    value: Any = raw
+    for cast in (int, float):
+        try:
+            value = cast(raw)
+            break
+        except ValueError:
+            continue
+    return key.strip().replace("-", "_"), value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="abnirml", description=__doc__.splitlines()[0])
+    from abnirml import __version__
+
+    parser.add_argument("--version", action="version", version=f"abnirml {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="probe rankers on a collection and write a report")
+    run.add_argument("--collection", default="demo",
+                     help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    run.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
+                     help="ranker spec, repeatable (default: bm25, ql, tfidf)")
+    run.add_argument("--probe", action="append", dest="probes", metavar="PATTERN",
+                     help="probe name, glob (mmp:*) or family; repeatable (default: all)")
+    run.add_argument("--out", default="abnirml-out", help="output directory")
+    run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
+                     help="fixed δ for all rankers or one ranker (skips calibration)")
+    run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
+    run.add_argument("--candidates", metavar="NAME|FILE",
+                     help="run giving each query's candidates (default: the collection's bm25 "
+                          "run, else a BM25 top 100 computed over the collection)")
+    run.add_argument("--candidate-depth", type=int, default=100)
+    run.add_argument("--cache", default="default",
+                     help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
+    run.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
+    run.add_argument("--batch-size", type=int, help="pairs per ranker call")
+    run.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
+    run.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
+    run.add_argument("--grade-bands", type=parse_grade_bands,
+                     help="breakdown subsets, e.g. non-relevant=0-1,relevant=2-3")
+    run.add_argument("--mmp-tolerance", type=parse_tolerance,
+                     help="control tolerance: a number or control=value,…")
+    run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="probe option (see the README), repeatable")
+    run.add_argument("--examples", type=int, default=3, help="example samples per probe")
+    run.add_argument("--allow-pickle", action="store_true",
+                     help="allow loading pickled model files from user paths (unsafe)")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    report = sub.add_parser("report", help="rebuild report.md from a results directory")
+    report.add_argument("directory")
+
+    sub.add_parser("probes", help="list the available probes")
+    sub.add_parser("rankers", help="list the ranker families")
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from abnirml.pipeline import RunConfig, run
+
+    delta_all: float | None = None
+    deltas: dict[str, float] = {}
+    for text in args.delta:
+        value, named = parse_number_map(text, "--delta")
+        if value is not None:
+            delta_all = value
+        deltas.update(named)
+    options = dict(parse_option(o) for o in args.option)
+    if args.mmp_tolerance is not None:
+        options["mmp_tolerance"] = args.mmp_tolerance
+    config = RunConfig(
+        collection=args.collection, rankers=args.rankers or ["bm25", "ql", "tfidf"],
+        probes=args.probes or ["all"], out=args.out, alpha=args.alpha, delta=delta_all,
+        deltas=deltas, seed=args.seed, candidates=args.candidates,
+        candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
+        batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
+        options=options, progress=not args.quiet, examples_per_probe=args.examples,
+        allow_pickle=args.allow_pickle)
+    if args.grade_bands:
+        config.grade_bands = args.grade_bands
+    output = run(config)
+    counts = output.run_info["counts"]
+    print(f"abnirml: {len(output.result.records)} results for "
+          f"{output.result.summary['probes']} probes × {len(config.rankers)} rankers; "
+          f"{counts['unique_pairs']:,} unique pairs ({counts['scored']:,} scored, "
+          f"{counts['from_cache']:,} cached) → {output.out}/report.md")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from abnirml.report.files import markdown_report, read_results
+
+    directory = Path(args.directory)
+    records = read_results(directory / "results.jsonl")
+    run_info: dict[str, Any] = {}
+    if (directory / "run.json").is_file():
+        import json
+
+        run_info = json.loads((directory / "run.json").read_text("utf-8"))
+    (directory / "report.md").write_text(markdown_report(records, run_info), encoding="utf-8")
+    print(f"abnirml: wrote {directory / 'report.md'}")
+    return 0
+
+
+def cmd_probes(_: argparse.Namespace) -> int:
+    from abnirml.probes.registry import all_probes
+
+    for probe in all_probes():
+        flag = " (symmetric)" if probe.symmetric else ""
+        print(f"{probe.name}\t{probe.family}{flag}")
+    return 0
+
+
+def cmd_rankers(_: argparse.Namespace) -> int:
+    from abnirml.rankers.registry import families
+
+    print("\n".join(families()))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except AbnirmlError as exc:
+        print(f"abnirml: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("abnirml: interrupted; scores computed so far are cached — rerun to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

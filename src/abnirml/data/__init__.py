@@ -1,0 +1,1 @@
+"""Collections, text-pair sources and TREC file I/O."""

@@ -1,0 +1,147 @@
+"""Test collections: queries, document texts, graded judgments and candidate runs.
+
+Three sources share one shape (:class:`Collection`): the demo collection shipped with the
+package, a directory of local TREC-style files, and ``irds:<id>`` through ir_datasets.
+Judged documents (and run entries) whose text is unavailable are skipped and counted in
+``Collection.skipped`` — never silently dropped, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from abnirml.data.trec import Qrels, Run, read_id_text_jsonl, read_id_text_tsv, read_lines, read_run
+from abnirml.errors import InputError
+
+DEMO = "demo"
+
+
+@dataclass
+class Collection:
+    """An ad-hoc test collection.
+
+    ``docs`` maps docno → text for every document whose text is known. ``runs`` maps a run
+    name to a loader so large run files are only read when used.
+    """
+
+    name: str
+    queries: dict[str, str]
+    docs: Mapping[str, str]
+    qrels: Qrels
+    runs: dict[str, Callable[[], Run]] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    source: str = ""
+
+    def judged(self) -> Iterator[tuple[str, str, int]]:
+        """``(qid, docno, grade)`` for each judgment whose query and document text exist."""
+        for qid in sorted(self.qrels):
+            if qid not in self.queries:
+                continue
+            for docno, grade in sorted(self.qrels[qid].items()):
+                if docno in self.docs:
+                    yield qid, docno, grade
+
+    def grade(self, qid: str, docno: str) -> int | None:
+        return self.qrels.get(qid, {}).get(docno)
+
+    def doc_texts(self) -> Iterator[str]:
+        return iter(self.docs.values())
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+
+def count_missing_judged(queries: Mapping[str, str], docs: Mapping[str, str],
+                         qrels: Qrels) -> int:
+    return sum(1 for qid, judged in qrels.items() if qid in queries
+               for docno in judged if docno not in docs)
+
+
+def load_collection(spec: str) -> Collection:
+    """Resolve a collection spec: ``demo``, a directory path, or ``irds:<dataset id>``."""
+    if spec == DEMO:
+        root = resources.files("abnirml.data").joinpath("demo")
+        with resources.as_file(root) as path:
+            collection = load_directory(Path(path))
+        collection.name = DEMO
+        return collection
+    if spec.startswith("irds:"):
+        from abnirml.data.irds import load_irds
+
+        return load_irds(spec.removeprefix("irds:"))
+    path = Path(spec)
+    if not path.exists():
+        raise InputError("collection not found (expected 'demo', 'irds:<id>' or a directory)",
+                         path=path)
+    if not path.is_dir():
+        raise InputError("a collection must be a directory holding queries.tsv, qrels.txt "
+                         "and passages.tsv or passages.jsonl", path=path)
+    return load_directory(path)
+
+
+def load_directory(root: Path) -> Collection:
+    """Load ``queries.tsv``, ``qrels.txt``, ``passages.tsv`` or ``.jsonl`` and ``runs/*.run``."""
+    queries_path = _require(root, ["queries.tsv", "topics.tsv"])
+    qrels_path = _require(root, ["qrels.txt", "qrels"])
+    passages_path = _require(root, ["passages.tsv", "passages.jsonl", "docs.tsv", "docs.jsonl"])
+    queries = read_id_text_tsv(queries_path, "query")
+    if passages_path.suffix == ".jsonl":
+        docs = read_id_text_jsonl(passages_path, "document", ("docno", "doc_id", "id", "pid"))
+    else:
+        docs = read_id_text_tsv(passages_path, "document")
+    qrels = read_qrels_checked(qrels_path, queries)
+    runs: dict[str, Callable[[], Run]] = {}
+    run_dir = root / "runs"
+    if run_dir.is_dir():
+        for run_path in sorted(run_dir.glob("*.run")):
+            runs[run_path.stem] = _lazy_run(run_path, queries)
+    collection = Collection(name=root.name, queries=queries, docs=docs, qrels=qrels,
+                            runs=runs, source=str(root))
+    collection.skipped["judged_without_text"] = count_missing_judged(queries, docs, qrels)
+    return collection
+
+
+def read_qrels_checked(path: Path, queries: Mapping[str, str]) -> Qrels:
+    """Read qrels and reject judgments for queries the topics file does not define."""
+    from abnirml.data.trec import read_qrels
+
+    qrels = read_qrels(path)
+    unknown = sorted(set(qrels) - set(queries))
+    if unknown:
+        for number, line in read_lines(path):
+            if line.split()[0] == unknown[0]:
+                raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file; "
+                                 f"{len(unknown)} unknown in all)", path=path, line=number)
+    return qrels
+
+
+def load_run_file(path: Path, queries: Mapping[str, str]) -> Run:
+    run = read_run(path)
+    unknown = sorted(set(run) - set(queries))
+    if unknown:
+        for number, line in read_lines(path):
+            if line.split()[0] == unknown[0]:
+                raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file)",
+                                 path=path, line=number)
+    return run
+
+
+def _lazy_run(path: Path, queries: Mapping[str, str]) -> Callable[[], Run]:
+    cache: dict[str, Run] = {}
+
+    def load() -> Run:
+        if "run" not in cache:
+            cache["run"] = load_run_file(path, queries)
+        return cache["run"]
+
+    return load
+
+
+def _require(root: Path, names: list[str]) -> Path:
+    for name in names:
+        if (root / name).is_file():
+            return root / name
+    raise InputError(f"missing required file: expected one of {', '.join(names)}", path=root)

@@ -1,0 +1,144 @@
+"""Readers and writers for the plain-text formats IR people exchange.
+
+Every reader validates as it goes and raises :class:`~abnirml.errors.InputError` naming the
+file, the line and what was expected, so a bad line never becomes a traceback or silently
+disappears.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from abnirml.errors import InputError
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, list[tuple[str, float]]]
+
+
+def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` without the newline; skips blank lines.
+
+    Decodes strictly as UTF-8 so that broken bytes are reported, not replaced.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    if not path.is_file():
+        raise InputError("expected a file, found a directory", path=path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
+                                 path=path, line=number) from None
+            line = line.rstrip("\r\n")
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            if line.strip():
+                yield number, line
+
+
+def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
+    """Read ``id<TAB>text`` lines (queries or passages); ids must be unique, texts non-empty."""
+    out: dict[str, str] = {}
+    for number, line in read_lines(path):
+        ident, sep, text = line.partition("\t")
+        ident = ident.strip()
+        if not sep:
+            raise InputError(f"expected '{kind}_id<TAB>text', found no tab", path=path, line=number)
+        if not ident:
+            raise InputError(f"empty {kind} id", path=path, line=number)
+        if not text.strip():
+            raise InputError(f"empty {kind} text for id {ident!r}", path=path, line=number)
+        if ident in out:
+            raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
+        out[ident] = text
+    return out
+
+
+def read_id_text_jsonl(path: str | Path, kind: str, id_keys: tuple[str, ...],
+                       text_keys: tuple[str, ...] = ("text", "contents", "body")) -> dict[str, str]:
+    """Read JSON lines holding an id field and a text field (first key found wins)."""
+    out: dict[str, str] = {}
+    for number, line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", path=path, line=number)
+        ident = next((record[k] for k in id_keys if k in record), None)
+        text = next((record[k] for k in text_keys if k in record), None)
+        if ident is None or text is None:
+            raise InputError(f"expected fields {'/'.join(id_keys)} and {'/'.join(text_keys)}",
+                             path=path, line=number)
+        ident = str(ident).strip()
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"empty or non-string {kind} text for id {ident!r}",
+                             path=path, line=number)
+        if ident in out:
+            raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
+        out[ident] = text
+    return out
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """TREC qrels: ``qid iteration docno grade`` (white-space separated, integer grade)."""
+    qrels: Qrels = {}
+    for number, line in read_lines(path):
+        parts = line.split()
+        if len(parts) != 4:
+            raise InputError(f"expected 4 fields 'qid iter docno grade', found {len(parts)}",
+                             path=path, line=number)
+        qid, _, docno, grade = parts
+        try:
+            value = int(grade)
+        except ValueError:
+            raise InputError(f"grade {grade!r} is not an integer", path=path, line=number) from None
+        per_query = qrels.setdefault(qid, {})
+        if docno in per_query and per_query[docno] != value:
+            raise InputError(f"conflicting grades for ({qid}, {docno})", path=path, line=number)
+        per_query[docno] = value
+    return qrels
+
+
+def read_run(path: str | Path) -> Run:
+    """TREC run: ``qid Q0 docno rank score tag``; returned per query sorted by score desc."""
+    run: Run = {}
+    seen: set[tuple[str, str]] = set()
+    for number, line in read_lines(path):
+        parts = line.split()
+        if len(parts) != 6:
+            raise InputError(f"expected 6 fields 'qid Q0 docno rank score tag', found {len(parts)}",
+                             path=path, line=number)
+        qid, _, docno, _rank, score, _tag = parts
+        try:
+            value = float(score)
+        except ValueError:
+            raise InputError(f"score {score!r} is not a number", path=path, line=number) from None
+        if value != value:
+            raise InputError("score is NaN", path=path, line=number)
+        if (qid, docno) in seen:
+            raise InputError(f"document {docno!r} listed twice for query {qid!r}",
+                             path=path, line=number)
+        seen.add((qid, docno))
+        run.setdefault(qid, []).append((docno, value))
+    for ranking in run.values():
+        ranking.sort(key=lambda item: (-item[1], item[0]))
+    return run
+
+
+def write_run(path: str | Path, run: Run, tag: str) -> None:
+    """Write a run in TREC format (ranks from 1, ties broken by docno for determinism)."""
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for qid in sorted(run):
+            ranking = sorted(run[qid], key=lambda item: (-item[1], item[0]))
+            for rank, (docno, score) in enumerate(ranking, start=1):
+                handle.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+
+
+def format_pairs(pairs: Iterable[tuple[str, str]]) -> str:
+    return ", ".join(f"({a}, {b})" for a, b in pairs)

@@ -1,0 +1,1 @@
+"""Effects, δ calibration, statistics and the experiment engine."""

@@ -1,0 +1,269 @@
+"""The engine: materialise probe samples, score each unique (q, d) once per ranker, report.
+
+1. Every requested probe builds its :class:`~abnirml.probes.base.SampleTable`.
+2. The texts of all tables (and of the δ-calibration candidates) are interned and the
+   *unique* (query, document) pairs collected — a document shared by many samples and
+   probes is scored once.
+3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`).
+4. δ is calibrated per ranker (unless given), then effects, scores and p-values are
+   computed per probe × ranker × subset, with a Bonferroni correction per table (family).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from abnirml.evaluation.calibration import Calibration, calibrate, fixed
+from abnirml.evaluation.candidates import Candidates
+from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.statistics import bonferroni_significant, summarize
+from abnirml.probes.base import FAMILIES, Probe, ProbeContext, SampleTable, build_table
+from abnirml.rankers.base import Ranker
+
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    alpha: float = 0.01
+    deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
+    delta_all: float | None = None                               # one δ for every ranker
+    examples_per_probe: int = 3
+
+
+@dataclass
+class ProbeScores:
+    """Per-sample scores of one probe for one ranker (kept for sweeps and comparisons)."""
+
+    score1: np.ndarray
+    score2: np.ndarray
+    grade: np.ndarray
+
+
+@dataclass
+class ExperimentResult:
+    records: list[dict[str, Any]]
+    calibrations: dict[str, Calibration]
+    probe_scores: dict[tuple[str, str], ProbeScores]
+    tables: dict[str, SampleTable]
+    examples: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def remap(self, texts: Sequence[str]) -> np.ndarray:
+        ids = self.ids
+        return np.fromiter((ids.setdefault(t, len(ids)) for t in texts), dtype=np.int64,
+                           count=len(texts))
+
+    def texts(self) -> list[str]:
+        return list(self.ids)
+
+
+def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: ProbeContext,
+                   scorer: Scorer, config: ExperimentConfig,
+                   candidates: Candidates | None = None) -> ExperimentResult:
+    tables = {probe.name: build_table(probe, context) for probe in probes}
+    interner = _Interner()
+    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    slots = 0
+    for name, table in tables.items():
+        local = interner.remap(table.texts)
+        q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
+        d1 = local[table.doc1] if len(table) else np.zeros(0, dtype=np.int64)
+        d2 = local[table.doc2] if len(table) else np.zeros(0, dtype=np.int64)
+        codes[name] = (q, np.stack([d1, d2]) if len(table) else np.zeros((2, 0), np.int64))
+        slots += 2 * len(table)
+
+    needs_calibration = [r for r in rankers
+                         if config.delta_all is None and r.name not in config.deltas]
+    calib_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if needs_calibration and candidates is not None:
+        collection = context.collection
+        for qid, docnos in candidates.ranking.items():
+            if not docnos:
+                continue
+            q_id = interner.remap([collection.queries[qid]])
+            d_ids = interner.remap([collection.docs[d] for d in docnos])
+            calib_codes[qid] = (np.repeat(q_id, len(d_ids)), d_ids)
+            slots += len(d_ids)
+
+    base = max(len(interner.ids), 1)
+    all_codes = [q * base + d for q, docs in codes.values() for d in docs]
+    all_codes += [q * base + d for q, d in calib_codes.values()]
+    flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
+    unique, inverse = np.unique(flat, return_inverse=True)
+    texts = interner.texts()
+    pairs = [(texts[c // base], texts[c % base]) for c in unique.tolist()]
+
+    calibrations: dict[str, Calibration] = {}
+    unique_scores: dict[str, np.ndarray] = {}
+    for ranker in rankers:
+        unique_scores[ranker.name] = scorer.score(ranker, pairs)
+
+    # Split the inverse index back into per-table and per-query slices.
+    offsets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    pos = 0
+    for name, (_, docs) in codes.items():
+        n = docs.shape[1]
+        offsets[name] = (inverse[pos:pos + n], inverse[pos + n:pos + 2 * n])
+        pos += 2 * n
+    calib_index: dict[str, np.ndarray] = {}
+    for qid, (_, d) in calib_codes.items():
+        calib_index[qid] = inverse[pos:pos + d.shape[0]]
+        pos += d.shape[0]
+
+    for ranker in rankers:
+        if config.delta_all is not None:
+            calibrations[ranker.name] = fixed(config.delta_all)
+        elif ranker.name in config.deltas:
+            calibrations[ranker.name] = fixed(config.deltas[ranker.name])
+        else:
+            per_query = {qid: unique_scores[ranker.name][idx] for qid, idx in calib_index.items()}
+            calibrations[ranker.name] = calibrate(per_query)
+
+    probe_scores: dict[tuple[str, str], ProbeScores] = {}
+    for probe in probes:
+        i1, i2 = offsets[probe.name]
+        grade = tables[probe.name].grade
+        for ranker in rankers:
+            s = unique_scores[ranker.name]
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(s[i1], s[i2], grade)
+
+    records = build_records(probes, rankers, probe_scores, tables, calibrations, context,
+                            config.alpha)
+    examples = pick_examples(probes, rankers, tables, probe_scores, context,
+                             config.examples_per_probe)
+    summary = {
+        "probes": len(probes), "rankers": [r.name for r in rankers],
+        "samples": int(sum(len(t) for t in tables.values())),
+        "pair_slots": int(slots), "unique_pairs": len(pairs),
+        "scored": scorer.scored, "from_cache": scorer.reused,
+        "candidates": None if candidates is None else candidates.source,
+        "skipped": dict(candidates.skipped) if candidates is not None else {},
+    }
+    return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
+
+
+def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]
+                 ) -> list[tuple[str, np.ndarray]]:
+    """``all`` plus one mask per grade band, when the probe's samples carry grades."""
+    masks = [(ALL, np.ones(grade.shape[0], dtype=bool))]
+    if grade.size and not np.isnan(grade).all():
+        for name, lo, hi in bands:
+            masks.append((name, (grade >= lo) & (grade <= hi)))
+    return masks
+
+
+def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
+                  probe_scores: Mapping[tuple[str, str], ProbeScores],
+                  tables: Mapping[str, SampleTable], calibrations: Mapping[str, Calibration],
+                  context: ProbeContext, alpha: float,
+                  delta_for: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """One record per probe × ranker × subset, Bonferroni-corrected per family.
+
+    ``delta_for`` overrides the calibrated δ (used by the δ sweep).
+    """
+    order = {family: i for i, family in enumerate(FAMILIES)}
+    records: list[dict[str, Any]] = []
+    for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
+        table = tables[probe.name]
+        for ranker in rankers:
+            delta = (delta_for or {}).get(ranker.name, calibrations[ranker.name].delta)
+            ps = probe_scores[(probe.name, ranker.name)]
+            for subset, mask in subset_masks(ps.grade, context.grade_bands):
+                s1, s2 = ps.score1[mask], ps.score2[mask]
+                summary = summarize(s1, s2, delta, probe.symmetric)
+                record: dict[str, Any] = {
+                    "probe": probe.name, "family": probe.family, "ranker": ranker.name,
+                    "subset": subset, "score": _round(summary.score), "n": summary.n,
+                    "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
+                    "mean_diff": _round(summary.mean_diff), "p_value": _round(summary.p_value),
+                    "significant": False, "delta": _round(delta),
+                    "symmetric": probe.symmetric,
+                    "skipped": dict(sorted(table.skipped.items())) if subset == ALL else {},
+                }
+                if probe.family == "axiom":
+                    diff = s1 - s2
+                    record.update({
+                        "satisfied": int((diff > 0).sum()), "violated": int((diff < 0).sum()),
+                        "ties": int((diff == 0).sum()), "satisfied_delta": summary.pos,
+                        "violated_delta": summary.neg, "ties_delta": summary.neutral,
+                    })
+                records.append(record)
+    apply_bonferroni(records, alpha)
+    return records
+
+
+def apply_bonferroni(records: list[dict[str, Any]], alpha: float) -> None:
+    """Mark significance per table (= probe family) over every test with n ≥ 2."""
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if record["n"] >= 2:
+            by_family.setdefault(record["family"], []).append(record)
+    for group in by_family.values():
+        flags = bonferroni_significant([r["p_value"] for r in group], alpha)
+        for record, flag in zip(group, flags, strict=True):
+            record["significant"] = bool(flag)
+            record["tests_in_table"] = len(group)
+
+
+def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],
+                  tables: Mapping[str, SampleTable],
+                  probe_scores: Mapping[tuple[str, str], ProbeScores], context: ProbeContext,
+                  per_probe: int) -> list[dict[str, Any]]:
+    """A few samples per probe (seeded choice) with every ranker's two scores."""
+    out: list[dict[str, Any]] = []
+    for probe in probes:
+        table = tables[probe.name]
+        if not len(table) or per_probe <= 0:
+            continue
+        rng = context.rng("examples:" + probe.name)
+        chosen = sorted(rng.choice(len(table), size=min(per_probe, len(table)), replace=False))
+        for i in chosen:
+            sample = table.sample(int(i))
+            out.append({
+                "probe": probe.name, "query": sample.query, "doc1": sample.doc1,
+                "doc2": sample.doc2, "meta": _jsonable(sample.meta),
+                "scores": {r.name: [_round(float(probe_scores[(probe.name, r.name)].score1[i])),
+                                    _round(float(probe_scores[(probe.name, r.name)].score2[i]))]
+                           for r in rankers},
+            })
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    """Round to 12 significant digits: stable across platforms' last-bit noise."""
+    if value is None or not math.isfinite(value):
+        return value
+    return float(f"{value:.12g}")
+
+
+def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            out[key] = value
+        elif isinstance(value, np.generic):
+            out[key] = value.item()
+        elif isinstance(value, (list, tuple)):
+            out[key] = [v.item() if isinstance(v, np.generic) else v for v in value]
+        else:
+            out[key] = str(value)
+    return out
+
+
+def skipped_total(tables: Mapping[str, SampleTable]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for table in tables.values():
+        total.update(table.skipped)
+    return total

@@ -1,0 +1,75 @@
+"""Scoring unique (query, document) pairs once per ranker, through the persistent cache.
+
+Pairs already in the cache are never rescored; missing pairs are scored in batches (sorted
+by length when the ranker asks for it, which keeps padding low for neural models) and each
+batch is committed before the next starts, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
+from abnirml.rankers.cache import ScoreCache, text_hash
+
+
+class Scorer:
+    def __init__(self, cache: ScoreCache, batch_size: int | None = None,
+                 progress: bool = True):
+        self.cache = cache
+        self.batch_size = batch_size
+        self.progress = progress
+        self._hashes: dict[str, bytes] = {}
+        self.scored = 0        # pairs sent to rankers
+        self.reused = 0        # pairs served from the cache
+
+    def _hash(self, text: str) -> bytes:
+        h = self._hashes.get(text)
+        if h is None:
+            h = self._hashes[text] = text_hash(text)
+        return h
+
+    def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
+        """Scores for ``pairs`` (which should be unique) in their order."""
+        keys = [(self._hash(q), self._hash(d)) for q, d in pairs]
+        found = self.cache.lookup(ranker.fingerprint, keys)
+        out = np.empty(len(pairs), dtype=np.float64)
+        missing: list[int] = []
+        for i, key in enumerate(keys):
+            value = found.get(key)
+            if value is None:
+                missing.append(i)
+            else:
+                out[i] = value
+        self.reused += len(pairs) - len(missing)
+        if not missing:
+            return out
+        info = hints(ranker)
+        if info.sort_by_length:
+            missing.sort(key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        batch = max(1, self.batch_size or info.batch_size)
+        bar = _progress(len(missing), f"scoring {ranker.name}", self.progress)
+        try:
+            for start in range(0, len(missing), batch):
+                idx = missing[start:start + batch]
+                chunk = [pairs[i] for i in idx]
+                scores = checked_scores(ranker.name, ranker.score(chunk), len(chunk))
+                out[idx] = scores
+                self.cache.store(ranker.fingerprint,
+                                 [(keys[i][0], keys[i][1], s) for i, s in zip(idx, scores,
+                                                                              strict=True)])
+                self.scored += len(idx)
+                bar.update(len(idx))
+        finally:
+            bar.close()
+        return out
+
+
+def _progress(total: int, label: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit="pair", disable=not enabled or total == 0,
+                file=sys.stderr, dynamic_ncols=True, leave=False)

@@ -1,0 +1,90 @@
+"""Effects, probe scores and significance, as the ABNIRML papers define them.
+
+eff = +1 if R(q,d1) − R(q,d2) > δ, −1 if < −δ, else 0; the probe score is the mean effect.
+Symmetric probes (paraphrase) count eff = 1 when |diff| > δ and 0 otherwise, so their score
+lies in [0, 1]. Significance is a two-sided paired t-test over the (R(q,d1), R(q,d2))
+pairs with a Bonferroni correction over every test of one table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def effects(diff: np.ndarray, delta: float, symmetric: bool = False) -> np.ndarray:
+    """Per-sample effect (int8) of score differences ``diff`` = R(q,d1) − R(q,d2)."""
+    if symmetric:
+        return (np.abs(diff) > delta).astype(np.int8)
+    return (diff > delta).astype(np.int8) - (diff < -delta).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class EffectSummary:
+    n: int
+    pos: int
+    neg: int
+    neutral: int
+    score: float | None
+    mean_diff: float | None
+    p_value: float
+
+
+def summarize(score1: np.ndarray, score2: np.ndarray, delta: float,
+              symmetric: bool = False) -> EffectSummary:
+    diff = score1 - score2
+    eff = effects(diff, delta, symmetric)
+    n = int(diff.shape[0])
+    pos = int((eff > 0).sum())
+    neg = int((eff < 0).sum())
+    return EffectSummary(
+        n=n, pos=pos, neg=neg, neutral=n - pos - neg,
+        score=float(eff.mean()) if n else None,
+        mean_diff=float(diff.mean()) if n else None,
+        p_value=paired_ttest_p(score1, score2))
+
+
+def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:
+    """Two-sided paired t-test p-value; 1.0 when undefined (n < 2 or constant differences).
+
+    Constant non-zero differences make the statistic infinite: every sample moved the same
+    way, so the p-value is 0.
+    """
+    diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
+    n = diff.shape[0]
+    if n < 2:
+        return 1.0
+    mean = float(diff.mean())
+    sd = float(diff.std(ddof=1))
+    scale = max(abs(mean), float(np.abs(diff).max()), 1e-300)
+    if sd <= 1e-12 * scale:
+        return 1.0 if abs(mean) <= 1e-12 * scale else 0.0
+    from scipy import stats
+
+    t = mean / (sd / math.sqrt(n))
+    return float(2.0 * stats.t.sf(abs(t), df=n - 1))
+
+
+def bonferroni_significant(p_values: Sequence[float], alpha: float) -> list[bool]:
+    """Which tests stay significant at ``alpha`` after a Bonferroni correction over all."""
+    m = len(p_values)
+    return [p * m < alpha for p in p_values]
+
+
+def check_alpha(alpha: float) -> float:
+    from abnirml.errors import ConfigError
+
+    if not (0.0 < alpha < 1.0) or alpha != alpha:
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
+def check_delta(delta: float, where: str = "delta") -> float:
+    from abnirml.errors import ConfigError
+
+    if not math.isfinite(delta) or delta < 0:
+        raise ConfigError(f"{where} must be a finite number ≥ 0, got {delta}")
+    return delta

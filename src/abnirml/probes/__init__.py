@@ -1,0 +1,1 @@
+"""Probes: sets of ⟨q, d1, d2⟩ samples that differ in one controlled characteristic."""

@@ -1,0 +1,139 @@
+"""The Probe contract, the context probes read from, and the vectorised sample table.
+
+A probe has a ``name`` (public, e.g. ``mmp:tf:length``), a ``family`` (``mmp``, ``tmp``,
+``dtp`` or ``axiom``), ``symmetric`` (effect counts |diff| > δ only) and
+``samples(context)``, an iterator of :class:`~abnirml.types.Sample` (or
+:class:`~abnirml.types.Skip` for samples it could not build). Samples must be deterministic
+for a given ``context.seed``.
+
+Probes that produce millions of samples from few texts (measure-and-match) may also offer
+``sample_table(context)``, which returns a :class:`SampleTable` of integer references into
+a text pool; the engine uses it when present and :func:`table_from_samples` otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from abnirml.text.analyzer import Analyzer
+from abnirml.types import Sample, Skip
+
+FAMILIES = ("mmp", "tmp", "dtp", "axiom")
+
+#: Default relevance bands for the breakdown subsets (TREC DL grading, 0–3).
+DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
+    ("non-relevant", 0, 1),
+    ("relevant", 2, 3),
+)
+
+
+@runtime_checkable
+class Probe(Protocol):
+    name: str
+    family: str
+    symmetric: bool
+
+    def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]: ...
+
+
+@dataclass
+class ProbeContext:
+    """Everything a probe may read: the collection, analysis, seed and options.
+
+    ``options`` holds probe settings given on the command line (e.g. ``mmp_tolerance``,
+    ``typo_rate``, ``transfer_data``); probes document the keys they read.
+    """
+
+    collection: Any
+    analyzer: Analyzer = field(default_factory=Analyzer)
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+    grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
+    candidates: Callable[[], Mapping[str, list[str]]] | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def rng(self, probe_name: str) -> np.random.Generator:
+        """A generator seeded by (seed, probe name): independent of which probes run."""
+        digest = hashlib.blake2b(f"{self.seed}\x00{probe_name}".encode(), digest_size=8)
+        return np.random.default_rng(int.from_bytes(digest.digest(), "little"))
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """Share expensive intermediate results (spaCy parses, term matrices) across probes."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def candidate_docnos(self) -> Mapping[str, list[str]]:
+        """Each query's candidate documents (with text), best first."""
+        if self.candidates is None:
+            raise RuntimeError("this context has no candidate set")
+        return self.candidates()
+
+
+@dataclass
+class SampleTable:
+    """Samples as integer references into ``texts``: compact for millions of samples.
+
+    ``grade`` is the relevance grade that places a sample in the breakdown subsets (NaN when
+    the probe has no such grade). ``meta(i)`` rebuilds sample ``i``'s metadata on demand.
+    """
+
+    texts: list[str]
+    query: np.ndarray
+    doc1: np.ndarray
+    doc2: np.ndarray
+    grade: np.ndarray
+    skipped: Counter[str] = field(default_factory=Counter)
+    meta: Callable[[int], Mapping[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    def sample(self, i: int) -> Sample:
+        meta = self.meta(i) if self.meta is not None else {}
+        return Sample(self.texts[self.query[i]], self.texts[self.doc1[i]],
+                      self.texts[self.doc2[i]], meta)
+
+
+def table_from_samples(items: Iterator[Sample | Skip]) -> SampleTable:
+    """Intern the texts of iterated samples into a :class:`SampleTable`."""
+    pool: dict[str, int] = {}
+    query: list[int] = []
+    doc1: list[int] = []
+    doc2: list[int] = []
+    grade: list[float] = []
+    metas: list[Mapping[str, Any]] = []
+    skipped: Counter[str] = Counter()
+    for item in items:
+        if isinstance(item, Skip):
+            skipped[item.reason] += 1
+            continue
+        query.append(pool.setdefault(item.query, len(pool)))
+        doc1.append(pool.setdefault(item.doc1, len(pool)))
+        doc2.append(pool.setdefault(item.doc2, len(pool)))
+        g = item.meta.get("grade")
+        grade.append(float("nan") if g is None else float(g))
+        metas.append(item.meta)
+    return SampleTable(
+        texts=list(pool), query=np.asarray(query, dtype=np.int64),
+        doc1=np.asarray(doc1, dtype=np.int64), doc2=np.asarray(doc2, dtype=np.int64),
+        grade=np.asarray(grade, dtype=np.float64), skipped=skipped, meta=metas.__getitem__)
+
+
+def build_table(probe: Probe, context: ProbeContext) -> SampleTable:
+    fast = getattr(probe, "sample_table", None)
+    if fast is not None:
+        return fast(context)
+    return table_from_samples(probe.samples(context))
+
+
+def table_samples(table: SampleTable) -> Iterator[Sample]:
+    for i in range(len(table)):
+        yield table.sample(i)

@@ -1,0 +1,1 @@
+"""Ranking models behind one small contract (:class:`~abnirml.rankers.base.Ranker`)."""

@@ -1,0 +1,193 @@
+"""Bag-of-words rankers: BM25, query likelihood (Dirichlet) and TF-IDF.
+
+Formulas follow Terrier's defaults (the papers' BM25 is Terrier's): base-2 logarithms,
+k1 = 1.2, b = 0.75, k3 = 8. Document length is the number of analysed (stopped, stemmed)
+terms; collection statistics are fixed at construction, so a manipulated document is scored
+against the original collection, as an index would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from abnirml.rankers.base import Pair, RankerHints, digest
+from abnirml.rankers.stats import CollectionStats
+
+_LEXICAL_HINTS = RankerHints(batch_size=8192, sort_by_length=False)
+
+#: Per query term: (term, weight, auxiliary value such as p(t|C)).
+Weights = list[tuple[str, float, float]]
+
+
+class _BagOfWordsRanker:
+    """Shared plumbing: analysis with per-call caches and a scoring loop over pairs."""
+
+    hints = _LEXICAL_HINTS
+    family = "lexical"
+
+    def __init__(self, stats: CollectionStats, name: str, params: dict[str, float]):
+        self.stats = stats
+        self.name = name
+        self.params = params
+        param_text = ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+        self.fingerprint = (f"{type(self).__name__}[{param_text}]"
+                            f"[{stats.analyzer.signature}][collection={stats.digest}]")
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        analyze = self.stats.analyzer.analyze
+        query_cache: dict[str, Weights] = {}
+        doc_cache: dict[str, tuple[Counter[str], int]] = {}
+        out = np.empty(len(pairs), dtype=np.float64)
+        for i, (query, doc) in enumerate(pairs):
+            weights = query_cache.get(query)
+            if weights is None:
+                weights = query_cache[query] = self._query_weights(Counter(analyze(query)))
+            counted = doc_cache.get(doc)
+            if counted is None:
+                tokens = analyze(doc)
+                counted = doc_cache[doc] = (Counter(tokens), len(tokens))
+            out[i] = self._score(weights, counted[0], counted[1])
+        return out
+
+    def score_terms(self, query_terms: Sequence[str], doc_terms: Sequence[str]) -> float:
+        """Score already-analysed terms (used by tests and the axiom miners)."""
+        return self._score(self._query_weights(Counter(query_terms)), Counter(doc_terms),
+                           len(doc_terms))
+
+    def _query_weights(self, qtf: Counter[str]) -> Weights:
+        raise NotImplementedError
+
+    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+        raise NotImplementedError
+
+
+class BM25(_BagOfWordsRanker):
+    """Terrier's BM25: Σ log2((N−df+.5)/(df+.5)) · (k1+1)tf/(K+tf) · (k3+1)qtf/(k3+qtf)."""
+
+    def __init__(self, stats: CollectionStats, k1: float = 1.2, b: float = 0.75, k3: float = 8.0,
+                 name: str = "bm25"):
+        super().__init__(stats, name, {"k1": k1, "b": b, "k3": k3})
+        self.k1, self.b, self.k3 = k1, b, k3
+
+    def idf(self, term: str) -> float:
+        n, df = self.stats.num_docs, self.stats.df.get(term, 0)
+        return math.log2((n - df + 0.5) / (df + 0.5))
+
+    def _query_weights(self, qtf: Counter[str]) -> Weights:
+        k3 = self.k3
+        return [(t, self.idf(t) * (k3 + 1) * c / (k3 + c), 0.0) for t, c in qtf.items()]
+
+    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+        k1 = self.k1
+        avgdl = self.stats.avg_doc_length or 1.0
+        norm = k1 * ((1 - self.b) + self.b * length / avgdl)
+        total = 0.0
+        for term, weight, _ in weights:
+            f = tf.get(term, 0)
+            if f:
+                total += weight * (k1 + 1) * f / (norm + f)
+        return total
+
+
+class TFIDF(_BagOfWordsRanker):
+    """Terrier's TF_IDF: Robertson's tf · log2(N/df + 1) · qtf."""
+
+    def __init__(self, stats: CollectionStats, k1: float = 1.2, b: float = 0.75,
+                 name: str = "tfidf"):
+        super().__init__(stats, name, {"k1": k1, "b": b})
+        self.k1, self.b = k1, b
+
+    def _query_weights(self, qtf: Counter[str]) -> Weights:
+        n = self.stats.num_docs
+        out = []
+        for term, count in qtf.items():
+            df = self.stats.df.get(term, 0)
+            out.append((term, count * math.log2(n / max(df, 1) + 1), 0.0))
+        return out
+
+    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+        k1, b = self.k1, self.b
+        avgdl = self.stats.avg_doc_length or 1.0
+        total = 0.0
+        for term, weight, _ in weights:
+            f = tf.get(term, 0)
+            if f:
+                total += weight * k1 * f / (f + k1 * (1 - b + b * length / avgdl))
+        return total
+
+
+class QueryLikelihood(_BagOfWordsRanker):
+    """Query likelihood with Dirichlet smoothing (natural log), rank-equivalent to log p(q|d):
+
+    Σ_{t∈q} qtf · ln(1 + tf / (μ·p(t|C))) + |q| · ln(μ / (|d| + μ)).
+
+    Unlike Terrier's DirichletLM, the length term counts every query term, matched or not,
+    which is what the language-modelling derivation gives. A term absent from the collection
+    gets a collection frequency of 1 so its probability is never zero.
+    """
+
+    def __init__(self, stats: CollectionStats, mu: float = 2500.0, name: str = "ql"):
+        super().__init__(stats, name, {"mu": mu})
+        self.mu = mu
+
+    def _query_weights(self, qtf: Counter[str]) -> Weights:
+        total = max(self.stats.num_tokens, 1)
+        return [(t, float(c), max(self.stats.cf.get(t, 0), 1) / total) for t, c in qtf.items()]
+
+    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+        mu = self.mu
+        total = 0.0
+        query_length = 0.0
+        for term, count, p_c in weights:
+            query_length += count
+            f = tf.get(term, 0)
+            if f:
+                total += count * math.log1p(f / (mu * p_c))
+        return total + query_length * math.log(mu / (length + mu))
+
+
+def bm25_top_k(stats: CollectionStats, docs: dict[str, str], queries: dict[str, str],
+               k: int = 100) -> dict[str, Weights]:
+    """Retrieve each query's BM25 top ``k`` over ``docs`` with a sparse term matrix.
+
+    Used for the default candidate set when a collection ships no run.
+    """
+    from scipy import sparse
+
+    ranker = BM25(stats)
+    analyze = stats.analyzer.analyze
+    vocab: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    docnos = sorted(docs)
+    lengths = np.empty(len(docnos))
+    for row, docno in enumerate(docnos):
+        tokens = analyze(docs[docno])
+        lengths[row] = len(tokens)
+        for term, count in Counter(tokens).items():
+            rows.append(row)
+            cols.append(vocab.setdefault(term, len(vocab)))
+            vals.append(count)
+    tf = sparse.csc_matrix((vals, (rows, cols)), shape=(len(docnos), max(len(vocab), 1)))
+    avgdl = stats.avg_doc_length or 1.0
+    norm = ranker.k1 * ((1 - ranker.b) + ranker.b * lengths / avgdl)
+    results: dict[str, Weights] = {}
+    for qid, text in sorted(queries.items()):
+        scores = np.zeros(len(docnos))
+        for term, weight, _ in ranker._query_weights(Counter(analyze(text))):
+            col = vocab.get(term)
+            if col is None:
+                continue
+            column = tf.getcol(col)
+            idx = column.indices
+            f = column.data
+            scores[idx] += weight * (ranker.k1 + 1) * f / (norm[idx] + f)
+        matched = np.flatnonzero(scores != 0)
+        order = matched[np.lexsort((np.array(docnos, dtype=object)[matched], -scores[matched]))]
+        results[qid] = [(docnos[i], float(scores[i])) for i in order[:k]]
+    return results

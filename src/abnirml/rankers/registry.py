@@ -1,0 +1,104 @@
+"""From spec strings to rankers.
+
+Each family maps to ``"module:factory"`` and is imported only when used, so naming a neural
+family never costs a torch import unless that ranker is built. A factory receives the parsed
+:class:`~abnirml.rankers.base.RankerSpec` and the shared :class:`RankerEnv`.
+
+To add a family from outside the package, call :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from abnirml.errors import ConfigError, did_you_mean
+from abnirml.rankers.base import Ranker, RankerSpec
+from abnirml.text.analyzer import Analyzer
+
+Factory = Callable[[RankerSpec, "RankerEnv"], Ranker]
+
+_FAMILIES: dict[str, str | Factory] = {
+    "bm25": "abnirml.rankers.registry:_bm25",
+    "ql": "abnirml.rankers.registry:_ql",
+    "tfidf": "abnirml.rankers.registry:_tfidf",
+}
+
+
+@dataclass
+class RankerEnv:
+    """What factories may need: the collection (for statistics), analysis, device, seed."""
+
+    collection: Any = None
+    analyzer: Analyzer = field(default_factory=Analyzer)
+    device: str = "cpu"
+    batch_size: int | None = None
+    seed: int = 0
+    allow_pickle: bool = False
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def collection_stats(self) -> Any:
+        """Statistics over the collection's documents, computed once per environment."""
+        if "stats" not in self._memo:
+            from abnirml.rankers.stats import CollectionStats
+
+            if self.collection is None:
+                raise ConfigError("lexical rankers need a collection for their statistics")
+            self._memo["stats"] = CollectionStats.build(self.collection.doc_texts(),
+                                                        self.analyzer)
+        return self._memo["stats"]
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+
+def register(family: str, factory: str | Factory) -> None:
+    """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``)."""
+    _FAMILIES[family.lower()] = factory
+
+
+def families() -> list[str]:
+    return sorted(_FAMILIES)
+
+
+def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
+    spec = RankerSpec.parse(spec_text)
+    target = _FAMILIES.get(spec.family)
+    if target is None:
+        raise ConfigError(f"unknown ranker {spec.family!r}{did_you_mean(spec.family, families())}"
+                          f"; known: {', '.join(families())}")
+    if isinstance(target, str):
+        module_name, _, attr = target.partition(":")
+        target = getattr(importlib.import_module(module_name), attr)
+    return target(spec, env)
+
+
+def _bm25(spec: RankerSpec, env: RankerEnv) -> Ranker:
+    from abnirml.rankers.lexical import BM25
+
+    spec.check_params({"k1", "b", "k3"})
+    return BM25(env.collection_stats(), k1=spec.float_param("k1", 1.2),
+                b=spec.float_param("b", 0.75), k3=spec.float_param("k3", 8.0),
+                name=spec.canonical)
+
+
+def _ql(spec: RankerSpec, env: RankerEnv) -> Ranker:
+    from abnirml.rankers.lexical import QueryLikelihood
+
+    spec.check_params({"mu"})
+    mu = spec.float_param("mu", 2500.0)
+    if mu <= 0:
+        raise ConfigError(f"ranker {spec.canonical}: mu must be positive")
+    return QueryLikelihood(env.collection_stats(), mu=mu, name=spec.canonical)
+
+
+def _tfidf(spec: RankerSpec, env: RankerEnv) -> Ranker:
+    from abnirml.rankers.lexical import TFIDF
+
+    spec.check_params({"k1", "b"})
+    return TFIDF(env.collection_stats(), k1=spec.float_param("k1", 1.2),
+                 b=spec.float_param("b", 0.75), name=spec.canonical)

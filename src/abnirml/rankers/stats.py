@@ -1,0 +1,43 @@
+"""Collection statistics for lexical rankers: N, average length, df and cf per term."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from abnirml.text.analyzer import Analyzer
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    num_docs: int
+    num_tokens: int
+    df: dict[str, int]
+    cf: dict[str, int]
+    analyzer: Analyzer
+    digest: str
+
+    @property
+    def avg_doc_length(self) -> float:
+        return self.num_tokens / self.num_docs if self.num_docs else 0.0
+
+    @classmethod
+    def build(cls, texts: Iterable[str], analyzer: Analyzer) -> CollectionStats:
+        """One streaming pass over the document texts (nothing kept but the counts)."""
+        df: Counter[str] = Counter()
+        cf: Counter[str] = Counter()
+        num_docs = num_tokens = 0
+        h = hashlib.blake2b(digest_size=10)
+        h.update(analyzer.signature.encode())
+        for text in texts:
+            tokens = analyzer.analyze(text)
+            counts = Counter(tokens)
+            df.update(counts.keys())
+            cf.update(counts)
+            num_docs += 1
+            num_tokens += len(tokens)
+            h.update(text.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        return cls(num_docs, num_tokens, dict(df), dict(cf), analyzer, h.hexdigest())

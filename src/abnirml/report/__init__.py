@@ -1,0 +1,1 @@
+"""Tables, files and pages a person reads."""

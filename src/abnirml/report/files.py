@@ -1,0 +1,121 @@
+"""Writing and reading an experiment's output directory.
+
+``results.jsonl``  one JSON object per probe × ranker × subset (the public schema);
+``report.md``      the tables in the papers' layout;
+``run.json``       what was run: collection, rankers with δ, options, counts;
+``calibration.json`` every ranker's calibration gaps (for δ sweeps without rescoring);
+``examples.jsonl`` a few samples per probe with both scores, for the HTML report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from abnirml.errors import InputError
+from abnirml.probes.base import FAMILIES
+from abnirml.report.tables import family_table, to_markdown
+
+RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
+                 "mean_diff", "p_value", "significant", "delta")
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=False, allow_nan=False)
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(dumps(record) + "\n")
+    tmp.replace(path)
+
+
+def write_json(path: Path, value: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
+                   encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    from abnirml.data.trec import read_lines
+
+    out = []
+    for number, line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", path=path, line=number)
+        out.append(record)
+    return out
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    records = read_jsonl(path)
+    for number, record in enumerate(records, start=1):
+        missing = [f for f in RESULT_FIELDS if f not in record]
+        if missing:
+            raise InputError(f"result record lacks {', '.join(missing)}", path=path, line=number)
+    return records
+
+
+def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any]) -> str:
+    parts = ["# abnirml report", ""]
+    collection = run_info.get("collection", {})
+    if collection:
+        parts.append(f"Collection: **{collection.get('name')}** ({collection.get('source', '')}); "
+                     f"{collection.get('queries', '?')} queries, "
+                     f"{collection.get('documents', '?')} documents with text.")
+    skipped = {k: v for k, v in (run_info.get("skipped") or {}).items() if v}
+    if skipped:
+        parts.append("Skipped and counted: " + ", ".join(f"{k} = {v:,}"
+                                                          for k, v in sorted(skipped.items()))
+                     + ".")
+    rankers = run_info.get("rankers", [])
+    if rankers:
+        parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
+        for r in rankers:
+            parts.append(f"| {r['name']} | {r['delta']:.6g} | {r['delta_source']} | "
+                         f"`{r['fingerprint']}` |")
+    counts = run_info.get("counts", {})
+    if counts:
+        parts.append("")
+        parts.append(f"Samples: {counts.get('samples', 0):,}; pair slots: "
+                     f"{counts.get('pair_slots', 0):,}; unique (q, d) pairs scored per ranker: "
+                     f"{counts.get('unique_pairs', 0):,} ({counts.get('scored', 0):,} newly scored, "
+                     f"{counts.get('from_cache', 0):,} from the cache).")
+    options = run_info.get("options", {})
+    if options:
+        parts.append("")
+        parts.append("Options: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
+    parts.append("")
+    parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
+                 f"(two-sided paired t-test, Bonferroni per table, α = "
+                 f"{options.get('alpha', 0.01)}).")
+    for family in FAMILIES:
+        table = family_table(records, family)
+        if table is None:
+            continue
+        parts += ["", f"## {table.title}", ""]
+        if table.note:
+            parts += [table.note, ""]
+        parts.append(to_markdown(table))
+        skips = _skip_lines(records, family)
+        if skips:
+            parts += ["", "Skipped samples: " + "; ".join(skips) + "."]
+    return "\n".join(parts) + "\n"
+
+
+def _skip_lines(records: Iterable[Mapping[str, Any]], family: str) -> list[str]:
+    seen: dict[str, dict[str, int]] = {}
+    for r in records:
+        if r["family"] == family and r.get("skipped"):
+            seen.setdefault(r["probe"], r["skipped"])
+    return [f"{probe}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items())
+            for probe, counts in seen.items()]

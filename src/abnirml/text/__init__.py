@@ -1,0 +1,1 @@
+"""Text processing: terms, sentences, stemming and stopwords (no heavy dependencies)."""

@@ -1,0 +1,48 @@
+"""The lexical analysis chain shared by lexical rankers and measured characteristics:
+terms → stopword removal → Porter stemming."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from abnirml.text.stem import IdentityStemmer, porter
+from abnirml.text.stopwords import DEFAULT, load_stopwords
+from abnirml.text.tokenize import terms
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """Turns text into index terms. ``stopwords`` names a list (see :mod:`.stopwords`)."""
+
+    stopwords: str = DEFAULT
+    stem: bool = True
+    _stops: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_stops", load_stopwords(self.stopwords))
+
+    @property
+    def stopword_set(self) -> frozenset[str]:
+        return self._stops
+
+    @property
+    def signature(self) -> str:
+        """Identifies the analysis for cache keys and reports."""
+        return f"stop={self.stopwords};stem={'porter' if self.stem else 'none'}"
+
+    def analyze(self, text: str) -> list[str]:
+        """Stemmed non-stopword terms of ``text``, in order."""
+        stops = self._stops
+        kept = [t for t in terms(text) if t not in stops]
+        return porter().stem_words(kept) if self.stem else IdentityStemmer().stem_words(kept)
+
+    def analyze_many(self, texts: list[str]) -> list[list[str]]:
+        return [self.analyze(t) for t in texts]
+
+    def counts(self, text: str) -> Counter[str]:
+        return Counter(self.analyze(text))
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct analysed query terms in first-occurrence order."""
+        return list(dict.fromkeys(self.analyze(text)))

@@ -1,0 +1,39 @@
+"""Shared fixtures. Tests that need ../shared/data skip with a reason when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """Never touch the user's score cache from tests."""
+    monkeypatch.setenv("ABNIRML_CACHE", str(tmp_path / "scores.sqlite"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"needs the shared real data at {SHARED_DATA} (absent on a fresh clone)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def dl19(shared_data) -> Path:
+    path = shared_data / "trec-dl-2019"
+    if not (path / "queries.tsv").is_file():
+        pytest.skip(f"needs TREC DL 2019 files at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def demo_collection():
+    from abnirml.data.collection import load_collection
+
+    return load_collection("demo")

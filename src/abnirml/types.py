@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+
 @dataclass(frozen=True, slots=True)
 class Query:
     qid: str

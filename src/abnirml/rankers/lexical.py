@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abnirml.rankers.base import Pair, RankerHints, digest
+from abnirml.rankers.base import Pair, RankerHints
 from abnirml.rankers.stats import CollectionStats
 
 _LEXICAL_HINTS = RankerHints(batch_size=8192, sort_by_length=False)
@@ -179,6 +179,7 @@ def bm25_top_k(stats: CollectionStats, docs: dict[str, str], queries: dict[str, 
     results: dict[str, Weights] = {}
     for qid, text in sorted(queries.items()):
         scores = np.zeros(len(docnos))
+        matched = np.zeros(len(docnos), dtype=bool)
         for term, weight, _ in ranker._query_weights(Counter(analyze(text))):
             col = vocab.get(term)
             if col is None:
@@ -187,7 +188,8 @@ def bm25_top_k(stats: CollectionStats, docs: dict[str, str], queries: dict[str, 
             idx = column.indices
             f = column.data
             scores[idx] += weight * (ranker.k1 + 1) * f / (norm[idx] + f)
-        matched = np.flatnonzero(scores != 0)
+            matched[idx] = True
+        matched = np.flatnonzero(matched)
         order = matched[np.lexsort((np.array(docnos, dtype=object)[matched], -scores[matched]))]
         results[qid] = [(docnos[i], float(scores[i])) for i in order[:k]]
     return results

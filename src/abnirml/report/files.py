@@ -88,7 +88,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         parts.append("")
         parts.append(f"Samples: {counts.get('samples', 0):,}; pair slots: "
                      f"{counts.get('pair_slots', 0):,}; unique (q, d) pairs scored per ranker: "
-                     f"{counts.get('unique_pairs', 0):,} ({counts.get('scored', 0):,} newly scored, "
+                     f"{counts.get('unique_pairs', 0):,} "
+                     f"({counts.get('scored', 0):,} newly scored, "
                      f"{counts.get('from_cache', 0):,} from the cache).")
     options = run_info.get("options", {})
     if options:

@@ -66,13 +66,13 @@ def family_table(records: Sequence[Mapping[str, Any]], family: str) -> Table | N
     header = (["Variable", "Control"] if family == "mmp" else ["Probe"])[:label_width]
     if with_subsets:
         header.append("Subset")
-    header += rankers + ["Samples"]
+    header += [*rankers, "Samples"]
     cells: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
     for record in chosen:
         cells.setdefault((record["probe"], record["subset"]), {})[record["ranker"]] = record
     rows: list[list[str]] = []
     previous_first = None
-    for (probe, subset), by_ranker in cells.items():
+    for (_probe, subset), by_ranker in cells.items():
         any_record = next(iter(by_ranker.values()))
         label = row_label(any_record)
         if family == "mmp" and label[0] == previous_first:

@@ -18,10 +18,11 @@ _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and white space,
 # unless the period belongs to a common abbreviation or a single initial.
 _SENTENCE_END = re.compile(r"""(?<=[.!?])["')\]]*\s+""")
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs etc e.g i.e u.s u.k no fig approx inc ltd co corp dept est"
-    " jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "u.s", "u.k",
+    "no", "fig", "approx", "inc", "ltd", "co", "corp", "dept", "est", "jan", "feb", "mar",
+    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+})
 
 
 def terms(text: str) -> list[str]:

@@ -48,7 +48,8 @@ class RankerSpec:
     """A parsed ranker spec: ``family[:argument][+key=value…]``.
 
     Examples: ``bm25``, ``bm25+k1=0.9+b=0.4``,
-    ``cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2``, ``biencoder:/models/sbert+similarity=dot``.
+    ``cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2``,
+    ``biencoder:/models/sbert+similarity=dot``.
     """
 
     family: str

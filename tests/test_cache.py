@@ -1,0 +1,73 @@
+import sqlite3
+import threading
+
+import pytest
+
+from abnirml.rankers.cache import ScoreCache, text_hash
+
+
+def keys(n):
+    return [(text_hash(f"q{i}"), text_hash(f"d{i}")) for i in range(n)]
+
+
+def test_store_and_lookup_by_fingerprint(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with ScoreCache(path) as cache:
+        cache.store("rankerA", [(q, d, float(i)) for i, (q, d) in enumerate(keys(1000))])
+        found = cache.lookup("rankerA", keys(1200))
+        assert len(found) == 1000
+        assert found[keys(5)[4]] == 4.0
+        assert cache.lookup("rankerB", keys(10)) == {}   # other fingerprints never match
+    with ScoreCache(path) as cache:                      # persisted
+        assert cache.count("rankerA") == 1000
+
+
+def test_in_memory_cache():
+    with ScoreCache(None) as cache:
+        cache.store("r", [(b"q", b"d", 1.5)])
+        assert cache.lookup("r", [(b"q", b"d")]) == {(b"q", b"d"): 1.5}
+
+
+def test_corrupted_cache_is_moved_aside_and_rebuilt(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with ScoreCache(path) as cache:
+        cache.store("r", [(b"q", b"d", 1.0)])
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.warns(UserWarning, match="unreadable"), ScoreCache(path) as cache:
+        assert cache.count() == 0
+        cache.store("r", [(b"q", b"d", 2.0)])
+    assert (tmp_path / "c.sqlite.corrupt").exists()
+
+
+@pytest.mark.filterwarnings("ignore:score cache")
+def test_truncated_cache_is_detected(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with ScoreCache(path) as cache:
+        cache.store("r", [(text_hash(str(i)), b"d", 1.0) for i in range(5000)])
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    try:
+        with ScoreCache(path) as cache:
+            found = cache.lookup("r", [(text_hash(str(i)), b"d") for i in range(5000)])
+            assert all(v == 1.0 for v in found.values())
+    except sqlite3.DatabaseError:  # pragma: no cover - must not escape
+        pytest.fail("a truncated cache must be rebuilt, not crash")
+
+
+def test_concurrent_writers_do_not_corrupt(tmp_path):
+    path = tmp_path / "c.sqlite"
+    ScoreCache(path).close()
+
+    def writer(tag):
+        with ScoreCache(path) as cache:
+            for batch in range(20):
+                cache.store(tag, [(text_hash(f"{tag}/{batch}/{i}"), b"d", float(i))
+                                  for i in range(50)])
+
+    threads = [threading.Thread(target=writer, args=(f"w{t}",)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with ScoreCache(path) as cache:
+        assert cache.count() == 3 * 20 * 50

@@ -62,7 +62,7 @@ def measure_collection(context: ProbeContext) -> _Measured:
 
     def build() -> _Measured:
         collection = context.collection
-        analyze = context.analyzer.analyze
+        analyze = context.analyzer.analyze_cached
         pool: dict[str, int] = {}
         by_query: dict[str, list[tuple[str, int]]] = {}
         for qid, docno, grade in collection.judged():

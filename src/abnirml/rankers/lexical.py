@@ -38,7 +38,7 @@ class _BagOfWordsRanker:
                             f"[{stats.analyzer.signature}][collection={stats.digest}]")
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        analyze = self.stats.analyzer.analyze
+        analyze = self.stats.analyzer.analyze_cached
         query_cache: dict[str, Weights] = {}
         doc_cache: dict[str, tuple[Counter[str], int]] = {}
         out = np.empty(len(pairs), dtype=np.float64)
@@ -159,7 +159,7 @@ def bm25_top_k(stats: CollectionStats, docs: dict[str, str], queries: dict[str, 
     from scipy import sparse
 
     ranker = BM25(stats)
-    analyze = stats.analyzer.analyze
+    analyze = stats.analyzer.analyze_cached
     vocab: dict[str, int] = {}
     rows: list[int] = []
     cols: list[int] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from abnirml.text.stem import IdentityStemmer, porter
+from abnirml.text.stem import porter
 from abnirml.text.stopwords import DEFAULT, load_stopwords
 from abnirml.text.tokenize import terms
 
@@ -18,9 +18,15 @@ class Analyzer:
     stopwords: str = DEFAULT
     stem: bool = True
     _stops: frozenset[str] = field(init=False, repr=False, compare=False)
+    _memo: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+
+    #: Analysed texts kept for reuse (statistics, measures and every lexical ranker analyse
+    #: the same documents); the memo is cleared when it grows past this many texts.
+    memo_size: int = field(default=200_000, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_stops", load_stopwords(self.stopwords))
+        object.__setattr__(self, "_memo", {})
 
     @property
     def stopword_set(self) -> frozenset[str]:
@@ -32,10 +38,21 @@ class Analyzer:
         return f"stop={self.stopwords};stem={'porter' if self.stem else 'none'}"
 
     def analyze(self, text: str) -> list[str]:
-        """Stemmed non-stopword terms of ``text``, in order."""
-        stops = self._stops
-        kept = [t for t in terms(text) if t not in stops]
-        return porter().stem_words(kept) if self.stem else IdentityStemmer().stem_words(kept)
+        """Stemmed non-stopword terms of ``text``, in order (a fresh list)."""
+        return list(self.analyze_cached(text))
+
+    def analyze_cached(self, text: str) -> tuple[str, ...]:
+        """Like :meth:`analyze` but shared and immutable: each distinct text is analysed once."""
+        memo = self._memo
+        found = memo.get(text)
+        if found is None:
+            stops = self._stops
+            kept = [t for t in terms(text) if t not in stops]
+            stemmed = porter().stem_words(kept) if self.stem else kept
+            if len(memo) >= self.memo_size:
+                memo.clear()
+            found = memo[text] = tuple(stemmed)
+        return found
 
     def analyze_many(self, texts: list[str]) -> list[list[str]]:
         return [self.analyze(t) for t in texts]

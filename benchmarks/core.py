@@ -1,0 +1,85 @@
+"""Core engine figures on TREC DL 2019 with BM25 (issue 2):
+
+* pairs scored per second (pure BM25 on the battery's unique pairs, and end to end);
+* cold-cache vs warm-cache wall time of the whole battery;
+* unique (q, d) pairs scored / pair slots requested (deduplication).
+
+Run: ``python benchmarks/core.py`` (or ``make bench``).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import print_table, require_dl19, timed  # noqa: E402
+
+
+def main(probes: tuple[str, ...] = ("all",)) -> None:
+    dl19 = require_dl19()
+    if dl19 is None:
+        return
+    from abnirml.data.collection import load_collection
+    from abnirml.pipeline import RunConfig, run
+    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.stats import CollectionStats
+    from abnirml.text.analyzer import Analyzer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        def battery(cache: str) -> object:
+            return run(RunConfig(collection=str(dl19), rankers=["bm25"], probes=list(probes),
+                                 cache=cache, progress=False, out=None,
+                                 options={"transfer_data": None}))
+
+        cold_times = []
+        output = None
+        for i in range(3):
+            seconds, output = timed(lambda i=i: battery(f"{tmp}/cold{i}.sqlite"), repeats=1)
+            cold_times.append(seconds)
+        cold = sorted(cold_times)[1]
+        warm, _ = timed(lambda: battery(f"{tmp}/cold0.sqlite"), repeats=3)
+
+    counts = output.run_info["counts"]
+    # Pure model time: the same unique pairs through BM25 with a fresh analyser (no memo).
+    collection = load_collection(str(dl19))
+    stats = CollectionStats.build(collection.doc_texts(), Analyzer())
+    pairs = _unique_pairs(output)
+
+    def pure() -> None:
+        ranker = BM25(stats)
+        object.__setattr__(stats.analyzer, "_memo", {})
+        ranker.score(pairs)
+
+    pure_seconds, _ = timed(pure, repeats=3)
+    rows = [
+        ["BM25 pairs/s (pure scoring, unique pairs)", f"{len(pairs) / pure_seconds:,.0f}", "–"],
+        ["BM25 pairs/s end to end (cold battery)", f"{counts['unique_pairs'] / cold:,.0f}", "–"],
+        ["cold battery wall (s)", cold, "–"],
+        ["warm battery wall (s)", warm, "–"],
+        ["cold / warm", cold / warm, "≥ 20 (neural)"],
+        ["unique pairs / pair slots", counts["unique_pairs"] / counts["pair_slots"], "–"],
+        ["samples", counts["samples"], "–"],
+        ["pair slots", counts["pair_slots"], "–"],
+        ["unique pairs", counts["unique_pairs"], "–"],
+    ]
+    print_table(f"Core engine, DL19, BM25, probes {' '.join(probes)} (median of 3)",
+                ["figure", "value", "target"], rows)
+
+
+def _unique_pairs(output) -> list[tuple[str, str]]:
+    result = output.result
+    pairs: dict[tuple[str, str], None] = {}
+    for table in result.tables.values():
+        texts = table.texts
+        for q, d in zip(table.query.tolist(), table.doc1.tolist(), strict=True):
+            pairs[(texts[q], texts[d])] = None
+        for q, d in zip(table.query.tolist(), table.doc2.tolist(), strict=True):
+            pairs[(texts[q], texts[d])] = None
+    return list(pairs)
+
+
+if __name__ == "__main__":
+    main()

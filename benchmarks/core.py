@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import print_table, require_dl19, timed  # noqa: E402
+from benchmarks.common import print_table, require_dl19, timed
 
 
 def main(probes: tuple[str, ...] = ("all",)) -> None:

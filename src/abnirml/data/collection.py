@@ -8,6 +8,7 @@ Judged documents (and run entries) whose text is unavailable are skipped and cou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,6 +18,9 @@ from abnirml.data.trec import Qrels, Run, read_id_text_jsonl, read_id_text_tsv, 
 from abnirml.errors import InputError
 
 DEMO = "demo"
+#: Passage files larger than this are read on demand from disk instead of into memory
+#: (override with the environment variable ABNIRML_STREAM_DOCS_BYTES).
+STREAM_THRESHOLD_BYTES = 256 * 1024 * 1024
 
 
 @dataclass
@@ -88,7 +92,13 @@ def load_directory(root: Path) -> Collection:
     qrels_path = _require(root, ["qrels.txt", "qrels"])
     passages_path = _require(root, ["passages.tsv", "passages.jsonl", "docs.tsv", "docs.jsonl"])
     queries = read_id_text_tsv(queries_path, "query")
-    if passages_path.suffix == ".jsonl":
+    docs: Mapping[str, str]
+    threshold = int(os.environ.get("ABNIRML_STREAM_DOCS_BYTES", STREAM_THRESHOLD_BYTES))
+    if passages_path.stat().st_size > threshold:
+        from abnirml.data.docstore import DiskDocStore
+
+        docs = DiskDocStore(passages_path)
+    elif passages_path.suffix == ".jsonl":
         docs = read_id_text_jsonl(passages_path, "document", ("docno", "doc_id", "id", "pid"))
     else:
         docs = read_id_text_tsv(passages_path, "document")

@@ -32,7 +32,7 @@ class CollectionStats:
         h = hashlib.blake2b(digest_size=10)
         h.update(analyzer.signature.encode())
         for text in texts:
-            tokens = analyzer.analyze_cached(text)
+            tokens = analyzer.analyze_unshared(text)
             counts = Counter(tokens)
             df.update(counts.keys())
             cf.update(counts)

@@ -46,13 +46,16 @@ class Analyzer:
         memo = self._memo
         found = memo.get(text)
         if found is None:
-            stops = self._stops
-            kept = [t for t in terms(text) if t not in stops]
-            stemmed = porter().stem_words(kept) if self.stem else kept
             if len(memo) >= self.memo_size:
                 memo.clear()
-            found = memo[text] = tuple(stemmed)
+            found = memo[text] = tuple(self.analyze_unshared(text))
         return found
+
+    def analyze_unshared(self, text: str) -> list[str]:
+        """Analyse without remembering the result (streaming passes over whole collections)."""
+        stops = self._stops
+        kept = [t for t in terms(text) if t not in stops]
+        return porter().stem_words(kept) if self.stem else kept
 
     def analyze_many(self, texts: list[str]) -> list[list[str]]:
         return [self.analyze(t) for t in texts]

@@ -1,0 +1,146 @@
+"""Document texts read from disk on demand.
+
+A passages file is scanned once — validating every line as it goes — and only a compact
+index is kept: a sorted array of 64-bit docno hashes with the byte offset of each line.
+Looking a document up seeks to its line. A collection of millions of passages therefore
+costs ~16 bytes per document in memory instead of its whole text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from array import array
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from abnirml.errors import InputError
+
+
+def _key(docno: str) -> int:
+    return int.from_bytes(hashlib.blake2b(docno.encode("utf-8"), digest_size=8).digest(),
+                          "little", signed=True)
+
+
+class DiskDocStore(Mapping[str, str]):
+    """docno → text for a ``docno<TAB>text`` TSV or a JSON-lines passages file."""
+
+    def __init__(self, path: str | Path, id_keys: tuple[str, ...] = ("docno", "doc_id", "id",
+                                                                      "pid"),
+                 text_keys: tuple[str, ...] = ("text", "contents", "body")):
+        self.path = Path(path)
+        self.jsonl = self.path.suffix == ".jsonl"
+        self.id_keys, self.text_keys = id_keys, text_keys
+        keys = array("q")     # 8 bytes per document, not a Python int object each
+        offsets = array("q")
+        with self.path.open("rb") as handle:
+            offset = 0
+            for number, raw in enumerate(handle, start=1):
+                parsed = self._parse(raw, number)
+                if parsed is not None:
+                    keys.append(_key(parsed[0]))
+                    offsets.append(offset)
+                offset += len(raw)
+        key_array = np.frombuffer(keys, dtype=np.int64)
+        order = np.argsort(key_array, kind="stable")
+        self._keys = key_array[order]
+        self._offsets = np.frombuffer(offsets, dtype=np.int64)[order]
+        del keys, offsets, key_array, order
+        duplicates = np.flatnonzero(self._keys[1:] == self._keys[:-1])
+        if duplicates.size:
+            self._report_duplicate()
+
+    def _parse(self, raw: bytes, number: int) -> tuple[str, str] | None:
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}", path=self.path,
+                             line=number) from None
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        if not line.strip():
+            return None
+        if self.jsonl:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON ({exc.msg})", path=self.path,
+                                 line=number) from None
+            if not isinstance(record, dict):
+                raise InputError("expected a JSON object", path=self.path, line=number)
+            ident = next((record[k] for k in self.id_keys if k in record), None)
+            text = next((record[k] for k in self.text_keys if k in record), None)
+            if ident is None or text is None:
+                raise InputError(f"expected fields {'/'.join(self.id_keys)} and "
+                                 f"{'/'.join(self.text_keys)}", path=self.path, line=number)
+            ident = str(ident).strip()
+        else:
+            ident, sep, text = line.partition("\t")
+            ident = ident.strip()
+            if not sep:
+                raise InputError("expected 'document_id<TAB>text', found no tab",
+                                 path=self.path, line=number)
+        if not ident:
+            raise InputError("empty document id", path=self.path, line=number)
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"empty document text for id {ident!r}", path=self.path,
+                             line=number)
+        return ident, text
+
+    def _report_duplicate(self) -> None:
+        seen: set[str] = set()
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                parsed = self._parse(raw, number)
+                if parsed is None:
+                    continue
+                if parsed[0] in seen:
+                    raise InputError(f"duplicate document id {parsed[0]!r}", path=self.path,
+                                     line=number)
+                seen.add(parsed[0])
+
+    def _read_at(self, offset: int) -> tuple[str, str]:
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            parsed = self._parse(handle.readline(), 0)
+        assert parsed is not None
+        return parsed
+
+    def _find(self, docno: str) -> int | None:
+        key = _key(docno)
+        lo = int(np.searchsorted(self._keys, key, side="left"))
+        hi = int(np.searchsorted(self._keys, key, side="right"))
+        for index in range(lo, hi):
+            if self._read_at(int(self._offsets[index]))[0] == docno:
+                return int(self._offsets[index])
+        return None
+
+    def __getitem__(self, docno: str) -> str:
+        offset = self._find(docno)
+        if offset is None:
+            raise KeyError(docno)
+        return self._read_at(offset)[1]
+
+    def __contains__(self, docno: object) -> bool:
+        return isinstance(docno, str) and self._find(docno) is not None
+
+    def __len__(self) -> int:
+        return int(self._keys.shape[0])
+
+    def __iter__(self) -> Iterator[str]:
+        for docno, _ in self.items_streamed():
+            yield docno
+
+    def items_streamed(self) -> Iterator[tuple[str, str]]:
+        """(docno, text) in file order, reading the file sequentially."""
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                parsed = self._parse(raw, number)
+                if parsed is not None:
+                    yield parsed
+
+    def values(self) -> Iterator[str]:  # type: ignore[override]
+        for _, text in self.items_streamed():
+            yield text

@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow-pickle", action="store_true",
                      help="allow loading pickled model files from user paths (unsafe)")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--workers", type=int, default=1,
+                     help="score each ranker's batches in N worker processes")
+    run.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                     help="score batches as Ray tasks ('local' or a cluster address)")
 
     report = sub.add_parser("report", help="rebuild report.md from a results directory")
     report.add_argument("directory")
@@ -144,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
         options=options, progress=not args.quiet, examples_per_probe=args.examples,
-        allow_pickle=args.allow_pickle)
+        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray)
     if args.grade_bands:
         config.grade_bands = args.grade_bands
     output = run(config)

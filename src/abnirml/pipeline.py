@@ -40,6 +40,8 @@ class RunConfig:
     progress: bool = True
     examples_per_probe: int = 3
     allow_pickle: bool = False
+    workers: int = 1
+    ray_address: str | None = None
 
 
 @dataclass
@@ -98,7 +100,10 @@ def run(config: RunConfig) -> RunOutput:
     cache_path = None if config.cache is None else (
         default_cache_path() if config.cache == "default" else Path(config.cache))
     with ScoreCache(cache_path) as cache:
-        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress)
+        from abnirml.evaluation.parallel import make_executor
+
+        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress,
+                        executor=make_executor(config.workers, config.ray_address))
         result = run_experiment(
             probes, rankers, context, scorer,
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,

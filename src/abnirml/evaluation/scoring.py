@@ -12,16 +12,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
 
 
 class Scorer:
     def __init__(self, cache: ScoreCache, batch_size: int | None = None,
-                 progress: bool = True):
+                 progress: bool = True, executor: ScoringExecutor | None = None):
         self.cache = cache
         self.batch_size = batch_size
         self.progress = progress
+        self.executor = executor or SerialExecutor()
         self._hashes: dict[str, bytes] = {}
         self.scored = 0        # pairs sent to rankers
         self.reused = 0        # pairs served from the cache
@@ -52,11 +54,12 @@ class Scorer:
             missing.sort(key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         batch = max(1, self.batch_size or info.batch_size)
         bar = _progress(len(missing), f"scoring {ranker.name}", self.progress)
+        index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
+        pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
+        results = self.executor.run(ranker, pair_batches)
         try:
-            for start in range(0, len(missing), batch):
-                idx = missing[start:start + batch]
-                chunk = [pairs[i] for i in idx]
-                scores = checked_scores(ranker.name, ranker.score(chunk), len(chunk))
+            for idx, raw in zip(index_batches, results, strict=True):
+                scores = checked_scores(ranker.name, raw, len(idx))
                 out[idx] = scores
                 self.cache.store(ranker.fingerprint,
                                  [(keys[i][0], keys[i][1], s) for i, s in zip(idx, scores,
@@ -64,6 +67,9 @@ class Scorer:
                 self.scored += len(idx)
                 bar.update(len(idx))
         finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()   # stop worker pools promptly on errors and interrupts
             bar.close()
         return out
 

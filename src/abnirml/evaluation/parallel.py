@@ -1,0 +1,126 @@
+"""Where ranker batches run: in this process, in worker processes, or on a Ray cluster.
+
+The engine hands an executor the list of batches still missing from the cache and writes
+each batch's scores to the cache as it comes back, in order, so every executor gives the
+same results as a serial run and an interruption loses at most the batches in flight.
+
+* :class:`SerialExecutor` — the default.
+* :class:`ProcessExecutor` — ``--workers N``: N forked processes share the already-built
+  ranker (no pickling of models on Linux); suited to CPU-bound rankers.
+* :class:`RayExecutor` — ``--ray [ADDRESS]``: the ranker is put in Ray's object store once
+  and batches run as remote tasks; ``ADDRESS`` connects to an existing cluster, ``local``
+  starts Ray in-process (what the tests use).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import Pair, Ranker
+
+_WORKER_RANKER: Ranker | None = None
+
+
+class ScoringExecutor(Protocol):
+    name: str
+
+    def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        """Scores of each batch, yielded in batch order."""
+        ...
+
+
+class SerialExecutor:
+    name = "serial"
+
+    def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        for batch in batches:
+            yield ranker.score(batch)
+
+
+def _score_in_worker(batch: Sequence[Pair]) -> np.ndarray:
+    assert _WORKER_RANKER is not None
+    return np.asarray(_WORKER_RANKER.score(batch), dtype=np.float64)
+
+
+class ProcessExecutor:
+    """Forked worker processes; the ranker is inherited, batches and scores are pickled."""
+
+    name = "processes"
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+        if "fork" not in multiprocessing.get_all_start_methods():
+            raise ConfigError("--workers needs the 'fork' start method (Linux or macOS)")
+        self.workers = workers
+
+    def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        global _WORKER_RANKER
+        if self.workers == 1 or len(batches) <= 1:
+            yield from SerialExecutor().run(ranker, batches)
+            return
+        _WORKER_RANKER = ranker
+        context = multiprocessing.get_context("fork")
+        try:
+            with context.Pool(self.workers) as pool:
+                yield from pool.imap(_score_in_worker, batches, chunksize=1)
+        finally:
+            _WORKER_RANKER = None
+
+
+class RayExecutor:
+    """Batches as Ray tasks (``address='local'`` starts Ray inside this process)."""
+
+    name = "ray"
+
+    def __init__(self, address: str = "local", max_in_flight: int = 8):
+        self.address = address
+        self.max_in_flight = max(1, max_in_flight)
+
+    def _init(self) -> Any:
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("--ray needs Ray: pip install 'abnirml[ray]'") from None
+        if not ray.is_initialized():
+            if self.address == "local":
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
+            else:
+                try:
+                    ray.init(address=self.address, log_to_driver=False)
+                except ConnectionError as exc:
+                    raise ConfigError(f"cannot reach the Ray cluster at {self.address}: "
+                                      f"{exc}") from None
+        return ray
+
+    def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        ray = self._init()
+        score_remote = ray.remote(_ray_score)
+        ranker_ref = ray.put(ranker)
+        pending: list[Any] = []
+        for batch in batches:
+            pending.append(score_remote.remote(ranker_ref, list(batch)))
+            if len(pending) >= self.max_in_flight:
+                yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
+        while pending:
+            yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
+
+
+def _ray_score(ranker: Ranker, batch: list[Pair]) -> np.ndarray:
+    return np.asarray(ranker.score(batch), dtype=np.float64)
+
+
+def make_executor(workers: int = 1, ray_address: str | None = None) -> ScoringExecutor:
+    if ray_address is not None:
+        return RayExecutor(ray_address)
+    if workers > 1:
+        return ProcessExecutor(workers)
+    if workers < 1:
+        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+    return SerialExecutor()

@@ -31,13 +31,22 @@ class CollectionStats:
         num_docs = num_tokens = 0
         h = hashlib.blake2b(digest_size=10)
         h.update(analyzer.signature.encode())
+        # Counting flat lists goes through Counter's C fast path; buffers bound the memory.
+        cf_buffer: list[str] = []
+        df_buffer: list[str] = []
         for text in texts:
-            tokens = analyzer.analyze_unshared(text)
-            counts = Counter(tokens)
-            df.update(counts.keys())
-            cf.update(counts)
+            tokens = analyzer.analyze_cached(text, evict=False)
+            cf_buffer.extend(tokens)
+            df_buffer.extend(set(tokens))
             num_docs += 1
             num_tokens += len(tokens)
             h.update(text.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
+            if len(cf_buffer) >= 1_000_000:
+                cf.update(cf_buffer)
+                df.update(df_buffer)
+                cf_buffer.clear()
+                df_buffer.clear()
+        cf.update(cf_buffer)
+        df.update(df_buffer)
         return cls(num_docs, num_tokens, dict(df), dict(cf), analyzer, h.hexdigest())

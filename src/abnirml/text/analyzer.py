@@ -22,7 +22,7 @@ class Analyzer:
 
     #: Analysed texts kept for reuse (statistics, measures and every lexical ranker analyse
     #: the same documents); the memo is cleared when it grows past this many texts.
-    memo_size: int = field(default=200_000, compare=False)
+    memo_size: int = field(default=50_000, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_stops", load_stopwords(self.stopwords))
@@ -41,14 +41,21 @@ class Analyzer:
         """Stemmed non-stopword terms of ``text``, in order (a fresh list)."""
         return list(self.analyze_cached(text))
 
-    def analyze_cached(self, text: str) -> tuple[str, ...]:
-        """Like :meth:`analyze` but shared and immutable: each distinct text is analysed once."""
+    def analyze_cached(self, text: str, evict: bool = True) -> tuple[str, ...]:
+        """Like :meth:`analyze` but shared and immutable: each distinct text is analysed once.
+
+        When the memo is full it is cleared (``evict``) or, for streaming passes over whole
+        collections (``evict=False``), the result is simply not kept.
+        """
         memo = self._memo
         found = memo.get(text)
         if found is None:
+            found = tuple(self.analyze_unshared(text))
             if len(memo) >= self.memo_size:
+                if not evict:
+                    return found
                 memo.clear()
-            found = memo[text] = tuple(self.analyze_unshared(text))
+            memo[text] = found
         return found
 
     def analyze_unshared(self, text: str) -> list[str]:

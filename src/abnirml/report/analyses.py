@@ -240,6 +240,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                           "significant (paired t-test, Bonferroni per table, "
                           f"α = {options.get('alpha', 0.01)}). Samples: per-row sample count.")
         section.tables.append((family, Table("", table.header, table.rows, table.note)))
+        section.tinted.add(family)
         if family == "axiom":
             counts_table = axiom_counts_table(records)
             if counts_table is not None:

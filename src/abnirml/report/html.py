@@ -74,13 +74,14 @@ class Section:
     tables: list[tuple[str, Table]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)   # already-escaped HTML
+    tinted: set[str] = field(default_factory=set)      # slugs of tables of probe scores
 
     def html(self) -> str:
         parts = [f'<section id="{esc(self.key)}"><h2>{esc(self.title)}</h2>']
         if self.intro:
             parts.append(f'<p class="note">{esc(self.intro)}</p>')
         for slug, table in self.tables:
-            parts.append(table_html(table, slug))
+            parts.append(table_html(table, slug, tint=slug in self.tinted))
         parts += [f.html() for f in self.figures]
         parts += self.blocks
         parts.append("</section>")
@@ -90,10 +91,10 @@ class Section:
 _SCORE = re.compile(r"^(\* )?([+\-−]?)(\d+\.\d+)$")
 
 
-def _cell(text: str, label: bool) -> str:
+def _cell(text: str, label: bool, tint: bool) -> str:
     if label:
         return f'<td class="label">{esc(text)}</td>'
-    match = _SCORE.match(text.strip())
+    match = _SCORE.match(text.strip()) if tint else None
     if match is None:
         return f"<td>{esc(text)}</td>"
     star, sign, number = match.groups()
@@ -105,15 +106,17 @@ def _cell(text: str, label: bool) -> str:
     return f'<td{css} style="background:{colour}">{esc(text)}</td>'
 
 
-def table_html(table: Table, slug: str = "") -> str:
-    """A table; label columns left-aligned, score cells tinted by sign and size."""
+def table_html(table: Table, slug: str = "", tint: bool = False) -> str:
+    """A table; label columns left-aligned; with ``tint``, probe scores coloured by sign and
+    size (blue: prefers d1, red: prefers d2; paler when not significant)."""
     from abnirml.report.export import _label_columns
 
     labels = _label_columns(table)
-    head = "".join(f'<th class="label">{esc(h)}</th>' if j < labels else f"<th>{esc(h)}</th>"
-                   for j, h in enumerate(table.header))
-    body = "\n".join("<tr>" + "".join(_cell(c, j < labels) for j, c in enumerate(row)) + "</tr>"
-                     for row in table.rows)
+    head = "".join(f'<th class="label">{esc(h)}</th>' if j < labels
+                   else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
+    body = "\n".join(
+        "<tr>" + "".join(_cell(c, j < labels, tint) for j, c in enumerate(row)) + "</tr>"
+        for row in table.rows)
     title = f"<h3>{esc(table.title)}</h3>" if table.title else ""
     note = f'<p class="note">{esc(table.note)}</p>' if table.note else ""
     exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '

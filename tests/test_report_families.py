@@ -64,3 +64,22 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
     md = (tmp_path / "report.md").read_text("utf-8")
     assert "## Textual-manipulation probes" in md and "## Effectiveness" in md
     assert "\\begin{tabular}" in (tmp_path / "tables" / "axiom.tex").read_text()
+
+
+def test_without_matplotlib_and_ir_measures_the_report_still_builds(tmp_path, monkeypatch):
+    import sys
+
+    from abnirml.pipeline import RunConfig, run
+    from abnirml.report import plots
+
+    def no_matplotlib(*args, **kwargs):
+        raise ImportError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(plots, "_figure", no_matplotlib)
+    monkeypatch.setitem(sys.modules, "ir_measures", None)       # import now fails
+    output = run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], out=str(tmp_path),
+                           cache=None, progress=False))
+    assert "ir_measures is not installed" in output.run_info["effectiveness"]["skipped"]
+    html = (tmp_path / "report.html").read_text("utf-8")
+    assert "Figures need matplotlib" in html and "<img" not in html
+    assert '<section id="family-mmp">' in html and 'id="effectiveness"' not in html

@@ -1,7 +1,8 @@
 """The ``abnirml`` command.
 
 Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
-results directory), ``probes`` and ``rankers`` (list what is available). Errors in the input
+results directory), ``probes`` and ``rankers`` (list what is available), ``rank-origin`` and
+``compare`` (see :mod:`abnirml.analysis_cli`). Errors in the input
 or options print one line ``abnirml: error: …`` and exit with status 2.
 """
 

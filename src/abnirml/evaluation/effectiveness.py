@@ -116,9 +116,15 @@ def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates,
     """Re-rank the candidates with every ranker, evaluate, and keep the runs for the report.
 
     The runs go to ``result.extras`` (``reranked``, ``candidate_run``) for the output
-    writer; the returned dict is the ``effectiveness`` entry of ``run.json``.
+    writer; the returned dict is the ``effectiveness`` entry of ``run.json`` (only a
+    ``skipped`` reason when ``ir_measures`` is not installed).
     """
     from abnirml.report.analyses import run_file_name
+
+    try:
+        import ir_measures  # noqa: F401
+    except ImportError:
+        return {"skipped": "ir_measures is not installed (pip install 'abnirml[eval]')"}
 
     ranking = candidates.ranking
     reranked = rerank_candidates(rankers, ranking, collection, scorer)

@@ -255,7 +255,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         title = f"{ranker} vs the candidate run"
         t = rank_origin_table(fractions, "all", title)
         origin_section.tables.append((f"rank-origin-{_slug(ranker)}", t))
-        origin_section.figures.append(_origin_figure(plots, fractions, "all", title))
+        _add_figure(origin_section, lambda f=fractions, t=title: _origin_figure(plots, f, "all", t))
     origin_csv = directory / "rank_origin.csv"
     if origin_csv.is_file():
         from abnirml.evaluation.rank_origin import read_csv
@@ -267,7 +267,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             title = f"{label} ({subset})"
             origin_section.tables.append((f"rank-origin-file-{_slug(subset)}",
                                           rank_origin_table(fractions, subset, title)))
-            origin_section.figures.append(_origin_figure(plots, fractions, subset, title))
+            _add_figure(origin_section,
+                        lambda s=subset, t=title: _origin_figure(plots, fractions, s, t))
     if origin_section.tables:
         sections.append(origin_section)
 
@@ -304,6 +305,16 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))
     return sections, markdown
+
+
+def _add_figure(section: Section, draw) -> None:
+    """Draw a figure into ``section``; without matplotlib say so once instead of failing."""
+    try:
+        section.figures.append(draw())
+    except ImportError:
+        note = " (Figures need matplotlib: pip install 'abnirml[report]'.)"
+        if note not in section.intro:
+            section.intro += note
 
 
 def _slug(text: str) -> str:
@@ -346,10 +357,11 @@ def _sweep_section(directory: Path, store_path: Path, plots) -> Section:
     for family in FAMILIES:
         chosen = [p for p in points if p.family == family]
         if chosen:
-            png = plots.delta_curves(chosen, f"{family.upper()}: score vs δ percentile",
-                                     symmetric=symmetric)
-            section.figures.append(Figure(f"δ sweep: {family}", png,
-                                          f"{family}: probe score against δ percentile"))
+            _add_figure(section, lambda c=chosen, f=family: Figure(
+                f"δ sweep: {f}",
+                plots.delta_curves(c, f"{f.upper()}: score vs δ percentile",
+                                   symmetric=symmetric),
+                f"{f}: probe score against δ percentile"))
     return section
 
 

@@ -83,7 +83,7 @@ def test_report_has_every_section_table_and_figure(demo_dir):
     assert "delta-sweep.csv" in exported
 
 
-def test_report_command_rebuilds_everything_from_files(demo_dir, tmp_path):
+def test_report_command_rebuilds_everything_from_files(demo_dir, tmp_path, monkeypatch):
     from abnirml.cli import main
 
     copy = tmp_path / "copy"
@@ -91,7 +91,7 @@ def test_report_command_rebuilds_everything_from_files(demo_dir, tmp_path):
     for name in ("report.md", "report.html"):
         (copy / name).unlink()
     shutil.rmtree(copy / "tables")
-    os.environ["ABNIRML_CACHE"] = str(tmp_path / "never-created.sqlite")
+    monkeypatch.setenv("ABNIRML_CACHE", str(tmp_path / "never-created.sqlite"))
     assert main(["report", str(copy)]) == 0
     assert not (tmp_path / "never-created.sqlite").exists()      # nothing was rescored
     assert (copy / "report.md").read_text() == (demo_dir / "report.md").read_text()

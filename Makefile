@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 OUT ?= out/demo
 DEMO_RANKERS ?= --ranker bm25 --ranker ql --ranker tfidf
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean browser-deps
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,13 @@ lint: setup
 
 bench: setup
 	$(PY) benchmarks/run.py
+
+# Debian's chromium and chromium-driver, for the headless browser test of report.html
+# (tests/test_report_html.py). Needs root; a no-op when both are already installed.
+browser-deps:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; else \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq chromium chromium-driver; fi
 
 clean:
 	rm -rf $(VENV) out test-output

@@ -1,7 +1,8 @@
 """The ``abnirml`` command.
 
 Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
-results directory), ``probes`` and ``rankers`` (list what is available). Errors in the input
+results directory), ``probes`` and ``rankers`` (list what is available), ``rank-origin`` and
+``compare`` (see :mod:`abnirml.analysis_cli`). Errors in the input
 or options print one line ``abnirml: error: …`` and exit with status 2.
 """
 
@@ -119,9 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="score each ranker's batches in N worker processes")
     run.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                      help="score batches as Ray tasks ('local' or a cluster address)")
+    run.add_argument("--variant-group", action="append", default=[], metavar="NAME=SPEC,SPEC,…",
+                     help="rankers that are seeds/checkpoints of one model (variance table)")
+    run.add_argument("--no-effectiveness", action="store_true",
+                     help="skip re-ranking the candidates for nDCG@10 / MAP / MRR")
 
-    report = sub.add_parser("report", help="rebuild report.md from a results directory")
+    report = sub.add_parser("report", help="rebuild report.md, report.html and tables/ "
+                                           "from a results directory")
     report.add_argument("directory")
+
+    from abnirml.analysis_cli import add_parsers
+
+    add_parsers(sub)
 
     sub.add_parser("probes", help="list the available probes")
     sub.add_parser("rankers", help="list the ranker families")
@@ -149,12 +159,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
         options=options, progress=not args.quiet, examples_per_probe=args.examples,
         allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray)
+    if args.variant_group:
+        from abnirml.evaluation.variance import parse_variant_group
+
+        config.variant_groups = dict(parse_variant_group(g) for g in args.variant_group)
+        config.rankers = args.rankers or []
+    config.effectiveness = not args.no_effectiveness
     if args.grade_bands:
         config.grade_bands = args.grade_bands
     output = run(config)
     counts = output.run_info["counts"]
+    n_rankers = len(output.result.summary["rankers"])
     print(f"abnirml: {len(output.result.records)} results for "
-          f"{output.result.summary['probes']} probes × {len(config.rankers)} rankers; "
+          f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
           f"{counts['unique_pairs']:,} unique pairs ({counts['scored']:,} scored, "
           f"{counts['from_cache']:,} cached) → {output.out}/report.md")
     return 0
@@ -171,7 +188,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         run_info = json.loads((directory / "run.json").read_text("utf-8"))
     (directory / "report.md").write_text(markdown_report(records, run_info), encoding="utf-8")
-    print(f"abnirml: wrote {directory / 'report.md'}")
+    from abnirml.report.analyses import write_reports
+
+    write_reports(directory, records, run_info)
+    print(f"abnirml: wrote {directory / 'report.md'}, {directory / 'report.html'} and "
+          f"{directory / 'tables'}/")
     return 0
 
 
@@ -191,7 +212,15 @@ def cmd_rankers(_: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers,
+            "rank-origin": lambda a: _analysis("cmd_rank_origin", a),
+            "compare": lambda a: _analysis("cmd_compare", a)}
+
+
+def _analysis(name: str, args: argparse.Namespace) -> int:
+    from abnirml import analysis_cli
+
+    return getattr(analysis_cli, name)(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

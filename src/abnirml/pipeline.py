@@ -42,6 +42,8 @@ class RunConfig:
     allow_pickle: bool = False
     workers: int = 1
     ray_address: str | None = None
+    variant_groups: dict[str, list[str]] = field(default_factory=dict)   # name → ranker specs
+    effectiveness: bool = True             # re-rank the candidates and evaluate (needs qrels)
 
 
 @dataclass
@@ -73,9 +75,12 @@ def run(config: RunConfig) -> RunOutput:
     env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
                     batch_size=config.batch_size, seed=config.seed,
                     allow_pickle=config.allow_pickle)
-    if not config.rankers:
+    from abnirml.evaluation.variance import expand_rankers
+
+    specs = expand_rankers(config.rankers, config.variant_groups)
+    if not specs:
         raise ConfigError("no ranker given")
-    rankers = [build_ranker(spec, env) for spec in config.rankers]
+    rankers = [build_ranker(spec, env) for spec in specs]
     names = [r.name for r in rankers]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -109,6 +114,14 @@ def run(config: RunConfig) -> RunOutput:
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,
                              examples_per_probe=config.examples_per_probe),
             candidates() if needs_candidates else None)
+        analyses: dict[str, Any] = {}
+        if config.effectiveness and collection.qrels:
+            from abnirml.evaluation.effectiveness import attach_effectiveness
+
+            analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
+                                                             candidates(), scorer)
+    if config.variant_groups:
+        analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)
     skipped.update(result.summary.get("skipped", {}))
     run_info = {
@@ -128,6 +141,7 @@ def run(config: RunConfig) -> RunOutput:
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
                     **{k: v for k, v in _public_options(config.options).items()}},
     }
+    run_info.update(analyses)
     out = None
     if config.out is not None:
         out = Path(config.out)
@@ -152,6 +166,9 @@ def write_outputs(out: Path, result: ExperimentResult, run_info: Mapping[str, An
                        "gaps": [float(g) for g in c.gaps]}
                 for name, c in result.calibrations.items()})
     (out / "report.md").write_text(markdown_report(result.records, run_info), encoding="utf-8")
+    from abnirml.report.analyses import write_from_result  # scores.npz, report.html, tables/
+
+    write_from_result(out, result, run_info)
 
 
 def config_dict(config: RunConfig) -> dict[str, Any]:

@@ -54,6 +54,7 @@ class ExperimentResult:
     tables: dict[str, SampleTable]
     examples: list[dict[str, Any]]
     summary: dict[str, Any]
+    extras: dict[str, Any] = field(default_factory=dict)   # analyses' by-products (reranked runs)
 
 
 class _Interner:
@@ -150,6 +151,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "scored": scorer.scored, "from_cache": scorer.reused,
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
+        "alpha": config.alpha, "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
 

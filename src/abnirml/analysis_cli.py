@@ -1,0 +1,159 @@
+"""The analysis subcommands of ``abnirml``: ``rank-origin`` and ``compare``.
+
+Kept apart from :mod:`abnirml.cli` so that the main command module only registers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from abnirml.errors import ConfigError
+
+
+def add_parsers(sub) -> None:
+    """Register ``rank-origin`` and ``compare`` on the ``abnirml`` subparsers."""
+    origin = sub.add_parser(
+        "rank-origin",
+        help="where the documents of RUN came from in REFERENCE_RUN (Rau & Kamps, fig. 1)")
+    origin.add_argument("reference", metavar="REFERENCE_RUN", help="TREC run file (e.g. bm25)")
+    origin.add_argument("run", metavar="RUN", nargs="?",
+                        help="TREC run file; omit with --rerank to re-rank REFERENCE_RUN")
+    origin.add_argument("--qrels", help="TREC qrels: adds one matrix per relevance grade")
+    origin.add_argument("--ranges", default="1-10,11-100,101-500,501-1000",
+                        help="contiguous rank ranges from 1 (default 1-10,11-100,101-500,501-1000)")
+    origin.add_argument("--rerank", metavar="SPEC",
+                        help="produce RUN by re-ranking REFERENCE_RUN with this ranker")
+    origin.add_argument("--collection", default="demo",
+                        help="collection giving query and document texts for --rerank")
+    origin.add_argument("--depth", type=int, default=1000, help="documents re-ranked per query")
+    origin.add_argument("--out", required=True, help="output directory")
+
+    compare = sub.add_parser(
+        "compare", help="per probe: did behaviour change between two rankers or two runs?")
+    compare.add_argument("dir_a", metavar="DIR_A", help="output directory of 'abnirml run'")
+    compare.add_argument("dir_b", metavar="DIR_B", nargs="?",
+                         help="a second output directory (default: DIR_A)")
+    compare.add_argument("--a", dest="ranker_a", metavar="RANKER", help="ranker of DIR_A")
+    compare.add_argument("--b", dest="ranker_b", metavar="RANKER", help="ranker of DIR_B")
+    compare.add_argument("--alpha", type=float, help="significance level (default: the run's)")
+    compare.add_argument("--subsets", default="all",
+                         help="comma-separated subsets to compare (default: all)")
+    compare.add_argument("--out", help="write compare.csv and compare.md here")
+
+
+def cmd_rank_origin(args: argparse.Namespace) -> int:
+    from abnirml.data.trec import read_qrels, read_run, write_run
+    from abnirml.evaluation.rank_origin import parse_ranges, rank_origin, rerank, write_csv
+    from abnirml.report import plots
+    from abnirml.report.html import Figure, Section, page
+
+    ranges = parse_ranges(args.ranges)
+    reference = read_run(args.reference)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.rerank:
+        if args.run:
+            raise ConfigError("give either RUN or --rerank, not both")
+        run = _rerank(reference, args.rerank, args.collection, args.depth, rerank)
+        run_label = args.rerank
+        write_run(out / "reranked.run", run, tag="abnirml")
+    elif args.run:
+        run = read_run(args.run)
+        run_label = Path(args.run).name
+    else:
+        raise ConfigError("give RUN, or --rerank SPEC to produce it")
+    qrels = read_qrels(args.qrels) if args.qrels else None
+    origin = rank_origin(reference, run, qrels, ranges)
+    write_csv(origin, out / "rank_origin.csv")
+    meta = {"reference": Path(args.reference).name, "run": run_label,
+            "ranges": [r.label for r in ranges], "queries": origin.queries,
+            "skipped": origin.skipped}
+    (out / "rank_origin.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
+                      f"{origin.queries} queries.")
+    for subset in origin.subsets():
+        rows = origin.rows(subset)
+        if not rows:
+            continue
+        title = f"{run_label} vs {meta['reference']} ({subset})"
+        png = plots.heatmap(origin.matrix(subset), rows, origin.columns, title,
+                            "reference rank", "run rank")
+        name = "rank_origin_" + "".join(c if c.isalnum() else "-" for c in subset) + ".png"
+        (out / name).write_bytes(png)
+        section.figures.append(Figure(title, png, title))
+    (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
+                                          encoding="utf-8")
+    skipped = origin.skipped.get("queries_missing_from_reference", 0)
+    print(f"abnirml: rank origin over {origin.queries} queries"
+          + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")
+          + f" → {out / 'rank_origin.csv'}")
+    return 0
+
+
+def _rerank(reference, spec: str, collection_spec: str, depth: int, rerank):
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.cache import ScoreCache, default_cache_path
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    if depth < 1:
+        raise ConfigError(f"--depth must be ≥ 1, got {depth}")
+    collection = load_collection(collection_spec)
+    ranker = build_ranker(spec, RankerEnv(collection=collection))
+    with ScoreCache(default_cache_path()) as cache:
+        return rerank(reference, collection.queries, collection.docs, ranker, depth,
+                      Scorer(cache, progress=False))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from abnirml.evaluation.compare import compare, pick_ranker
+    from abnirml.evaluation.statistics import check_alpha
+    from abnirml.evaluation.store import load_scores
+    from abnirml.report.export import to_csv
+    from abnirml.report.tables import to_markdown
+
+    dir_a = Path(args.dir_a)
+    dir_b = Path(args.dir_b) if args.dir_b else dir_a
+    store_a = load_scores(dir_a / "scores.npz")
+    store_b = store_a if dir_b == dir_a else load_scores(dir_b / "scores.npz")
+    if dir_b == dir_a and args.ranker_a is None and args.ranker_b is None:
+        names = store_a.ranker_names
+        if len(names) != 2:
+            raise ConfigError(f"{dir_a} holds {len(names)} rankers; name them with --a and --b")
+        ranker_a, ranker_b = names
+    else:
+        ranker_a = pick_ranker(store_a, args.ranker_a, "a")
+        ranker_b = pick_ranker(store_b, args.ranker_b, "b")
+    if args.alpha is not None:
+        check_alpha(args.alpha)
+    subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
+    rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets)
+    table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})")
+    print(to_markdown(table))
+    changed = sum(1 for r in rows if r.significant)
+    print(f"\n{changed} of {sum(1 for r in rows if r.p_value is not None)} probe tests differ "
+          "significantly (paired t-test on per-sample effects, Bonferroni).")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
+        (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
+                                        f"{to_markdown(table)}\n", encoding="utf-8")
+    return 0
+
+
+def comparison_table(rows, label_a: str, label_b: str):
+    from abnirml.report.tables import Table
+
+    def fmt(value):
+        return "–" if value is None else f"{value:+.2f}"
+
+    body = [[r.probe, r.subset, str(r.n), fmt(r.score_a), fmt(r.score_b),
+             f"{r.changed:,}", "–" if r.p_value is None else f"{r.p_value:.3g}",
+             "yes" if r.significant else "no", r.note] for r in rows]
+    return Table("Behaviour comparison", ["Probe", "Subset", "Samples", "Score A", "Score B",
+                                          "Effects changed", "p", "Differs", "Note"], body,
+                 f"{label_a}; {label_b}. Differs: paired t-test over the per-sample effects, "
+                 "Bonferroni-corrected over the compared probes.")

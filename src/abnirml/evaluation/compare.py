@@ -1,0 +1,102 @@
+"""What changed in behaviour between two models (or two checkpoints of one)?
+
+For each probe both models scored on the *same* samples, the per-sample effects of model A
+(with A's δ) and of model B (with B's δ) are paired; a two-sided paired t-test over the
+differences of effects, Bonferroni-corrected over the compared probes, says whether B
+behaves differently from A on that probe. Effects rather than raw score differences are
+compared because two models' scores live on different scales; δ puts them on one.
+
+Samples are matched by the digest stored with each probe's scores: two runs built from the
+same collection, probes, options and seed produce identical samples. Probes whose samples
+differ are reported as such and not tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.evaluation.experiment import subset_masks
+from abnirml.evaluation.statistics import bonferroni_significant, effects, paired_ttest_p
+from abnirml.evaluation.store import ScoreStore
+
+
+@dataclass(frozen=True)
+class ProbeComparison:
+    probe: str
+    family: str
+    subset: str
+    n: int
+    score_a: float | None
+    score_b: float | None
+    changed: int                 # samples whose effect differs between A and B
+    p_value: float | None
+    significant: bool
+    note: str = ""
+
+
+def pick_ranker(store: ScoreStore, name: str | None, which: str) -> str:
+    names = store.ranker_names
+    if name is None:
+        if len(names) != 1:
+            raise ConfigError(f"--{which}: the results hold several rankers "
+                              f"({', '.join(names)}); name one")
+        return names[0]
+    if name not in names:
+        from abnirml.errors import did_you_mean
+
+        raise ConfigError(f"--{which}: no ranker {name!r} in these results"
+                          f"{did_you_mean(name, names)}; have {', '.join(names)}")
+    return name
+
+
+def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: str,
+            alpha: float | None = None, subsets: Sequence[str] = ("all",)
+            ) -> list[ProbeComparison]:
+    """Per probe (and subset): both scores, how many effects changed, and the paired test."""
+    alpha = store_a.alpha if alpha is None else alpha
+    delta_a = store_a.calibrations[ranker_a].delta
+    delta_b = store_b.calibrations[ranker_b].delta
+    probes_b = {p.name: p for p in store_b.probes}
+    out: list[ProbeComparison] = []
+    for probe in store_a.probes:
+        other = probes_b.get(probe.name)
+        if other is None:
+            out.append(ProbeComparison(probe.name, probe.family, "all", 0, None, None, 0, None,
+                                       False, "only in A"))
+            continue
+        if probe.digest and other.digest and probe.digest != other.digest:
+            out.append(ProbeComparison(probe.name, probe.family, "all", 0, None, None, 0, None,
+                                       False, "different samples in A and B; not compared"))
+            continue
+        a = store_a.scores[(probe.name, ranker_a)]
+        b = store_b.scores[(probe.name, ranker_b)]
+        if a.score1.shape != b.score1.shape:
+            out.append(ProbeComparison(probe.name, probe.family, "all", 0, None, None, 0, None,
+                                       False, "different sample counts; not compared"))
+            continue
+        eff_a = effects(a.score1 - a.score2, delta_a, probe.symmetric).astype(np.float64)
+        eff_b = effects(b.score1 - b.score2, delta_b, probe.symmetric).astype(np.float64)
+        for subset, mask in subset_masks(a.grade, store_a.grade_bands):
+            if subset not in subsets:
+                continue
+            ea, eb = eff_a[mask], eff_b[mask]
+            n = int(ea.shape[0])
+            out.append(ProbeComparison(
+                probe.name, probe.family, subset, n,
+                float(ea.mean()) if n else None, float(eb.mean()) if n else None,
+                int((ea != eb).sum()), paired_ttest_p(ea, eb) if n else None, False))
+    for name in sorted({p.name for p in store_b.probes} - {p.name for p in store_a.probes}):
+        info = probes_b[name]
+        out.append(ProbeComparison(name, info.family, "all", 0, None, None, 0, None, False,
+                                   "only in B"))
+    tested = [i for i, c in enumerate(out) if c.p_value is not None and c.n >= 2]
+    flags = bonferroni_significant([out[i].p_value for i in tested], alpha)  # type: ignore[misc]
+    for i, flag in zip(tested, flags, strict=True):
+        c = out[i]
+        out[i] = ProbeComparison(c.probe, c.family, c.subset, c.n, c.score_a, c.score_b,
+                                 c.changed, c.p_value, bool(flag), c.note)
+    return out

@@ -1,0 +1,144 @@
+"""Effectiveness next to behaviour, and whether axiom fulfilment tracks it (Rennings et al.).
+
+Each ranker re-ranks the collection's candidate run; nDCG@10, MAP and MRR are computed with
+``ir_measures`` (MRR counts grade ≥ 2 as relevant, as ABNIRML does on TREC DL). Across
+rankers, the fraction of axiom instances a ranker satisfies is then correlated with each
+measure (Kendall's τ and Pearson's r) — Rennings et al. report such a correlation between
+axiomatic scores and MAP.
+
+``ir_measures`` (the ``eval`` extra) is imported only when a run is evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abnirml.data.trec import Qrels, Run
+
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "RR(rel=2)")
+LABELS = {"nDCG@10": "nDCG@10", "AP": "MAP", "RR(rel=2)": "MRR (rel ≥ 2)"}
+
+
+def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
+             ) -> dict[str, float]:
+    """Mean of each measure over the judged queries the run answers (trec_eval semantics)."""
+    import ir_measures
+
+    from abnirml.errors import ConfigError
+
+    parsed = []
+    for text in measures:
+        try:
+            parsed.append(ir_measures.parse_measure(text))
+        except (ValueError, NameError, SyntaxError, TypeError):
+            raise ConfigError(f"unknown effectiveness measure {text!r}") from None
+    as_dict = {qid: {docno: float(score) for docno, score in ranking}
+               for qid, ranking in run.items()}
+    values = ir_measures.calc_aggregate(parsed, qrels, as_dict)
+    return {text: float(values[m]) for text, m in zip(measures, parsed, strict=True)}
+
+
+def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
+                      scorer=None) -> dict[str, Run]:
+    """Each ranker's re-ranking of the candidate documents (through the score cache)."""
+    from abnirml.evaluation.rank_origin import rerank
+
+    run = {qid: [(d, 0.0) for d in docnos] for qid, docnos in candidates.items()}
+    return {ranker.name: rerank(run, collection.queries, collection.docs, ranker,
+                                depth=max((len(v) for v in candidates.values()), default=0),
+                                scorer=scorer)
+            for ranker in rankers}
+
+
+def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all"
+                     ) -> dict[str, float]:
+    """Per ranker: the mean over axiom probes of the fraction of satisfied instances.
+
+    A tie (equal scores) does not satisfy an axiom, as in Rennings et al., where a model
+    must rank the favoured document above the other.
+    """
+    per_ranker: dict[str, list[float]] = {}
+    for r in records:
+        if r.get("family") != "axiom" or r.get("subset") != subset or not r.get("n"):
+            continue
+        if "satisfied" not in r:
+            continue
+        per_ranker.setdefault(r["ranker"], []).append(r["satisfied"] / r["n"])
+    return {ranker: sum(v) / len(v) for ranker, v in per_ranker.items() if v}
+
+
+@dataclass(frozen=True)
+class Correlation:
+    measure: str
+    rankers: tuple[str, ...]
+    kendall_tau: float | None
+    kendall_p: float | None
+    pearson_r: float | None
+    pearson_p: float | None
+    note: str = ""
+
+
+def correlate(fulfilment: Mapping[str, float], effectiveness: Mapping[str, Mapping[str, float]],
+              measure: str) -> Correlation:
+    """Kendall's τ and Pearson's r between axiom fulfilment and ``measure`` across rankers.
+
+    Needs three or more rankers with both values, and some spread in each; otherwise the
+    coefficients are None and ``note`` says why.
+    """
+    names = tuple(r for r in effectiveness if r in fulfilment and measure in effectiveness[r])
+    if len(names) < 3:
+        return Correlation(measure, names, None, None, None, None,
+                           f"needs at least 3 rankers with axiom results and {measure} "
+                           f"(have {len(names)})")
+    x = [fulfilment[r] for r in names]
+    y = [effectiveness[r][measure] for r in names]
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return Correlation(measure, names, None, None, None, None,
+                           "undefined: every ranker has the same value")
+    from scipy import stats
+
+    tau = stats.kendalltau(x, y)
+    pearson = stats.pearsonr(x, y)
+    return Correlation(measure, names, _finite(tau.statistic), _finite(tau.pvalue),
+                       _finite(pearson.statistic), _finite(pearson.pvalue))
+
+
+def _finite(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates, scorer=None,
+                         measures: Sequence[str] = DEFAULT_MEASURES) -> dict[str, Any]:
+    """Re-rank the candidates with every ranker, evaluate, and keep the runs for the report.
+
+    The runs go to ``result.extras`` (``reranked``, ``candidate_run``) for the output
+    writer; the returned dict is the ``effectiveness`` entry of ``run.json`` (only a
+    ``skipped`` reason when ``ir_measures`` is not installed).
+    """
+    from abnirml.report.analyses import run_file_name
+
+    try:
+        import ir_measures  # noqa: F401
+    except ImportError:
+        return {"skipped": "ir_measures is not installed (pip install 'abnirml[eval]')"}
+
+    ranking = candidates.ranking
+    reranked = rerank_candidates(rankers, ranking, collection, scorer)
+    candidate_run: Run = {qid: [(d, float(len(docnos) - i)) for i, d in enumerate(docnos)]
+                          for qid, docnos in ranking.items()}
+    qrels = collection.qrels
+    taken: set[str] = set()
+    info: dict[str, Any] = {
+        "measures": list(measures), "candidates": candidates.source,
+        "queries": sum(1 for qid, docnos in ranking.items() if docnos and qrels.get(qid)),
+        "candidate_run": evaluate(candidate_run, qrels, measures),
+        "rankers": {name: evaluate(run, qrels, measures) for name, run in reranked.items()},
+        "run_files": {name: run_file_name(name, taken) for name in reranked},
+    }
+    result.extras["reranked"] = reranked
+    result.extras["candidate_run"] = candidate_run
+    return info

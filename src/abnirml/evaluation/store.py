@@ -1,0 +1,201 @@
+"""Per-sample scores persisted next to the results, so analyses never rescore.
+
+``scores.npz`` (written by :func:`save_scores`, read by :func:`load_scores`) holds, for every
+probe, the relevance grade of each sample and the two scores every ranker gave it, plus
+each ranker's δ calibration gaps. With it, ``abnirml report DIR`` can redo the δ sweep, and
+``abnirml compare`` can test per-sample differences between two runs — from files alone.
+
+The file is a plain NumPy archive read with ``allow_pickle=False``: a JSON manifest (stored as
+a unicode scalar) names probes and rankers, and the arrays are ``grade_<i>``,
+``score1_<i>`` / ``score2_<i>`` (rankers × samples, float64) and ``gaps_<j>``. Each probe
+also carries a digest of its samples' texts, so comparisons only pair up identical samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import InputError
+from abnirml.evaluation.calibration import Calibration
+from abnirml.evaluation.experiment import ExperimentResult, ProbeScores, build_records
+from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
+
+FORMAT = "abnirml-scores"
+VERSION = 1
+FILENAME = "scores.npz"
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """What the analyses need to know about a probe (duck-types the Probe contract)."""
+
+    name: str
+    family: str
+    symmetric: bool
+    digest: str = ""
+    skipped: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class RankerInfo:
+    name: str
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    """Stands in for a SampleTable where only the skip counts are read."""
+
+    skipped: dict[str, int]
+
+
+@dataclass(frozen=True)
+class _Context:
+    grade_bands: tuple[tuple[str, int, int], ...]
+
+
+@dataclass
+class ScoreStore:
+    """Everything needed to recompute records at any δ: scores, grades, calibrations."""
+
+    probes: list[ProbeInfo]
+    rankers: list[RankerInfo]
+    scores: dict[tuple[str, str], ProbeScores]
+    calibrations: dict[str, Calibration]
+    grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
+    alpha: float = 0.01
+
+    @property
+    def ranker_names(self) -> list[str]:
+        return [r.name for r in self.rankers]
+
+    def probe(self, name: str) -> ProbeInfo:
+        for probe in self.probes:
+            if probe.name == name:
+                return probe
+        raise KeyError(name)
+
+    def records(self, delta_for: Mapping[str, float] | None = None,
+                rankers: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Result records exactly as the engine builds them, optionally at other δ."""
+        chosen = [r for r in self.rankers if rankers is None or r.name in rankers]
+        tables = {p.name: _Skipped(dict(p.skipped)) for p in self.probes}
+        return build_records(self.probes, chosen, self.scores, tables,  # type: ignore[arg-type]
+                             self.calibrations, _Context(self.grade_bands),  # type: ignore[arg-type]
+                             self.alpha, delta_for=delta_for)
+
+    @classmethod
+    def from_result(cls, result: ExperimentResult, alpha: float | None = None,
+                    grade_bands: Sequence[Sequence[Any]] | None = None) -> ScoreStore:
+        summary = result.summary
+        bands = grade_bands if grade_bands is not None else summary.get("grade_bands")
+        first: dict[str, dict[str, Any]] = {}
+        for record in result.records:
+            first.setdefault(record["probe"], record)
+        order = _probe_order(result)
+        probes = []
+        for name in order:
+            record = first.get(name, {})
+            table = result.tables[name]
+            probes.append(ProbeInfo(
+                name=name, family=str(record.get("family", "")),
+                symmetric=bool(record.get("symmetric", False)), digest=sample_digest(table),
+                skipped=tuple(sorted((str(k), int(v)) for k, v in table.skipped.items()))))
+        rankers = [RankerInfo(name) for name in summary.get("rankers", list(result.calibrations))]
+        return cls(probes=probes, rankers=rankers, scores=dict(result.probe_scores),
+                   calibrations=dict(result.calibrations),
+                   grade_bands=_bands(bands) if bands is not None else DEFAULT_GRADE_BANDS,
+                   alpha=float(alpha if alpha is not None else summary.get("alpha", 0.01)))
+
+
+def _probe_order(result: ExperimentResult) -> list[str]:
+    """Probes in the order the engine received them (tables keep insertion order)."""
+    return list(result.tables)
+
+
+def _bands(raw: Sequence[Sequence[Any]]) -> tuple[tuple[str, int, int], ...]:
+    return tuple((str(name), int(lo), int(hi)) for name, lo, hi in raw)
+
+
+def sample_digest(table: SampleTable) -> str:
+    """A digest of a probe's samples: their texts, in order. Equal digests ⇒ same samples."""
+    h = hashlib.blake2b(digest_size=12)
+    for text in table.texts:
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    for column in (table.query, table.doc1, table.doc2):
+        h.update(np.ascontiguousarray(column, dtype="<i8").tobytes())
+    return h.hexdigest()
+
+
+def save_scores(path: Path, store: ScoreStore) -> None:
+    """Write ``store`` as a compressed, pickle-free NumPy archive (atomically)."""
+    arrays: dict[str, np.ndarray] = {}
+    names = store.ranker_names
+    for i, probe in enumerate(store.probes):
+        per_ranker = [store.scores[(probe.name, r)] for r in names]
+        grade = per_ranker[0].grade if per_ranker else np.zeros(0)
+        arrays[f"grade_{i}"] = np.asarray(grade, dtype=np.float64)
+        n = grade.shape[0]
+        arrays[f"score1_{i}"] = np.stack([ps.score1 for ps in per_ranker]).astype(np.float64) \
+            if per_ranker else np.zeros((0, n))
+        arrays[f"score2_{i}"] = np.stack([ps.score2 for ps in per_ranker]).astype(np.float64) \
+            if per_ranker else np.zeros((0, n))
+    for j, name in enumerate(names):
+        arrays[f"gaps_{j}"] = np.asarray(store.calibrations[name].gaps, dtype=np.float64)
+    manifest = {
+        "format": FORMAT, "version": VERSION, "alpha": store.alpha,
+        "grade_bands": [list(b) for b in store.grade_bands],
+        "probes": [{"name": p.name, "family": p.family, "symmetric": p.symmetric,
+                    "digest": p.digest, "skipped": dict(p.skipped)} for p in store.probes],
+        "rankers": [{"name": r.name, "fingerprint": r.fingerprint,
+                     "delta": store.calibrations[r.name].delta,
+                     "source": store.calibrations[r.name].source,
+                     "queries": store.calibrations[r.name].queries} for r in store.rankers],
+    }
+    arrays["manifest"] = np.array(json.dumps(manifest, ensure_ascii=False))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
+    tmp.replace(path)
+
+
+def load_scores(path: Path) -> ScoreStore:
+    """Read a ``scores.npz`` written by :func:`save_scores` (never unpickles)."""
+    if not path.is_file():
+        raise InputError("per-sample score file not found (written by 'abnirml run')", path=path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            manifest = json.loads(str(data["manifest"]))
+            if manifest.get("format") != FORMAT:
+                raise InputError("not an abnirml score file", path=path)
+            if int(manifest.get("version", 0)) > VERSION:
+                raise InputError(f"score file version {manifest['version']} is newer than "
+                                 f"this abnirml understands ({VERSION})", path=path)
+            rankers = [RankerInfo(r["name"], r.get("fingerprint", ""))
+                       for r in manifest["rankers"]]
+            calibrations = {
+                r["name"]: Calibration(delta=float(r["delta"]), gaps=data[f"gaps_{j}"],
+                                       queries=int(r["queries"]), source=str(r["source"]))
+                for j, r in enumerate(manifest["rankers"])}
+            probes: list[ProbeInfo] = []
+            scores: dict[tuple[str, str], ProbeScores] = {}
+            for i, p in enumerate(manifest["probes"]):
+                probes.append(ProbeInfo(p["name"], p["family"], bool(p["symmetric"]),
+                                        p.get("digest", ""),
+                                        tuple(sorted(p.get("skipped", {}).items()))))
+                grade, s1, s2 = data[f"grade_{i}"], data[f"score1_{i}"], data[f"score2_{i}"]
+                for j, ranker in enumerate(rankers):
+                    scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade)
+    except (KeyError, ValueError, OSError) as exc:
+        raise InputError(f"unreadable score file ({exc})", path=path) from None
+    return ScoreStore(probes=probes, rankers=rankers, scores=scores, calibrations=calibrations,
+                      grade_bands=_bands(manifest.get("grade_bands", DEFAULT_GRADE_BANDS)),
+                      alpha=float(manifest.get("alpha", 0.01)))

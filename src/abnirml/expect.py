@@ -1,0 +1,141 @@
+"""Behaviour tests for model CI: gate a release on how a ranker behaves on named probes.
+
+>>> from abnirml.expect import expect
+>>> result = expect("bm25", "mmp:tf:length")           # a spec string or any Ranker object
+>>> assert result.score >= 0.95, result
+>>> result.require(at_least=0.95, significant=True)     # raises with a readable message
+
+``expect`` runs the named probe on a collection (default: the shipped demo) with δ calibrated
+on the collection's candidates exactly as ``abnirml run`` does, and returns an
+:class:`Expectation` holding the score, significance, sample counts and δ. Its ``repr``
+names the ranker, probe, collection and numbers, so a failing bare ``assert`` explains
+itself in pytest's output. Scores go through an in-memory cache unless ``cache`` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from abnirml.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Expectation:
+    ranker: str
+    probe: str
+    collection: str
+    subset: str
+    score: float
+    significant: bool
+    p_value: float
+    n: int
+    pos: int
+    neg: int
+    neutral: int
+    delta: float
+    record: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def describe(self) -> str:
+        mark = "significant" if self.significant else "not significant"
+        return (f"{self.ranker} on {self.probe} ({self.collection}, {self.subset}): "
+                f"score {self.score:+.3f} ({mark}, p = {self.p_value:.3g}; n = {self.n}: "
+                f"{self.pos} prefer d1, {self.neg} prefer d2, {self.neutral} within "
+                f"δ = {self.delta:.4g})")
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def require(self, at_least: float | None = None, at_most: float | None = None,
+                significant: bool | None = None, min_samples: int = 1) -> Expectation:
+        """Raise AssertionError naming every unmet condition; return self otherwise."""
+        problems = []
+        if self.n < min_samples:
+            problems.append(f"only {self.n} samples (need ≥ {min_samples})")
+        if at_least is not None and not self.score >= at_least:
+            problems.append(f"score {self.score:+.3f} is below {at_least:+.3f}")
+        if at_most is not None and not self.score <= at_most:
+            problems.append(f"score {self.score:+.3f} is above {at_most:+.3f}")
+        if significant is not None and self.significant != significant:
+            problems.append("the effect is not significant" if significant
+                            else "the effect is significant")
+        if problems:
+            raise AssertionError(f"{self.describe()}: " + "; ".join(problems))
+        return self
+
+
+def expect(ranker: Any, probe: str, collection: str = "demo", subset: str = "all",
+           **options: Any) -> Expectation:
+    """The behaviour of ``ranker`` on exactly one probe (see :func:`expect_many`)."""
+    found = expect_many(ranker, [probe], collection=collection, subset=subset, **options)
+    if len(found) != 1:
+        raise ConfigError(f"{probe!r} names {len(found)} probes; use expect_many for several")
+    return next(iter(found.values()))
+
+
+def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "demo",
+                subset: str = "all", *, delta: float | None = None, alpha: float = 0.01,
+                seed: int = 0, cache: str | None = None, options: Mapping[str, Any] | None = None,
+                candidates: str | None = None) -> dict[str, Expectation]:
+    """Run probes (names, globs or families) for one ranker: probe name → Expectation.
+
+    ``ranker`` is a spec string (``"bm25+k1=0.9"``) or an object following the Ranker
+    contract. ``delta`` fixes δ instead of calibrating it. Significance is Bonferroni-
+    corrected over the probes run together, as in one report table.
+    """
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.statistics import check_alpha, check_delta
+    from abnirml.probes.base import ProbeContext
+    from abnirml.probes.registry import select_probes
+    from abnirml.rankers.base import Ranker
+    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.text.analyzer import Analyzer
+
+    check_alpha(alpha)
+    if delta is not None:
+        check_delta(delta)
+    selected = select_probes([probes] if isinstance(probes, str) else list(probes))
+    loaded = load_collection(collection)
+    analyzer = Analyzer()
+    env = RankerEnv(collection=loaded, analyzer=analyzer, seed=seed)
+    if isinstance(ranker, str):
+        model = build_ranker(ranker, env)
+    elif isinstance(ranker, Ranker):
+        model = ranker
+    else:
+        raise ConfigError(f"expect: {ranker!r} is neither a ranker spec nor a Ranker")
+    memo: dict[str, Any] = {}
+
+    def get_candidates():
+        if "c" not in memo:
+            memo["c"] = resolve_candidates(loaded, candidates, stats_provider=env.collection_stats)
+        return memo["c"]
+
+    context = ProbeContext(collection=loaded, analyzer=analyzer, seed=seed,
+                           options=dict(options or {}),
+                           candidates=lambda: get_candidates().ranking)
+    context.options.setdefault("ranker_env", env)
+    with ScoreCache(cache) as store:
+        result = run_experiment(selected, [model], context, Scorer(store, progress=False),
+                                ExperimentConfig(alpha=alpha, delta_all=delta,
+                                                 examples_per_probe=0),
+                                None if delta is not None else get_candidates())
+    out: dict[str, Expectation] = {}
+    for record in result.records:
+        if record["subset"] != subset:
+            continue
+        out[record["probe"]] = Expectation(
+            ranker=model.name, probe=record["probe"], collection=loaded.name, subset=subset,
+            score=float(record["score"]) if record["score"] is not None else float("nan"),
+            significant=bool(record["significant"]), p_value=float(record["p_value"]),
+            n=int(record["n"]), pos=int(record["pos"]), neg=int(record["neg"]),
+            neutral=int(record["neutral"]), delta=float(record["delta"]), record=record)
+    if not out:
+        raise ConfigError(f"no results for subset {subset!r} (probes without graded samples "
+                          "only have 'all')")
+    return out

@@ -1,0 +1,223 @@
+"""One self-contained HTML page: tables, figures and example samples, nothing fetched.
+
+Everything the page shows is inline — styles in a ``<style>`` element, figures as
+``data:image/png`` URIs — and a Content-Security-Policy forbids scripts and any request, so
+the page opens offline, e-mails well, and a document text holding ``<script>`` or markup is
+displayed as text: every user-supplied string (queries, documents, probe and ranker names,
+metadata) goes through :func:`esc` before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from abnirml.report.tables import Table
+
+CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+       "script-src 'none'; form-action 'none'; base-uri 'none'")
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;
+max-width:1200px;padding:1.5em;color:#1d1d1f}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+h3{font-size:1.05em;margin-top:1.4em}
+table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #d0d0d0;padding:.25em .6em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td.label,th.label{text-align:left}
+td.ns{color:#888}
+.note{color:#555;font-size:.92em}
+figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{color:#555;font-size:.9em}
+nav ul{columns:3;font-size:.92em}
+details{margin:.4em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.3em .6em}
+summary{cursor:pointer;font-weight:600}
+.sample{margin:.6em 0 1em;padding-top:.4em;border-top:1px dashed #ddd}
+.docs{display:grid;grid-template-columns:1fr 1fr;gap:1em}
+.doc{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.5em;
+overflow-wrap:anywhere}
+mark.del{background:#ffd6d6}mark.ins{background:#c9f2d0}
+code{font-size:.9em}
+"""
+
+
+def esc(value: Any) -> str:
+    """HTML-escape anything for text and attribute positions."""
+    return html.escape(str(value), quote=True)
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    png: bytes
+    caption: str = ""
+
+    def html(self) -> str:
+        data = base64.b64encode(self.png).decode("ascii")
+        caption = f"<figcaption>{esc(self.caption)}</figcaption>" if self.caption else ""
+        return (f'<figure><img src="data:image/png;base64,{data}" alt="{esc(self.title)}">'
+                f"{caption}</figure>")
+
+
+@dataclass
+class Section:
+    """A titled part of the page: text, tables (with export slugs), figures, raw blocks."""
+
+    key: str
+    title: str
+    intro: str = ""
+    tables: list[tuple[str, Table]] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)   # already-escaped HTML
+    tinted: set[str] = field(default_factory=set)      # slugs of tables of probe scores
+
+    def html(self) -> str:
+        parts = [f'<section id="{esc(self.key)}"><h2>{esc(self.title)}</h2>']
+        if self.intro:
+            parts.append(f'<p class="note">{esc(self.intro)}</p>')
+        for slug, table in self.tables:
+            parts.append(table_html(table, slug, tint=slug in self.tinted))
+        parts += [f.html() for f in self.figures]
+        parts += self.blocks
+        parts.append("</section>")
+        return "\n".join(parts)
+
+
+_SCORE = re.compile(r"^(\* )?([+\-−]?)(\d+\.\d+)$")
+
+
+def _cell(text: str, label: bool, tint: bool) -> str:
+    if label:
+        return f'<td class="label">{esc(text)}</td>'
+    match = _SCORE.match(text.strip()) if tint else None
+    if match is None:
+        return f"<td>{esc(text)}</td>"
+    star, sign, number = match.groups()
+    value = float(number) * (-1 if sign in "-−" and sign else 1)
+    alpha = min(1.0, abs(value)) * (0.25 if star else 0.55)
+    colour = (f"rgba(33,102,172,{alpha:.2f})" if value >= 0
+              else f"rgba(214,96,77,{alpha:.2f})")
+    css = ' class="ns"' if star else ""
+    return f'<td{css} style="background:{colour}">{esc(text)}</td>'
+
+
+def table_html(table: Table, slug: str = "", tint: bool = False) -> str:
+    """A table; label columns left-aligned; with ``tint``, probe scores coloured by sign and
+    size (blue: prefers d1, red: prefers d2; paler when not significant)."""
+    from abnirml.report.export import _label_columns
+
+    labels = _label_columns(table)
+    head = "".join(f'<th class="label">{esc(h)}</th>' if j < labels
+                   else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
+    body = "\n".join(
+        "<tr>" + "".join(_cell(c, j < labels, tint) for j, c in enumerate(row)) + "</tr>"
+        for row in table.rows)
+    title = f"<h3>{esc(table.title)}</h3>" if table.title else ""
+    note = f'<p class="note">{esc(table.note)}</p>' if table.note else ""
+    exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '
+               f"<code>tables/{esc(slug)}.tex</code></p>") if slug else ""
+    return (f"{title}{note}<table data-table=\"{esc(slug)}\"><thead><tr>{head}</tr></thead>"
+            f"<tbody>\n{body}\n</tbody></table>{exports}")
+
+
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, bool]:
+    """Escaped HTML of both texts with the words that differ marked; False if unrelated.
+
+    Texts sharing less than ``min_ratio`` of their words are different documents (as in
+    measure-and-match probes): marking everything would say nothing, so they stay plain.
+    """
+    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    wa = [t for t in ta if not t.isspace()]
+    wb = [t for t in tb if not t.isspace()]
+    matcher = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False)
+    if matcher.ratio() < min_ratio:
+        return esc(a), esc(b), False
+    changed_a: set[int] = set()
+    changed_b: set[int] = set()
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            changed_a.update(range(i1, i2))
+            changed_b.update(range(j1, j2))
+    return _marked(ta, changed_a, "del"), _marked(tb, changed_b, "ins"), True
+
+
+def _marked(tokens: Sequence[str], changed: set[int], css: str) -> str:
+    out: list[str] = []
+    word = 0
+    for token in tokens:
+        if token.isspace():
+            out.append(esc(token))
+            continue
+        text = esc(token)
+        out.append(f'<mark class="{css}">{text}</mark>' if word in changed else text)
+        word += 1
+    return "".join(out)
+
+
+def examples_html(examples: Sequence[Mapping[str, Any]]) -> str:
+    """For each probe a collapsible block of samples: query, both texts diffed, all scores."""
+    by_probe: dict[str, list[Mapping[str, Any]]] = {}
+    for example in examples:
+        by_probe.setdefault(str(example.get("probe", "")), []).append(example)
+    blocks: list[str] = []
+    for probe, items in by_probe.items():
+        parts = [f"<details><summary>{esc(probe)} ({len(items)} "
+                 f"sample{'s' if len(items) != 1 else ''})</summary>"]
+        for item in items:
+            doc1, doc2, related = word_diff(str(item.get("doc1", "")), str(item.get("doc2", "")))
+            scores = item.get("scores") or {}
+            rows = "".join(
+                f'<tr><td class="label">{esc(r)}</td><td>{_num(v[0])}</td><td>{_num(v[1])}</td>'
+                f"<td>{_num(_diff(v))}</td></tr>"
+                for r, v in scores.items())
+            meta = item.get("meta") or {}
+            meta_text = ", ".join(f"{k} = {v}" for k, v in meta.items())
+            hint = "" if related else ('<p class="note">Two different documents: no word-level '
+                                       "highlighting.</p>")
+            parts.append(
+                f'<div class="sample"><p><b>Query:</b> {esc(item.get("query", ""))}</p>{hint}'
+                f'<div class="docs"><div><b>d1</b><div class="doc">{doc1}</div></div>'
+                f'<div><b>d2</b><div class="doc">{doc2}</div></div></div>'
+                f'<table data-table="example"><thead><tr><th class="label">Ranker</th>'
+                f"<th>R(q, d1)</th><th>R(q, d2)</th><th>difference</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>"
+                + (f'<p class="note">{esc(meta_text)}</p>' if meta_text else "") + "</div>")
+        parts.append("</details>")
+        blocks.append("".join(parts))
+    return "\n".join(blocks)
+
+
+def _diff(pair: Sequence[Any]) -> float | None:
+    try:
+        return float(pair[0]) - float(pair[1])
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "–"
+    try:
+        return esc(f"{float(value):.4g}")
+    except (TypeError, ValueError):
+        return esc(value)
+
+
+def page(title: str, sections: Sequence[Section], preface: str = "") -> str:
+    """The whole document; ``preface`` is already-escaped HTML shown under the title."""
+    nav = "".join(f'<li><a href="#{esc(s.key)}">{esc(s.title)}</a></li>' for s in sections)
+    body = "\n".join(s.html() for s in sections)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{esc(title)}</h1>{preface}<nav><ul>{nav}</ul></nav>\n{body}\n</body></html>\n")

@@ -1,0 +1,135 @@
+"""Rank origin (Rau & Kamps fig. 1): hand-computed case, DL19 runs, CLI, re-ranking."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from abnirml.errors import ConfigError
+from abnirml.evaluation.rank_origin import (
+    ABSENT,
+    RankRange,
+    parse_ranges,
+    rank_origin,
+    read_csv,
+    rerank,
+)
+
+
+def _run(*docnos):
+    return [(d, float(len(docnos) - i)) for i, d in enumerate(docnos)]
+
+
+RANGES = (RankRange(1, 2), RankRange(3, 4))
+
+
+def test_hand_computed_case():
+    reference = {"q1": _run("a", "b", "c", "d", "e"), "q2": _run("x", "y", "z")}
+    run = {"q1": _run("c", "f", "a", "e", "b"), "q2": _run("z", "x", "w")}
+    qrels = {"q1": {"c": 2, "a": 0, "f": 2}, "q2": {"z": 2}}
+    origin = rank_origin(reference, run, qrels, RANGES)
+    assert origin.columns == ("1-2", "3-4", ">4", ABSENT)
+    # run ranks 1-2: c (ref 3), f (absent), z (ref 3), x (ref 1)
+    assert origin.counts["all"]["1-2"] == {"1-2": 1, "3-4": 2, ">4": 0, ABSENT: 1}
+    # run ranks 3-4: a (ref 1), e (ref 5 → deeper than the ranges), w (absent); b is rank 5
+    assert origin.counts["all"]["3-4"] == {"1-2": 1, "3-4": 0, ">4": 1, ABSENT: 1}
+    assert origin.fraction("all", "1-2", "3-4") == 0.5
+    assert origin.fraction("all", "3-4", ">4") == pytest.approx(1 / 3)
+    assert origin.subsets() == ["all", "grade=2", "grade=0", "unjudged"]
+    assert origin.counts["grade=2"]["1-2"] == {"1-2": 0, "3-4": 2, ">4": 0, ABSENT: 1}
+    assert origin.rows("grade=0") == ["3-4"]            # a only; the empty row is left out
+    assert origin.matrix("grade=0") == [[1.0, 0.0, 0.0, 0.0]]
+    assert origin.counts["unjudged"]["3-4"][ABSENT] == 1  # w
+    for subset in origin.subsets():
+        for row in origin.matrix(subset):
+            assert sum(row) == pytest.approx(1.0)
+
+
+def test_queries_missing_from_reference_are_left_out_and_counted():
+    origin = rank_origin({"q1": _run("a")}, {"q1": _run("a"), "q9": _run("b")}, None, RANGES)
+    assert origin.queries == 1
+    assert origin.skipped == {"queries_missing_from_reference": 1}
+    assert origin.counts["all"]["1-2"][ABSENT] == 0
+
+
+def test_ranges_must_be_contiguous_from_one():
+    assert parse_ranges("1-10,11-20") == (RankRange(1, 10), RankRange(11, 20))
+    for bad in ("2-10", "1-10,12-20", "1-10,x", "1-10,20-11", ""):
+        with pytest.raises(ConfigError):
+            parse_ranges(bad)
+
+
+def test_rerank_orders_by_ranker_score():
+    class Count:
+        name = "count"
+        fingerprint = "count"
+
+        def score(self, pairs):
+            import numpy as np
+
+            return np.array([float(d.count(q)) for q, d in pairs])
+
+    docs = {"a": "x", "b": "x x x", "c": "x x", "d": "no text match"}
+    out = rerank({"q": _run("a", "b", "c", "d", "zz")}, {"q": "x"}, docs, Count(), depth=3)
+    assert [d for d, _ in out["q"]] == ["b", "c", "a"]
+
+
+def test_dl19_tas_b_against_bm25(dl19):
+    from abnirml.data.trec import read_qrels, read_run
+
+    reference = read_run(dl19 / "runs" / "bm25.run")
+    run = read_run(dl19 / "runs" / "tas-b.run")
+    qrels = read_qrels(dl19 / "qrels.txt")
+    origin = rank_origin(reference, run, qrels)
+    assert origin.queries == len(run)
+    for subset in origin.subsets():
+        for row in origin.matrix(subset):
+            assert sum(row) == pytest.approx(1.0)
+    # both runs hold 100 documents per query: nothing at run ranks beyond 100
+    assert origin.rows("all") == ["1-10", "11-100"]
+    total_top10 = sum(origin.counts["all"]["1-10"].values())
+    assert total_top10 == 10 * len(run)
+    # recount one cell independently: tas-b top-10 documents that bm25 also ranked top 10
+    expected = sum(len({d for d, _ in run[q][:10]} & {d for d, _ in reference[q][:10]})
+                   for q in run)
+    assert origin.counts["all"]["1-10"]["1-10"] == expected
+
+
+def test_cli_writes_csv_and_heatmaps(dl19, tmp_path):
+    from abnirml.cli import main
+
+    out = tmp_path / "ro"
+    code = main(["rank-origin", str(dl19 / "runs" / "bm25.run"), str(dl19 / "runs" / "tas-b.run"),
+                 "--qrels", str(dl19 / "qrels.txt"), "--ranges", "1-10,11-50,51-100",
+                 "--out", str(out)])
+    assert code == 0
+    with (out / "rank_origin.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert set(rows[0]) >= {"subset", "run_range", "reference_range", "fraction"}
+    sums: dict[tuple[str, str], float] = {}
+    for row in rows:
+        key = (row["subset"], row["run_range"])
+        sums[key] = sums.get(key, 0.0) + float(row["fraction"])
+    assert all(s == pytest.approx(1.0, abs=1e-5) for s in sums.values())
+    assert {r["reference_range"] for r in rows} == {"1-10", "11-50", "51-100", ">100", "absent"}
+    assert (out / "rank_origin_all.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "rank_origin_grade-3.png").is_file()
+    assert read_csv(out / "rank_origin.csv")["all"]["1-10"]["absent"] > 0
+
+
+def test_cli_rerank_on_demo(tmp_path, demo_collection):
+    from abnirml.cli import main
+    from abnirml.data.trec import read_run, write_run
+
+    first = {qid: _run(*sorted(demo_collection.docs)[:30]) for qid in demo_collection.queries}
+    write_run(tmp_path / "first.run", first, "first")
+    code = main(["rank-origin", str(tmp_path / "first.run"), "--rerank", "bm25",
+                 "--collection", "demo", "--ranges", "1-10,11-30", "--out", str(tmp_path / "o")])
+    assert code == 0
+    reranked = read_run(tmp_path / "o" / "reranked.run")
+    assert set(reranked) == set(first)
+    assert all(len(v) == 30 for v in reranked.values())
+    fractions = read_csv(tmp_path / "o" / "rank_origin.csv")["all"]
+    assert fractions["1-10"]["absent"] == 0.0
+    assert fractions["1-10"][">30"] == 0.0

@@ -1,0 +1,85 @@
+"""The report renders every probe family generically (from records alone)."""
+
+from __future__ import annotations
+
+import json
+
+from abnirml.report.analyses import write_reports
+from abnirml.report.files import write_jsonl
+
+
+def _record(probe, family, ranker, score, significant=True, symmetric=False, subset="all",
+            n=10, **extra):
+    pos = max(0, round(score * n)) if not symmetric else round(score * n)
+    return {"probe": probe, "family": family, "ranker": ranker, "subset": subset,
+            "score": score, "n": n, "pos": pos, "neg": 0, "neutral": n - pos,
+            "mean_diff": score, "p_value": 0.001 if significant else 0.5,
+            "significant": significant, "delta": 0.1, "symmetric": symmetric, "skipped": {},
+            **extra}
+
+
+def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
+    rankers = ["r1", "r2", "r3"]
+    records = []
+    for i, ranker in enumerate(rankers):
+        records.append(_record("tmp:shuffle-words", "tmp", ranker, -0.5 + 0.1 * i))
+        records.append(_record("tmp:shuffle-words", "tmp", ranker, -0.2, subset="relevant"))
+        records.append(_record("dtp:paraphrase", "dtp", ranker, 0.3, symmetric=True,
+                               significant=False))
+        records.append(_record("axiom:tfc1", "axiom", ranker, 0.2 * i, n=10,
+                               satisfied=5 + i, violated=3, ties=2 - i))
+    run_info = {
+        "rankers": [{"name": r, "delta": 0.1, "delta_source": "calibrated",
+                     "calibration_queries": 5, "fingerprint": f"fp-{r}"} for r in rankers],
+        "effectiveness": {"measures": ["nDCG@10"], "queries": 5, "candidates": "run bm25",
+                          "rankers": {"r1": {"nDCG@10": 0.3}, "r2": {"nDCG@10": 0.4},
+                                      "r3": {"nDCG@10": 0.5}}},
+        "variant_groups": {"g": ["r1", "r2", "r3"]},
+    }
+    write_jsonl(tmp_path / "results.jsonl", records)
+    (tmp_path / "run.json").write_text(json.dumps(run_info))
+    write_reports(tmp_path)
+    html = (tmp_path / "report.html").read_text("utf-8")
+    for key in ("family-tmp", "family-dtp", "family-axiom", "effectiveness", "variance"):
+        assert f'<section id="{key}">' in html
+    assert "family-mmp" not in html and "delta-sweep" not in html   # no such data
+    tmp_rows = (tmp_path / "tables" / "tmp.csv").read_text().splitlines()
+    assert tmp_rows[0] == "Probe,Subset,r1,r2,r3,Samples"
+    assert tmp_rows[1] == "tmp:shuffle-words,all,-0.50,-0.40,-0.30,10"
+    assert tmp_rows[2] == ",relevant,-0.20,-0.20,-0.20,10"
+    # the symmetric paraphrase probe is unsigned, and marked not significant
+    assert (tmp_path / "tables" / "dtp.csv").read_text().splitlines()[1] == \
+        "dtp:paraphrase,* 0.30,* 0.30,* 0.30,10"
+    counts = (tmp_path / "tables" / "axiom-counts.csv").read_text().splitlines()
+    assert counts[1] == "axiom:tfc1,5 / 3 / 2,6 / 3 / 1,7 / 3 / 0"
+    effectiveness = (tmp_path / "tables" / "effectiveness.csv").read_text().splitlines()
+    assert effectiveness[0] == "Ranker,nDCG@10,Axiom fulfilment"
+    assert effectiveness[1] == "r1,0.3000,0.5000"
+    correlation = (tmp_path / "tables" / "axiom-effectiveness.csv").read_text().splitlines()
+    assert correlation[1].startswith("nDCG@10,3,1.000,")          # perfectly concordant
+    families = (tmp_path / "tables" / "variance-families.csv").read_text().splitlines()
+    assert families[0] == "Family,g"
+    assert families[1] == "tmp,0.100"       # std of −0.5, −0.4, −0.3
+    assert families[2] == "dtp,0.000"
+    md = (tmp_path / "report.md").read_text("utf-8")
+    assert "## Textual-manipulation probes" in md and "## Effectiveness" in md
+    assert "\\begin{tabular}" in (tmp_path / "tables" / "axiom.tex").read_text()
+
+
+def test_without_matplotlib_and_ir_measures_the_report_still_builds(tmp_path, monkeypatch):
+    import sys
+
+    from abnirml.pipeline import RunConfig, run
+    from abnirml.report import plots
+
+    def no_matplotlib(*args, **kwargs):
+        raise ImportError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(plots, "_figure", no_matplotlib)
+    monkeypatch.setitem(sys.modules, "ir_measures", None)       # import now fails
+    output = run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], out=str(tmp_path),
+                           cache=None, progress=False))
+    assert "ir_measures is not installed" in output.run_info["effectiveness"]["skipped"]
+    html = (tmp_path / "report.html").read_text("utf-8")
+    assert "Figures need matplotlib" in html and "<img" not in html
+    assert '<section id="family-mmp">' in html and 'id="effectiveness"' not in html

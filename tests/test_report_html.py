@@ -1,0 +1,263 @@
+"""report.html, exports and the rebuild from files; the browser test opens the page."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from abnirml.report.export import latex_cell, to_csv, to_latex
+from abnirml.report.html import esc, word_diff
+from abnirml.report.tables import Table
+
+REPO = Path(__file__).resolve().parents[1]
+ATTACKS = (
+    '<script>window.__pwned = 1</script>',
+    '<img src="http://127.0.0.1:9/pixel.png" onerror="window.__pwned = 2">',
+    '</div></td><b>bold</b> &amp; <iframe src="https://example.org/"></iframe>',
+)
+
+
+def write_crafted_collection(root: Path) -> Path:
+    """A tiny collection whose query and documents are full of markup and script."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "queries.tsv").write_text(
+        'q1\tvitamin <script>window.__pwned = 9</script> symptoms\n'
+        'q2\tbread dough "rise" & <b>proof</b>\n', encoding="utf-8")
+    docs, qrels = [], []
+    for q, term in (("q1", "vitamin"), ("q2", "dough")):
+        for i in range(8):
+            words = " ".join([term] * (1 + i % 4))
+            filler = " ".join(["filler"] * (i % 3))
+            text = f"{words} {ATTACKS[i % 3]} {filler} text number {i}"
+            docs.append(f"{q}_d{i}\t{text}")
+            qrels.append(f"{q} 0 {q}_d{i} {i % 4}")
+    (root / "passages.tsv").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (root / "qrels.txt").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    from abnirml.pipeline import RunConfig, run
+
+    out = tmp_path_factory.mktemp("demo-report")
+    run(RunConfig(out=str(out), cache=None, progress=False))
+    return out
+
+
+@pytest.fixture(scope="module")
+def crafted_dir(tmp_path_factory):
+    from abnirml.pipeline import RunConfig, run
+
+    base = tmp_path_factory.mktemp("crafted")
+    collection = write_crafted_collection(base / "collection")
+    out = base / "out"
+    run(RunConfig(collection=str(collection), rankers=["bm25", "ql"], out=str(out), cache=None,
+                  progress=False, examples_per_probe=8))
+    return out
+
+
+def test_report_has_every_section_table_and_figure(demo_dir):
+    html = (demo_dir / "report.html").read_text("utf-8")
+    for key in ("summary", "effectiveness", "family-mmp", "rank-origin", "delta-sweep",
+                "examples"):
+        assert f'<section id="{key}">' in html
+    records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
+    for record in records:
+        assert esc(record["probe"]) in html or record["family"] == "mmp"
+    # MMP rows are labelled by variable and control; the sample counts are shown
+    assert '<td class="label">Sum-TF</td>' in html and "<th>Samples</th>" in html
+    assert html.count('<img src="data:image/png;base64,') >= 4   # sweep + 3 rank origins
+    assert "http://" not in html and "https://" not in html
+    assert "default-src 'none'" in html
+    exported = sorted(p.name for p in (demo_dir / "tables").iterdir())
+    for slug in ("rankers", "effectiveness", "mmp", "rank-origin-bm25"):
+        assert f"{slug}.csv" in exported and f"{slug}.tex" in exported
+    assert "delta-sweep.csv" in exported
+
+
+def test_report_command_rebuilds_everything_from_files(demo_dir, tmp_path, monkeypatch):
+    from abnirml.cli import main
+
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_dir, copy)
+    for name in ("report.md", "report.html"):
+        (copy / name).unlink()
+    shutil.rmtree(copy / "tables")
+    monkeypatch.setenv("ABNIRML_CACHE", str(tmp_path / "never-created.sqlite"))
+    assert main(["report", str(copy)]) == 0
+    assert not (tmp_path / "never-created.sqlite").exists()      # nothing was rescored
+    assert (copy / "report.md").read_text() == (demo_dir / "report.md").read_text()
+    assert (copy / "report.html").read_text() == (demo_dir / "report.html").read_text()
+    names = sorted(p.name for p in (demo_dir / "tables").iterdir())
+    _, mismatch, errors = filecmp.cmpfiles(demo_dir / "tables", copy / "tables", names,
+                                               shallow=False)
+    assert mismatch == [] and errors == []
+
+
+def test_rank_origin_file_in_directory_joins_the_report(demo_dir, tmp_path, dl19):
+    from abnirml.cli import main
+
+    copy = tmp_path / "with-origin"
+    shutil.copytree(demo_dir, copy)
+    runs = dl19 / "runs"
+    assert main(["rank-origin", str(runs / "bm25.run"), str(runs / "tas-b.run"), "--qrels",
+                 str(dl19 / "qrels.txt"), "--out", str(copy)]) == 0
+    assert main(["report", str(copy)]) == 0
+    html = (copy / "report.html").read_text("utf-8")
+    assert "tas-b.run vs bm25.run (grade=3)" in html
+    assert (copy / "tables" / "rank-origin-file-grade-3.csv").is_file()
+
+
+def test_crafted_markup_is_escaped_everywhere(crafted_dir):
+    raw = (crafted_dir / "report.html").read_text("utf-8")
+    assert "<script" not in raw.lower()
+    html = re.sub(r'<mark class="\w+">|</mark>', "", raw)     # word-diff highlighting
+    assert "<iframe" not in html.lower() and "<img src=\"http" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp;amp;" in html
+    assert 'onerror=&quot;window.__pwned = 2&quot;' in html
+    md = (crafted_dir / "report.md").read_text("utf-8")
+    assert "# abnirml report" in md
+
+
+def test_word_diff_marks_only_changed_words():
+    a, b, related = word_diff("the cat sat on the mat", "the cat lay on the <mat>")
+    assert related
+    assert a == 'the cat <mark class="del">sat</mark> on the <mark class="del">mat</mark>'
+    assert b == 'the cat <mark class="ins">lay</mark> on the <mark class="ins">&lt;mat&gt;</mark>'
+    plain_a, _, related = word_diff("apples and pears", "the stock market fell")
+    assert not related and plain_a == "apples and pears"
+
+
+def test_exports_escape_latex_and_keep_csv_cells():
+    table = Table("Scores of my_model & co", ["Probe", "bm25", "n"],
+                  [["tmp:50%_off", "* -0.05", "1,234"], ["x", "+0.40", "7"]])
+    assert to_csv(table).splitlines()[1] == "tmp:50%_off,* -0.05,\"1,234\""
+    latex = to_latex(table, "tab:x")
+    assert r"tmp:50\%\_off & $^{*}-0.05$ & $1{,}234$ \\" in latex
+    assert r"\caption{Scores of my\_model \& co}" in latex
+    assert r"\begin{tabular}{lrr}" in latex
+    assert latex_cell("+0.40") == "$+0.40$" and latex_cell("a^b") == r"a\textasciicircum{}b"
+
+
+# -- the browser test ---------------------------------------------------------------------
+
+CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage")
+
+
+def _install_browser() -> str | None:
+    """Install Debian's chromium and chromium-driver when missing; a reason if impossible."""
+    if shutil.which("chromium") and shutil.which("chromedriver"):
+        return None
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return "chromium/chromedriver missing and apt-get unavailable (run 'make browser-deps')"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
+        if done.returncode != 0:
+            return f"installing chromium failed: {done.stderr.strip()[-300:]}"
+    if shutil.which("chromium") and shutil.which("chromedriver"):
+        return None
+    return "chromium installed but not found on PATH"
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    reason = _install_browser()
+    if reason:
+        pytest.skip(reason)
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed (it is in the 'dev' extra)")
+    options = Options()
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}")
+    options.add_argument("--window-size=1400,1000")
+    options.binary_location = shutil.which("chromium")
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+def _open(driver, path: Path) -> list[str]:
+    """Load ``path`` and return every URL the page requested."""
+    driver.get_log("performance")                           # drop earlier events
+    driver.get(path.resolve().as_uri())
+    driver.execute_script("return document.readyState")
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def _external(urls: list[str]) -> list[str]:
+    """Requests that would leave the machine (browser-internal chrome:// pages do not)."""
+    return [u for u in urls if not re.match(r"^(file|data|chrome|about|blob|devtools):", u)]
+
+
+def test_network_detector_catches_requests(browser, tmp_path):
+    page = tmp_path / "control.html"
+    page.write_text('<html><body><img src="http://127.0.0.1:9/pixel.png"></body></html>')
+    assert _external(_open(browser, page)) == ["http://127.0.0.1:9/pixel.png"]
+
+
+@pytest.mark.slow
+def test_browser_opens_demo_report(browser, demo_dir):
+    from selenium.webdriver.common.by import By
+
+    html_path = demo_dir / "report.html"
+    urls = _open(browser, html_path)
+    assert _external(urls) == []
+    source = html_path.read_text("utf-8")
+    tables = browser.find_elements(By.TAG_NAME, "table")
+    assert len(tables) == source.count("<table") and len(tables) >= 6
+    for table in tables:
+        assert table.find_elements(By.TAG_NAME, "tr")
+    images = browser.find_elements(By.TAG_NAME, "img")
+    assert len(images) == source.count("<img") >= 4
+    for image in images:
+        assert browser.execute_script(
+            "return arguments[0].complete && arguments[0].naturalWidth > 0", image)
+    assert browser.find_element(By.ID, "delta-sweep").is_displayed()
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1400, min(int(height) + 100, 12000))
+    out = REPO / "test-output"
+    out.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(out / "report.png"))
+    assert (out / "report.png").stat().st_size > 10_000
+    browser.set_window_size(1400, 1000)
+
+
+def test_browser_shows_markup_as_text(browser, crafted_dir):
+    from selenium.webdriver.common.by import By
+
+    assert _external(_open(browser, crafted_dir / "report.html")) == []
+    assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    assert browser.find_elements(By.TAG_NAME, "script") == []
+    assert browser.find_elements(By.TAG_NAME, "iframe") == []
+    for details in browser.find_elements(By.TAG_NAME, "details"):
+        details.find_element(By.TAG_NAME, "summary").click()
+    shown = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".doc"))
+    assert "<script>window.__pwned = 1</script>" in shown
+    assert '<img src="http://127.0.0.1:9/pixel.png"' in shown
+    assert "<b>bold</b> &amp;" in shown
+    queries = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".sample p"))
+    assert "vitamin <script>window.__pwned = 9</script> symptoms" in queries

@@ -195,7 +195,7 @@ def _expansions(context: ProbeContext) -> dict[str, str]:
     from abnirml.probes.expansions import expansions_for
 
     docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
-    found, _ = expansions_for(context.options, context.collection.docs, docnos)
+    found, _ = expansions_for(context.options, context.collection, docnos)
     return found
 
 

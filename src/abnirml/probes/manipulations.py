@@ -17,7 +17,8 @@ of the text a manipulation does not touch survive byte for byte:
 Shuffles and reversals permute the contents of word, sentence, preposition or noun-chunk
 *slots*; the white space between slots never moves. Only slots whose neighbours are not
 letters or digits take part, so a moved piece can never glue onto a neighbouring term: the
-multiset of terms is exactly preserved, which is why bag-of-words rankers score every
+multiset of terms is exactly preserved (slots that touch each other are left in place for
+the same reason), which is why bag-of-words rankers score every
 reordering exactly like the original.
 """
 
@@ -109,6 +110,21 @@ def _isolated(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
     return not _is_alnum(before) and not _is_alnum(after)
+
+
+def _apart(spans: Sequence[Span]) -> list[Span]:
+    """Drop each span that touches (or overlaps) the one kept before it.
+
+    Two touching slots would make each other's neighbour: after a permutation the text
+    across their border is new, so a term could grow across it. A dropped span stays put
+    and becomes an ordinary, already-checked neighbour of the span before it.
+    """
+    kept: list[Span] = []
+    for start, end in sorted(spans):
+        if kept and start <= kept[-1][1]:
+            continue
+        kept.append((start, end))
+    return kept
 
 
 def _replace_spans(text: str, spans: Sequence[Span], contents: Sequence[str]) -> str:
@@ -291,7 +307,7 @@ def preposition_spans(document: str, parsed: Any) -> list[Span]:
         start, end = token.idx, token.idx + len(token.text)
         if _isolated(document, start, end):
             spans.append((start, end))
-    return spans
+    return _apart(spans)
 
 
 def shuffle_prepositions(query: str, document: str, context: ManipulationContext,
@@ -305,8 +321,8 @@ def shuffle_prepositions(query: str, document: str, context: ManipulationContext
 
 def noun_chunk_spans(document: str, parsed: Any) -> list[Span]:
     """Character spans of spaCy's noun chunks that can move safely."""
-    return [(c.start_char, c.end_char) for c in parsed.noun_chunks
-            if c.end_char > c.start_char and _isolated(document, c.start_char, c.end_char)]
+    return _apart([(c.start_char, c.end_char) for c in parsed.noun_chunks
+                   if c.end_char > c.start_char and _isolated(document, c.start_char, c.end_char)])
 
 
 def swap_noun_chunks(query: str, document: str, context: ManipulationContext,

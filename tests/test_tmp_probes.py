@@ -82,7 +82,8 @@ def test_d1_is_the_manipulated_text_and_d2_the_original(demo):
 
 def test_skips_are_counted_by_reason(demo):
     collection = demo.collection
-    single = sum(1 for _, d, _ in collection.judged() if len(sentence_spans(collection.docs[d])) < 2)
+    single = sum(1 for _, d, _ in collection.judged()
+                 if len(sentence_spans(collection.docs[d])) < 2)
     assert single > 0
     reasons = Counter(i.reason for i in items("tmp:shuffle-sentences", demo) if isinstance(i, Skip))
     assert reasons == Counter({"not-applicable": single})

@@ -16,10 +16,9 @@ of the text a manipulation does not touch survive byte for byte:
 
 Shuffles and reversals permute the contents of word, sentence, preposition or noun-chunk
 *slots*; the white space between slots never moves. Only slots whose neighbours are not
-letters or digits take part, so a moved piece can never glue onto a neighbouring term: the
-multiset of terms is exactly preserved (slots that touch each other are left in place for
-the same reason), which is why bag-of-words rankers score every
-reordering exactly like the original.
+letters or digits take part, and slots that touch each other stay put, so a moved piece can
+never glue onto a neighbouring term: the multiset of terms is exactly preserved, which is
+why bag-of-words rankers score every reordering exactly like the original.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The ``abnirml`` command.
 
 Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
-results directory), ``probes`` and ``rankers`` (list what is available), ``rank-origin`` and
-``compare`` (see :mod:`abnirml.analysis_cli`). Errors in the input
+results directory), ``probes`` and ``rankers`` (list what is available), ``masking``
+(query-term masking analysis), ``rank-origin`` and ``compare`` (see
+:mod:`abnirml.analysis_cli`). Errors in the input
 or options print one line ``abnirml: error: …`` and exit with status 2.
 """
 
@@ -133,6 +134,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
 
+    masking = sub.add_parser("masking", help="query-term masking: rank candidates with "
+                             "original, Only-Q and Drop-Q documents (Rau & Kamps)")
+    masking.add_argument("--collection", default="demo",
+                         help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    masking.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
+                         help="ranker spec, repeatable (default: bm25)")
+    masking.add_argument("--out", default="abnirml-out", help="output directory")
+    masking.add_argument("--candidates", metavar="NAME|FILE",
+                         help="run giving each query's candidates (default as for 'run')")
+    masking.add_argument("--candidate-depth", type=int, default=100)
+    masking.add_argument("--mask-token", help="one mask token for every ranker "
+                         "(default: each ranker's own, [MASK] unless it says otherwise)")
+    masking.add_argument("--rel-level", type=int, default=2,
+                         help="lowest grade counted relevant by MAP and MRR (2)")
+    masking.add_argument("--cache", default="default", help="score cache file")
+    masking.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
+    masking.add_argument("--batch-size", type=int, help="pairs per ranker call")
+    masking.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
+    masking.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
+    masking.add_argument("--allow-pickle", action="store_true",
+                         help="allow loading pickled model files from user paths (unsafe)")
+    masking.add_argument("--quiet", action="store_true", help="no progress bars")
+
     sub.add_parser("probes", help="list the available probes")
     sub.add_parser("rankers", help="list the ranker families")
     return parser
@@ -196,6 +220,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_masking(args: argparse.Namespace) -> int:
+    from abnirml.evaluation.masking import MaskingConfig, run_masking
+
+    config = MaskingConfig(
+        collection=args.collection, rankers=args.rankers or ["bm25"], out=args.out,
+        candidates=args.candidates, candidate_depth=args.candidate_depth,
+        mask_token=args.mask_token, rel_level=args.rel_level,
+        cache=None if args.no_cache else args.cache, batch_size=args.batch_size,
+        device=args.device, stopwords=args.stopwords, allow_pickle=args.allow_pickle,
+        progress=not args.quiet)
+    result = run_masking(config)
+    print(f"abnirml: masking for {len(config.rankers)} ranker(s), "
+          f"{max((r.queries for r in result.rows), default=0)} queries "
+          f"→ {Path(args.out) / 'masking.md'}")
+    return 0
+
+
 def cmd_probes(_: argparse.Namespace) -> int:
     from abnirml.probes.registry import all_probes
 
@@ -214,7 +255,8 @@ def cmd_rankers(_: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers,
             "rank-origin": lambda a: _analysis("cmd_rank_origin", a),
-            "compare": lambda a: _analysis("cmd_compare", a)}
+            "compare": lambda a: _analysis("cmd_compare", a),
+            "masking": cmd_masking}
 
 
 def _analysis(name: str, args: argparse.Namespace) -> int:

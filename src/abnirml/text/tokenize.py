@@ -45,7 +45,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         closing = match.group(0).rstrip()
         end += len(closing)
         candidate = text[start:end]
-        last_word = candidate.rsplit(None, 1)[-1].rstrip(".!?\"')]").lower() if candidate else ""
+        last_word = (candidate.rsplit(None, 1)[-1].rstrip(".!?\"')]").lstrip("\"'([").lower()
+                     if candidate else "")
         if candidate.endswith(".") and (last_word in _ABBREVIATIONS or len(last_word) == 1):
             continue
         if candidate.strip():

@@ -1,0 +1,235 @@
+"""Query-term masking (Rau & Kamps §4.4–4.5): how well does a ranker rank when it sees only
+the query terms of each document (Only-Q), or everything but them (Drop-Q)?
+
+Each query's candidates (a first-stage run's top k, as for δ calibration) are re-ranked three
+times per ranker — with the original documents, with Only-Q documents (every non-query term
+replaced by the mask token) and with Drop-Q documents (every query term replaced) — and each
+ranking is evaluated against the qrels with nDCG@10, MAP and MRR (``ir_measures``). Binary
+measures count grades ≥ ``rel_level`` (2 by default, the TREC DL convention) as relevant.
+
+The mask token is the ranker's own (``RankerHints.mask_token``, ``[MASK]`` unless a ranker
+says otherwise), or one token for every ranker when given. Query terms are matched as the
+lexical analysis matches them: lowercased and Porter-stemmed (stopwords of the query count
+as query terms too). Ties in the scores (every Drop-Q document scores 0 for BM25) are broken
+the way ``trec_eval`` breaks them.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.probes import manipulations as m
+from abnirml.probes.base import ProbeContext
+from abnirml.rankers.base import Ranker, hints
+
+ORIGINAL = "original"
+ONLY_QUERY = "only-query"
+DROP_QUERY = "drop-query"
+VARIANTS = (ORIGINAL, ONLY_QUERY, DROP_QUERY)
+VARIANT_LABELS = {ORIGINAL: "Original", ONLY_QUERY: "Only Q", DROP_QUERY: "Drop Q"}
+DEFAULT_REL_LEVEL = 2
+
+Run = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class MaskingRow:
+    ranker: str
+    variant: str
+    mask_token: str
+    queries: int
+    values: Mapping[str, float]     # measure name → value in [0, 1]
+
+
+@dataclass
+class MaskingResult:
+    measures: list[str]
+    rows: list[MaskingRow] = field(default_factory=list)
+    runs: dict[tuple[str, str], Run] = field(default_factory=dict)
+
+    def value(self, ranker: str, variant: str, measure: str) -> float:
+        for row in self.rows:
+            if row.ranker == ranker and row.variant == variant:
+                return float(row.values[measure])
+        raise KeyError((ranker, variant))
+
+
+def measure_names(rel_level: int = DEFAULT_REL_LEVEL) -> list[str]:
+    """nDCG@10 (graded), MAP and MRR (binary at ``rel_level``), as ir_measures names them."""
+    return ["nDCG@10", f"AP(rel={rel_level})", f"RR(rel={rel_level})"]
+
+
+def masked_document(variant: str, query: str, document: str,
+                    context: m.ManipulationContext) -> str:
+    if variant == ORIGINAL:
+        return document
+    function = m.only_query if variant == ONLY_QUERY else m.drop_query
+    rng = np.random.default_rng(0)     # masking is deterministic; the generator is unused
+    out = function(query, document, context, rng)
+    return document if out is None else out
+
+
+def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: Any, *,
+                     mask_token: str | None = None,
+                     rel_level: int = DEFAULT_REL_LEVEL) -> MaskingResult:
+    """Score every query's candidates in the three variants with every ranker; evaluate.
+
+    ``scorer`` is an :class:`~abnirml.evaluation.scoring.Scorer` (scores go through the cache).
+    """
+    collection = context.collection
+    candidates = {qid: docnos for qid, docnos in context.candidate_docnos().items()
+                  if docnos and qid in collection.queries}
+    qrels = {qid: dict(judged) for qid, judged in collection.qrels.items() if qid in candidates}
+    if not qrels:
+        raise ConfigError("masking needs judged queries among the candidates; none found")
+    measures = measure_names(rel_level)
+    result = MaskingResult(measures=measures)
+    for ranker in rankers:
+        token = hints(ranker).mask_token if mask_token is None else mask_token
+        text_context = m.ManipulationContext(stem=context.analyzer.stem, mask_token=token)
+        for variant in VARIANTS:
+            keys: list[tuple[str, str]] = []
+            pairs: list[tuple[str, str]] = []
+            for qid, docnos in candidates.items():
+                query = collection.queries[qid]
+                for docno in docnos:
+                    keys.append((qid, docno))
+                    pairs.append((query, masked_document(variant, query,
+                                                         collection.docs[docno], text_context)))
+            scores = _score_unique(scorer, ranker, pairs)
+            run: Run = {}
+            for (qid, docno), score in zip(keys, scores, strict=True):
+                run.setdefault(qid, {})[docno] = float(score)
+            result.runs[(ranker.name, variant)] = run
+            values = evaluate(run, qrels, measures)
+            result.rows.append(MaskingRow(ranker.name, variant, token,
+                                          len(set(run) & set(qrels)), values))
+    return result
+
+
+def _score_unique(scorer: Any, ranker: Ranker, pairs: list[tuple[str, str]]) -> np.ndarray:
+    unique = list(dict.fromkeys(pairs))
+    index = {pair: i for i, pair in enumerate(unique)}
+    scores = scorer.score(ranker, unique)
+    return np.asarray([scores[index[p]] for p in pairs], dtype=np.float64)
+
+
+def evaluate(run: Run, qrels: Mapping[str, Mapping[str, int]],
+             measures: Sequence[str]) -> dict[str, float]:
+    """Mean of each measure over the judged queries of ``run`` (ir_measures)."""
+    try:
+        import ir_measures
+    except ImportError:
+        raise ConfigError("the masking analysis needs ir_measures: "
+                          "pip install 'abnirml[eval]'") from None
+    parsed = [ir_measures.parse_measure(name) for name in measures]
+    judged = {qid: {d: int(g) for d, g in docs.items()} for qid, docs in qrels.items()
+              if qid in run}
+    scored = {qid: docs for qid, docs in run.items() if qid in judged}
+    aggregate = ir_measures.calc_aggregate(parsed, judged, scored)
+    return {name: float(aggregate.get(measure, 0.0))
+            for name, measure in zip(measures, parsed, strict=True)}
+
+
+# --------------------------------------------------------------------------- output
+
+
+def write_outputs(out: Path, result: MaskingResult) -> None:
+    """``masking.csv`` (values in [0, 1]) and ``masking.md`` (×100, the paper's layout)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "masking.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["ranker", "input", "mask_token", "queries", *result.measures])
+        for row in result.rows:
+            writer.writerow([row.ranker, row.variant, row.mask_token, row.queries,
+                             *(f"{row.values[name]:.6f}" for name in result.measures)])
+    (out / "masking.md").write_text(markdown(result), encoding="utf-8")
+
+
+def markdown(result: MaskingResult) -> str:
+    header = ["Ranker", "Input", *[_title(name) for name in result.measures], "Queries"]
+    lines = ["# Query-term masking", "",
+             "Each query's candidates re-ranked with the original documents, with only the "
+             "query terms kept (Only Q: every other term masked) and with the query terms "
+             "masked (Drop Q). Values ×100.", "",
+             "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row in result.rows:
+        cells = [row.ranker, VARIANT_LABELS.get(row.variant, row.variant),
+                 *(f"{100 * row.values[name]:.2f}" for name in result.measures), str(row.queries)]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    tokens = sorted({(row.ranker, row.mask_token) for row in result.rows})
+    lines += ["", "Mask token: " + ", ".join(f"{r} `{t}`" for r, t in tokens) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _title(measure: str) -> str:
+    if measure.startswith("AP("):
+        return f"MAP {measure[2:]}"
+    if measure.startswith("RR("):
+        return f"MRR {measure[2:]}"
+    return measure
+
+
+# --------------------------------------------------------------------------- one call
+
+
+@dataclass
+class MaskingConfig:
+    collection: str = "demo"
+    rankers: list[str] = field(default_factory=lambda: ["bm25"])
+    out: str | None = None
+    candidates: str | None = None
+    candidate_depth: int = 100
+    mask_token: str | None = None
+    rel_level: int = DEFAULT_REL_LEVEL
+    cache: str | None = "default"
+    batch_size: int | None = None
+    device: str = "cpu"
+    stopwords: str = "default"
+    seed: int = 0
+    allow_pickle: bool = False
+    progress: bool = True
+
+
+def run_masking(config: MaskingConfig) -> MaskingResult:
+    """Load, build rankers, resolve candidates, analyse and (with ``out``) write the files."""
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.cache import ScoreCache, default_cache_path
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.text.analyzer import Analyzer
+
+    if not config.rankers:
+        raise ConfigError("no ranker given")
+    if config.batch_size is not None and config.batch_size < 1:
+        raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
+    collection = load_collection(config.collection)
+    analyzer = Analyzer(stopwords=config.stopwords)
+    env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
+                    batch_size=config.batch_size, seed=config.seed,
+                    allow_pickle=config.allow_pickle)
+    rankers = [build_ranker(spec, env) for spec in config.rankers]
+    names = [r.name for r in rankers]
+    if len(set(names)) != len(names):
+        raise ConfigError("a ranker is given twice")
+    resolved = resolve_candidates(collection, config.candidates, config.candidate_depth,
+                                  env.collection_stats)
+    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
+                           candidates=lambda: resolved.ranking)
+    cache_path = None if config.cache is None else (
+        default_cache_path() if config.cache == "default" else Path(config.cache))
+    with ScoreCache(cache_path) as cache:
+        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress)
+        result = masking_analysis(context, rankers, scorer, mask_token=config.mask_token,
+                                  rel_level=config.rel_level)
+    if config.out is not None:
+        write_outputs(Path(config.out), result)
+    return result

@@ -1,0 +1,232 @@
+"""Textual-manipulation probes (ABNIRML Table 2 and §2.2.2 of the journal version, the
+duplication test of Rennings et al., and Rau & Kamps' query-term masking).
+
+Every judged (query, document) pair whose document text is known gives one sample:
+**d1 = the manipulated text, d2 = the original document**, so that a positive score means
+the ranker prefers the manipulated text — the sign of the papers' tables. (The engine's
+effect is R(q, d1) − R(q, d2).) ``meta`` holds ``qid``, ``docno`` (of the original, which is
+also ``docno2``) and ``grade``, which places the sample in the all / non-relevant / relevant
+subsets. A manipulation that does not apply is skipped as ``not-applicable``; one that
+leaves the text identical is skipped as ``unchanged``; judged documents without text are
+counted as ``missing-text``.
+
+Randomness: each sample draws from its own generator, seeded by (run seed, probe name, qid,
+docno), so a sample never depends on which other samples or probes are built.
+
+Probe options (``--option KEY=VALUE``):
+
+``tmp_sample``
+    Use N judged pairs drawn at random (seeded) instead of all — the same pairs for every
+    manipulation probe. Handy for expensive rankers.
+``typo_rate``
+    Probability that a word with a known misspelling is misspelt (default 0.1; see
+    :func:`~abnirml.probes.manipulations.typos`).
+``mask_token``
+    The token Only-Q / Drop-Q put in place of terms (default ``[MASK]``). Probe texts are
+    shared by all rankers of a run, so one token serves them all; the masking analysis
+    (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
+``doct5query_file`` / ``doct5query_source``
+    DocT5Query expansions (see :mod:`abnirml.probes.expansions`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from abnirml.errors import ConfigError
+from abnirml.probes import manipulations as m
+from abnirml.probes.base import ProbeContext
+from abnirml.types import Sample, Skip
+
+SPACY = "spacy"
+TYPOS = "typos"
+EXPANSIONS = "expansions"
+DONORS = "donors"
+
+
+@dataclass(frozen=True)
+class Spec:
+    key: str
+    label: str
+    function: m.Manipulation
+    needs: frozenset[str] = frozenset()
+
+
+def _spec(key: str, label: str, function: m.Manipulation, *needs: str) -> Spec:
+    return Spec(key, label, function, frozenset(needs))
+
+
+#: Every manipulation probe, in the order of the papers' tables. Names are public.
+SPECS: tuple[Spec, ...] = (
+    _spec("remove-stops", "Remove stopwords", m.remove_stops),
+    _spec("remove-punct", "Remove punctuation", m.remove_punct),
+    _spec("remove-stops-punct", "Remove stops/punct.", m.remove_stops_punct),
+    _spec("lemmatize", "Lemmatize", m.lemmatize, SPACY),
+    _spec("shuffle-words", "Shuf. words", m.shuffle_words),
+    _spec("shuffle-words-in-sentences", "Shuf. words (in sents.)", m.shuffle_words_in_sentences),
+    _spec("shuffle-prepositions", "Shuf. prepositions", m.shuffle_prepositions, SPACY),
+    _spec("shuffle-sentences", "Shuf. sent. order", m.shuffle_sentences),
+    _spec("reverse-words", "Reverse words", m.reverse_words),
+    _spec("reverse-sentences", "Reverse sent. order", m.reverse_sentences),
+    _spec("swap-noun-chunks", "Swap noun chunks", m.swap_noun_chunks, SPACY),
+    _spec("replace-with-query", "Replace with query", m.replace_with_query),
+    _spec("add-doct5query", "Add DocT5Query terms", m.add_doct5query, EXPANSIONS),
+    _spec("add-nonrel-sentence", "Add non-rel. sent.", m.add_nonrel_sentence, DONORS),
+    _spec("prepend-query", "Prepend query", m.prepend_query),
+    _spec("append-query", "Append query", m.append_query),
+    _spec("typos", "Typos", m.typos, TYPOS),
+    _spec("duplicate-k2", "Duplicate (k = 2)", m.duplicate(2)),
+    _spec("duplicate-k3", "Duplicate (k = 3)", m.duplicate(3)),
+    _spec("duplicate-k4", "Duplicate (k = 4)", m.duplicate(4)),
+    _spec("only-query", "Only-Q (mask non-query terms)", m.only_query),
+    _spec("drop-query", "Drop-Q (mask query terms)", m.drop_query),
+)
+
+
+@dataclass(frozen=True)
+class ManipulationProbe:
+    """One manipulation applied to every judged document (see the module docstring)."""
+
+    spec: Spec
+    family: str = "tmp"
+    symmetric: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"tmp:{self.spec.key}"
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
+        collection = context.collection
+        judged = judged_pairs(context)
+        text_context = manipulation_context(context, self.spec.needs)
+        if EXPANSIONS in self.spec.needs and not text_context.expansions:
+            warnings.warn(f"{self.name}: no DocT5Query expansions, so every sample is skipped "
+                          "as not-applicable; pass --option doct5query_file=PATH (JSON lines "
+                          '{"docno", "expansion"} or docno<TAB>text) or a doct5query_source',
+                          stacklevel=2)
+        for _ in range(missing_text(context)):
+            yield Skip("missing-text")
+        function = self.spec.function
+        for qid, docno, grade in judged:
+            query = collection.queries[qid]
+            original = collection.docs[docno]
+            meta = {"qid": qid, "docno": docno, "docno2": docno, "grade": grade}
+            rng = context.rng(f"{self.name}\x00{qid}\x00{docno}")
+            manipulated = function(query, original, text_context, rng)
+            if manipulated is None:
+                yield Skip("not-applicable", meta)
+            elif manipulated == original:
+                yield Skip("unchanged", meta)
+            else:
+                yield Sample(query, manipulated, original, meta)
+
+
+def available() -> list[ManipulationProbe]:
+    return [ManipulationProbe(spec) for spec in SPECS]
+
+
+# --------------------------------------------------------------------------- shared inputs
+
+
+def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
+    """The judged pairs every manipulation probe uses (all, or a seeded ``tmp_sample``)."""
+
+    def build() -> list[tuple[str, str, int]]:
+        pairs = list(context.collection.judged())
+        size = context.options.get("tmp_sample")
+        if size is None or size == "":
+            return pairs
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ConfigError(f"tmp_sample must be a positive whole number, got {size!r}")
+        if size >= len(pairs):
+            return pairs
+        chosen = context.rng("tmp:sample").choice(len(pairs), size=size, replace=False)
+        return [pairs[i] for i in sorted(chosen.tolist())]
+
+    return context.memo("tmp:judged", build)
+
+
+def missing_text(context: ProbeContext) -> int:
+    if context.options.get("tmp_sample"):
+        return 0
+    return int(getattr(context.collection, "skipped", {}).get("judged_without_text", 0))
+
+
+def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.ManipulationContext:
+    """The :class:`~.manipulations.ManipulationContext` a probe needs, built from shared parts."""
+    base = context.memo("tmp:base", lambda: m.ManipulationContext(
+        stopwords=context.analyzer.stopword_set, stem=context.analyzer.stem,
+        mask_token=_mask_token(context.options), typo_rate=_typo_rate(context.options)))
+    extra: dict[str, Any] = {}
+    if SPACY in needs:
+        extra["parses"] = spacy_parses(context)
+    if TYPOS in needs:
+        from abnirml.text.typos import load_misspellings
+
+        extra["typo_map"] = load_misspellings()
+    if EXPANSIONS in needs:
+        extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
+    if DONORS in needs:
+        donors, fallback = context.memo("tmp:donors", lambda: _donors(context))
+        extra["donors"] = donors
+        extra["fallback_donors"] = fallback
+    return replace(base, **extra) if extra else base
+
+
+def spacy_parses(context: ProbeContext) -> dict[str, Any]:
+    """spaCy parses of every judged document used, made once per run in batches."""
+
+    def build() -> dict[str, Any]:
+        docs = context.collection.docs
+        texts = list(dict.fromkeys(docs[d] for _, d, _ in judged_pairs(context)))
+        return dict(zip(texts, m.parse_texts(texts), strict=True))
+
+    return context.memo("tmp:spacy-parses", build)
+
+
+def _expansions(context: ProbeContext) -> dict[str, str]:
+    from abnirml.probes.expansions import expansions_for
+
+    docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
+    found, _ = expansions_for(context.options, context.collection, docnos)
+    return found
+
+
+def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
+    """Non-relevant (grade 0) document texts per query text, and for the whole collection."""
+    collection = context.collection
+    per_query: dict[str, list[str]] = {}
+    everywhere: dict[str, None] = {}
+    for qid, docno, grade in collection.judged():
+        if grade != 0:
+            continue
+        text = collection.docs[docno]
+        per_query.setdefault(collection.queries[qid], []).append(text)
+        everywhere.setdefault(text)
+    return per_query, list(everywhere)
+
+
+def _mask_token(options: dict[str, Any]) -> str:
+    token = options.get("mask_token", m.DEFAULT_MASK)
+    if not isinstance(token, str):
+        token = str(token)
+    return token
+
+
+def _typo_rate(options: dict[str, Any]) -> float:
+    raw = options.get("typo_rate", m.DEFAULT_TYPO_RATE)
+    try:
+        rate = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"typo_rate must be a number in [0, 1], got {raw!r}") from None
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigError(f"typo_rate must be in [0, 1], got {rate}")
+    return rate
+

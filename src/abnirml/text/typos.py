@@ -1,0 +1,46 @@
+"""Common English misspellings, inverted into correct word → typical misspellings.
+
+The list is codespell's main dictionary (``codespell_lib/data/dictionary.txt``), which grew
+out of Wikipedia's list of common misspellings. Its lines read ``typo->fix`` or
+``typo->fix1, fix2,`` (several candidate fixes). The typo manipulation needs the opposite
+direction, so every (typo, fix) pair is turned around. Only single-term entries are kept
+(letters and digits, nothing else) so that a misspelling never introduces punctuation or
+white space into a document.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from abnirml.errors import ConfigError
+
+_TERM = re.compile(r"[^\W_]+")
+
+
+def parse_dictionary(text: str) -> dict[str, tuple[str, ...]]:
+    """Invert codespell-format lines into ``{correct word (lowercase): misspellings}``."""
+    inverted: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        typo, arrow, fixes = line.partition("->")
+        typo = typo.strip()
+        if not arrow or not _TERM.fullmatch(typo):
+            continue
+        for fix in fixes.split(","):
+            fix = fix.strip().lower()
+            if fix and _TERM.fullmatch(fix) and fix != typo.lower():
+                inverted.setdefault(fix, set()).add(typo.lower())
+    return {word: tuple(sorted(typos)) for word, typos in inverted.items()}
+
+
+@lru_cache(maxsize=1)
+def load_misspellings() -> dict[str, tuple[str, ...]]:
+    """The inverted codespell dictionary (read once per process)."""
+    try:
+        data = resources.files("codespell_lib").joinpath("data", "dictionary.txt")
+        text = data.read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        raise ConfigError("the typo probe needs codespell's dictionary: "
+                          "pip install 'abnirml[typos]'") from None
+    return parse_dictionary(text)

@@ -52,17 +52,20 @@ class TextStore:
         kept = [p for p, w in enumerate(words) if w not in stops]
         surface = tuple(words[p] for p in kept)
         stems = porter().stem_words(surface) if self.analyzer.stem else surface
-        vocab = self.vocab
-        ids = np.fromiter((vocab.setdefault(s, len(vocab)) for s in stems), dtype=np.int64,
-                          count=len(stems))
+        ids = np.fromiter((self._number(s) for s in stems), dtype=np.int64, count=len(stems))
         done = AnalysedText(ids, np.asarray(kept, dtype=np.int64), surface, len(words))
         self._texts[text] = done
         return done
 
+    def _number(self, term: str) -> int:
+        number = self.vocab.get(term)
+        if number is None:
+            number = self.vocab[term] = len(self._names)
+            self._names.append(term)
+        return number
+
     def term(self, term_id: int) -> str:
-        """The analysed term numbered ``term_id`` (ids follow first appearance)."""
-        if len(self._names) != len(self.vocab):
-            self._names = list(self.vocab)
+        """The analysed term numbered ``term_id``."""
         return self._names[term_id]
 
     def vector_ids(self, text: str, vectors: TermVectors) -> np.ndarray:
@@ -85,7 +88,8 @@ class QueryFeatures:
     query: str
     docnos: list[str]
     texts: list[str]
-    term_ids: np.ndarray       # (m,)
+    terms: list[str]           # (m,) distinct analysed query terms
+    term_ids: np.ndarray       # (m,) their ids in the TextStore
     qtf: np.ndarray            # (m,) query term counts
     counts: np.ndarray         # (n, m)
     lengths: np.ndarray        # (n,) analysed tokens
@@ -178,7 +182,8 @@ def build_features(store: TextStore, qid: str, query: str, docnos: list[str],
     hit = ordered[slot] == flat
     col = np.where(hit, sorter[slot], -1)
     counts = np.bincount(doc[hit] * m + col[hit], minlength=n * m).reshape(n, m)
-    return QueryFeatures(qid=qid, query=query, docnos=docnos, texts=texts, term_ids=term_ids,
+    return QueryFeatures(qid=qid, query=query, docnos=docnos, texts=texts,
+                         terms=[store.term(int(t)) for t in term_ids], term_ids=term_ids,
                          qtf=qtf, counts=counts.astype(np.int64), lengths=lengths, words=words,
                          grades=grades, _flat=(doc, positions, col, hit))
 
@@ -203,8 +208,7 @@ class AxiomData:
 
     def df(self, features: QueryFeatures) -> np.ndarray:
         stats = self.stats()
-        return np.array([stats.df.get(self.store.term(int(t)), 0)
-                         for t in features.term_ids], dtype=np.int64)
+        return np.array([stats.df.get(t, 0) for t in features.terms], dtype=np.int64)
 
 
 def axiom_data(context: ProbeContext, options: AxiomOptions) -> AxiomData:

@@ -9,6 +9,10 @@ first: its table carries d_k as an extra document column and a ``combine`` hook,
 engine's two per-sample scores are S(d_j) − S(d_i) and S(d_k) − S(d_j) and "d1 preferred"
 reads "the first increase is the larger", exactly the axiom's claim.
 
+For analyses, ``extra["features"]`` holds each query's :class:`~.features.QueryFeatures`
+and ``extra["instances"]`` the arrays ``query`` (position in that list), ``a``, ``b`` (the
+two documents' positions in the query's pool) and ``c`` (TFC2: d_k; LNC2: the factor k).
+
 Besides the samples, each table reports (in ``extra["record"]``, copied into every result
 record of the probe) the Câmara & Hauff Table 2 statistics: the uncapped instance count,
 the instances holding a judged relevant document, and how many of those order their
@@ -223,7 +227,10 @@ class _TableBuilder:
             texts=list(self.pool), query=cols["q"], doc1=cols["d1"], doc2=cols["d2"],
             grade=np.full(n, np.nan), skipped=Counter(data.skipped),
             meta=_MetaView(self.axiom, data.queries, cols),
-            extra={"record": record, "axiom": AXIOMS[self.axiom][0]},
+            extra={"record": record, "axiom": AXIOMS[self.axiom][0],
+                   "features": data.queries,
+                   "instances": {"query": cols["o"], "a": cols["a"], "b": cols["b"],
+                                 "c": cols["c"]}},
             more_docs=(cols["d3"],) if triple else (),
             combine=tfc2_differences if triple else None)
 

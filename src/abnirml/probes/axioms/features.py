@@ -142,8 +142,12 @@ class QueryFeatures:
             keep = ~hit & (gid >= 0)
             dims = vectors.vectors.shape[1]
             sums = np.zeros((self.size, dims))
-            np.add.at(sums, doc[keep], vectors.vectors[gid[keep]])
-            n_known = np.bincount(doc[keep], minlength=self.size)
+            owners = doc[keep]                       # sorted: tokens come document by document
+            if owners.size:
+                starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+                sums[owners[starts]] = np.add.reduceat(
+                    vectors.vectors[gid[keep]].astype(np.float64), starts, axis=0)
+            n_known = np.bincount(owners, minlength=self.size)
             with np.errstate(invalid="ignore"):
                 averages = sums / n_known[:, None]
             averages[n_known == 0] = 0.0

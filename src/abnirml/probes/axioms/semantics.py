@@ -66,11 +66,15 @@ def glove_6b_50d() -> DictTermVectors:
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarity between every row of ``a`` and every row of ``b`` (NaN for zero rows)."""
-    na = np.linalg.norm(a, axis=1)
-    nb = np.linalg.norm(b, axis=1)
+    """Cosine similarity between every row of ``a`` and every row of ``b`` (NaN for zero rows).
+
+    The products go through ``einsum`` rather than BLAS: the matrices are small (one query's
+    pool) and a multithreaded BLAS spends far longer waking threads than computing them.
+    """
+    na = np.sqrt(np.einsum("ij,ij->i", a, a))
+    nb = np.sqrt(np.einsum("ij,ij->i", b, b))
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = (a @ b.T) / (na[:, None] * nb[None, :])
+        out = np.einsum("ij,kj->ik", a, b) / (na[:, None] * nb[None, :])
     out[(na == 0)[:, None] | (nb == 0)[None, :]] = np.nan
     return out
 

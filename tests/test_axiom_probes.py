@@ -252,3 +252,28 @@ def test_report_prints_both_camara_tables():
     assert "| bm25 | 0.70 (0.30) | 0.50 (0.50) |" in text
     assert "| biencoder | 0.50 (0.00) | – |" in text
     assert axiom_sections([{**records[0], "family": "mmp"}]) == []
+
+
+def test_empty_pools_give_empty_tables():
+    collection = Collection(name="empty", queries={"q1": "apple"}, docs=dict(DOCS), qrels={})
+    ctx = ProbeContext(collection=collection, candidates=lambda: {"q1": []})
+    for probe in select_probes(["axiom:*"]):
+        table = probe.sample_table(ctx)
+        assert len(table) == 0 and table.extra["record"]["instances_uncapped"] == 0
+
+
+def test_pipeline_writes_axiom_fields_and_tables(tmp_path):
+    import json
+
+    from abnirml.pipeline import RunConfig, run
+
+    run(RunConfig(collection="demo", rankers=["bm25", "ql"],
+                  probes=["axiom:tfc1", "axiom:tfc2", "axiom:lnc2"], out=str(tmp_path),
+                  cache=None, progress=False, options={"axiom_length_tolerance": "any"}))
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").open()]
+    assert {r["probe"] for r in records} == {"axiom:tfc1", "axiom:tfc2", "axiom:lnc2"}
+    for r in records:
+        assert r["length_tolerance"] == "any"
+        assert r["instances"] == r["n"] == r["satisfied"] + r["violated"] + r["ties"]
+    report = (tmp_path / "report.md").read_text()
+    assert "Câmara & Hauff, Table 2" in report and "| Ranker | TFC1 | TFC2 | LNC2 |" in report

@@ -143,7 +143,7 @@ def test_stemming_and_stopwords_come_from_the_analyzer():
     assert f.counts.tolist() == [[1, 1], [2, 1]]
     assert f.lengths.tolist() == [2, 3]
     # Γ counts positions among all words: apple is word 1, banana word 4
-    assert f.gamma().tolist() == [3.0, 1.0]
+    assert f.gamma.tolist() == [3.0, 1.0]
 
 
 def test_semantic_axioms_use_glove_similarity():
@@ -277,3 +277,12 @@ def test_pipeline_writes_axiom_fields_and_tables(tmp_path):
         assert r["instances"] == r["n"] == r["satisfied"] + r["violated"] + r["ties"]
     report = (tmp_path / "report.md").read_text()
     assert "Câmara & Hauff, Table 2" in report and "| Ranker | TFC1 | TFC2 | LNC2 |" in report
+
+
+def test_text_store_analyses_like_the_analyzer(demo_collection):
+    for analyzer in (Analyzer(), Analyzer(stopwords="none", stem=False)):
+        store = TextStore(analyzer)
+        for text in list(demo_collection.docs.values())[:60]:
+            done = store.analyse(text)
+            assert [store.term(int(i)) for i in done.ids] == analyzer.analyze(text)
+            assert store.analyse(text) is done

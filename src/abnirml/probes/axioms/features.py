@@ -34,11 +34,17 @@ class AnalysedText:
 
 
 class TextStore:
-    """Analyses each distinct text once and numbers the analysed terms."""
+    """Analyses each distinct text once and numbers the analysed terms.
+
+    Each distinct *word* is stopped and stemmed once (``_term_of``: word → term id, −1 for
+    a stopword), so analysing a text is one dictionary look-up per word — the same terms as
+    ``Analyzer.analyze``, without re-stemming words already seen.
+    """
 
     def __init__(self, analyzer: Analyzer):
         self.analyzer = analyzer
         self.vocab: dict[str, int] = {}
+        self._term_of: dict[str, int] = {}
         self._texts: dict[str, AnalysedText] = {}
         self._names: list[str] = []
         self._vector_ids: dict[tuple[str, int], np.ndarray] = {}
@@ -48,20 +54,29 @@ class TextStore:
         if done is not None:
             return done
         words = terms(text)
-        stops = self.analyzer.stopword_set
-        kept = [p for p, w in enumerate(words) if w not in stops]
-        surface = tuple(words[p] for p in kept)
-        stems = porter().stem_words(surface) if self.analyzer.stem else surface
-        ids = np.fromiter((self._number(s) for s in stems), dtype=np.int64, count=len(stems))
-        done = AnalysedText(ids, np.asarray(kept, dtype=np.int64), surface, len(words))
+        get = self._term_of.get
+        numbers = [get(w, -2) for w in words]
+        if -2 in numbers:
+            numbers = [n if n != -2 else self._learn(w)
+                       for n, w in zip(numbers, words, strict=True)]
+        all_ids = np.array(numbers, dtype=np.int64)
+        kept = np.flatnonzero(all_ids >= 0)
+        surface = tuple(words[p] for p in kept.tolist())
+        done = AnalysedText(all_ids[kept], kept, surface, len(words))
         self._texts[text] = done
         return done
 
-    def _number(self, term: str) -> int:
-        number = self.vocab.get(term)
-        if number is None:
-            number = self.vocab[term] = len(self._names)
-            self._names.append(term)
+    def _learn(self, word: str) -> int:
+        """Stop, stem and number a word seen for the first time."""
+        if word in self.analyzer.stopword_set:
+            number = -1
+        else:
+            stem = porter().stem(word) if self.analyzer.stem else word
+            number = self.vocab.get(stem)
+            if number is None:
+                number = self.vocab[stem] = len(self._names)
+                self._names.append(stem)
+        self._term_of[word] = number
         return number
 
     def term(self, term_id: int) -> str:
@@ -80,8 +95,10 @@ class TextStore:
 class QueryFeatures:
     """One query and its pool of ``n`` documents over its ``m`` distinct analysed terms.
 
-    ``grades`` are relevance grades (NaN when unjudged). Proximity and embedding features
-    are computed on first use and kept (this object is a per-run cache, not a value).
+    ``grades`` are relevance grades (NaN when unjudged); ``gamma`` is TP's Γ(d, Q), the
+    smallest distance between occurrences of two distinct query terms (inf when fewer than
+    two occur). Embedding features are computed on first use and kept (this object is a
+    per-run cache, not a value).
     """
 
     qid: str
@@ -95,7 +112,7 @@ class QueryFeatures:
     lengths: np.ndarray        # (n,) analysed tokens
     words: np.ndarray          # (n,) all terms, stopwords included
     grades: np.ndarray         # (n,)
-    _flat: tuple[np.ndarray, ...] = field(repr=False, default=())
+    gamma: np.ndarray          # (n,)
     _cache: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -115,31 +132,18 @@ class QueryFeatures:
         """Σ_{t∉Q} c(t, d): analysed tokens that are not query terms."""
         return self.lengths - self.sums
 
-    def gamma(self) -> np.ndarray:
-        """Γ(d, Q): the smallest distance between occurrences of two distinct query terms
-        (inf when fewer than two distinct query terms occur). The closest such pair is
-        always adjacent in the position-sorted list of query-term occurrences."""
-        if "gamma" not in self._cache:
-            doc, pos, col, hit = self._flat[0], self._flat[1], self._flat[2], self._flat[3]
-            hd, hp, hc = doc[hit], pos[hit], col[hit]
-            gamma = np.full(self.size, np.inf)
-            if hd.size > 1:
-                pair = (hd[1:] == hd[:-1]) & (hc[1:] != hc[:-1])
-                np.minimum.at(gamma, hd[1:][pair], (hp[1:] - hp[:-1])[pair].astype(float))
-            self._cache["gamma"] = gamma
-        return self._cache["gamma"]
-
     def semantic(self, store: TextStore, vectors: TermVectors, similarity: Similarity,
                  key: str) -> tuple[np.ndarray, np.ndarray]:
         """(similarity of each document's non-query terms to the query, the n × n similarity
         between the documents' non-query terms), on average term embeddings; NaN where a
-        side has no known word."""
+        side has no known word. The averages are kept (float32), the n × n matrix is not."""
         cache_key = "semantic:" + key
         if cache_key not in self._cache:
-            doc, _, _, hit = self._flat
-            gid = np.concatenate([store.vector_ids(t, vectors) for t in self.texts]) \
-                if self.texts else np.zeros(0, dtype=np.int64)
-            keep = ~hit & (gid >= 0)
+            analysed = [store.analyse(t) for t in self.texts]
+            flat = _concat([a.ids for a in analysed])
+            doc = np.repeat(np.arange(self.size), [a.ids.size for a in analysed])
+            gid = _concat([store.vector_ids(t, vectors) for t in self.texts])
+            keep = ~np.isin(flat, self.term_ids) & (gid >= 0)
             dims = vectors.vectors.shape[1]
             sums = np.zeros((self.size, dims))
             owners = doc[keep]                       # sorted: tokens come document by document
@@ -148,20 +152,26 @@ class QueryFeatures:
                 sums[owners[starts]] = np.add.reduceat(
                     vectors.vectors[gid[keep]].astype(np.float64), starts, axis=0)
             n_known = np.bincount(owners, minlength=self.size)
-            with np.errstate(invalid="ignore"):
-                averages = sums / n_known[:, None]
-            averages[n_known == 0] = 0.0
+            known = n_known > 0
+            averages = np.zeros((self.size, dims))
+            averages[known] = sums[known] / n_known[known, None]
             qids = store.vector_ids(self.query, vectors)
             qids = qids[qids >= 0]
-            qvec = (vectors.vectors[qids].mean(axis=0) if qids.size
+            qvec = (vectors.vectors[qids].astype(np.float64).mean(axis=0) if qids.size
                     else np.zeros(dims))[None, :]
             to_query = np.asarray(similarity(averages, qvec), dtype=float)[:, 0]
-            between = np.asarray(similarity(averages, averages), dtype=float)
-            to_query[n_known == 0] = np.nan
-            between[n_known == 0, :] = np.nan
-            between[:, n_known == 0] = np.nan
-            self._cache[cache_key] = (to_query, between)
-        return self._cache[cache_key]
+            to_query[~known] = np.nan
+            self._cache[cache_key] = (to_query, averages.astype(np.float32), known)
+        to_query, averages, known = self._cache[cache_key]
+        averages = averages.astype(np.float64)
+        between = np.asarray(similarity(averages, averages), dtype=float)
+        between[~known, :] = np.nan
+        between[:, ~known] = np.nan
+        return to_query, between
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
 def build_features(store: TextStore, qid: str, query: str, docnos: list[str],
@@ -177,8 +187,8 @@ def build_features(store: TextStore, qid: str, query: str, docnos: list[str],
     n, m = len(texts), term_ids.size
     lengths = np.fromiter((a.ids.size for a in analysed), dtype=np.int64, count=n)
     words = np.fromiter((a.words for a in analysed), dtype=np.int64, count=n)
-    flat = np.concatenate([a.ids for a in analysed]) if n else np.zeros(0, np.int64)
-    positions = np.concatenate([a.positions for a in analysed]) if n else np.zeros(0, np.int64)
+    flat = _concat([a.ids for a in analysed])
+    positions = _concat([a.positions for a in analysed])
     doc = np.repeat(np.arange(n), lengths)
     sorter = np.argsort(term_ids)
     ordered = term_ids[sorter]
@@ -189,7 +199,18 @@ def build_features(store: TextStore, qid: str, query: str, docnos: list[str],
     return QueryFeatures(qid=qid, query=query, docnos=docnos, texts=texts,
                          terms=[store.term(int(t)) for t in term_ids], term_ids=term_ids,
                          qtf=qtf, counts=counts.astype(np.int64), lengths=lengths, words=words,
-                         grades=grades, _flat=(doc, positions, col, hit))
+                         grades=grades, gamma=_gamma(n, doc[hit], positions[hit], col[hit]))
+
+
+def _gamma(n: int, doc: np.ndarray, pos: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """Γ per document from its query-term occurrences (document, position, term), in text
+    order. The closest occurrences of two distinct terms are always adjacent in that order:
+    anything between them differs from one of the two and would be closer still."""
+    gamma = np.full(n, np.inf)
+    if doc.size > 1:
+        pair = (doc[1:] == doc[:-1]) & (col[1:] != col[:-1])
+        np.minimum.at(gamma, doc[1:][pair], (pos[1:] - pos[:-1])[pair].astype(float))
+    return gamma
 
 
 @dataclass

@@ -94,7 +94,7 @@ class AxiomProbe:
         if self.axiom == "lnc2":
             return _lnc2(f, opts)
         if self.axiom == "tp":
-            return mining.tp(f.gamma())
+            return mining.tp(f.gamma)
         to_query, between = _semantic(f, data, context)
         if self.axiom == "stmc1":
             return mining.stmc1(f.covered, to_query)
@@ -264,7 +264,7 @@ class _MetaView:
                         sumtf3=int(sums[c]), doc3=f.texts[c],
                         scores="S(d2) − S(d1), S(d3) − S(d2)")
         elif self.axiom == "tp":
-            gamma = f.gamma()
+            gamma = f.gamma
             meta.update(gamma1=float(gamma[a]), gamma2=float(gamma[b]))
         return meta
 

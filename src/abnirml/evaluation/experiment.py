@@ -79,11 +79,11 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     slots = 0
     for name, table in tables.items():
         local = interner.remap(table.texts)
+        columns = [table.doc1, table.doc2, *table.more_docs]
         q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
-        d1 = local[table.doc1] if len(table) else np.zeros(0, dtype=np.int64)
-        d2 = local[table.doc2] if len(table) else np.zeros(0, dtype=np.int64)
-        codes[name] = (q, np.stack([d1, d2]) if len(table) else np.zeros((2, 0), np.int64))
-        slots += 2 * len(table)
+        docs = [local[c] if len(table) else np.zeros(0, dtype=np.int64) for c in columns]
+        codes[name] = (q, np.stack(docs))
+        slots += len(columns) * len(table)
 
     needs_calibration = [r for r in rankers
                          if config.delta_all is None and r.name not in config.deltas]
@@ -112,12 +112,12 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         unique_scores[ranker.name] = scorer.score(ranker, pairs)
 
     # Split the inverse index back into per-table and per-query slices.
-    offsets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    offsets: dict[str, list[np.ndarray]] = {}
     pos = 0
     for name, (_, docs) in codes.items():
         n = docs.shape[1]
-        offsets[name] = (inverse[pos:pos + n], inverse[pos + n:pos + 2 * n])
-        pos += 2 * n
+        offsets[name] = [inverse[pos + r * n:pos + (r + 1) * n] for r in range(docs.shape[0])]
+        pos += docs.shape[0] * n
     calib_index: dict[str, np.ndarray] = {}
     for qid, (_, d) in calib_codes.items():
         calib_index[qid] = inverse[pos:pos + d.shape[0]]
@@ -134,11 +134,16 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
 
     probe_scores: dict[tuple[str, str], ProbeScores] = {}
     for probe in probes:
-        i1, i2 = offsets[probe.name]
+        rows = offsets[probe.name]
         grade = tables[probe.name].grade
+        combine = tables[probe.name].combine
         for ranker in rankers:
             s = unique_scores[ranker.name]
-            probe_scores[(probe.name, ranker.name)] = ProbeScores(s[i1], s[i2], grade)
+            if combine is None:
+                score1, score2 = s[rows[0]], s[rows[1]]
+            else:
+                score1, score2 = combine([s[r] for r in rows])
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade)
 
     records = build_records(probes, rankers, probe_scores, tables, calibrations, context,
                             config.alpha)
@@ -201,6 +206,7 @@ def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
                         "ties": int((diff == 0).sum()), "satisfied_delta": summary.pos,
                         "violated_delta": summary.neg, "ties_delta": summary.neutral,
                     })
+                record.update(table.extra.get("record", {}))
                 records.append(record)
     apply_bonferroni(records, alpha)
     return records

@@ -41,6 +41,7 @@ class ProbeInfo:
     symmetric: bool
     digest: str = ""
     skipped: tuple[tuple[str, int], ...] = ()
+    record_extra: str = "{}"   # JSON of the fields the probe adds to every record
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,10 @@ class RankerInfo:
 
 @dataclass(frozen=True)
 class _Skipped:
-    """Stands in for a SampleTable where only the skip counts are read."""
+    """Stands in for a SampleTable where only the skip counts and record extras are read."""
 
     skipped: dict[str, int]
+    extra: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,8 @@ class ScoreStore:
                 rankers: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Result records exactly as the engine builds them, optionally at other δ."""
         chosen = [r for r in self.rankers if rankers is None or r.name in rankers]
-        tables = {p.name: _Skipped(dict(p.skipped)) for p in self.probes}
+        tables = {p.name: _Skipped(dict(p.skipped), {"record": json.loads(p.record_extra)})
+                  for p in self.probes}
         return build_records(self.probes, chosen, self.scores, tables,  # type: ignore[arg-type]
                              self.calibrations, _Context(self.grade_bands),  # type: ignore[arg-type]
                              self.alpha, delta_for=delta_for)
@@ -107,7 +110,8 @@ class ScoreStore:
             probes.append(ProbeInfo(
                 name=name, family=str(record.get("family", "")),
                 symmetric=bool(record.get("symmetric", False)), digest=sample_digest(table),
-                skipped=tuple(sorted((str(k), int(v)) for k, v in table.skipped.items()))))
+                skipped=tuple(sorted((str(k), int(v)) for k, v in table.skipped.items())),
+                record_extra=json.dumps(table.extra.get("record", {}))))
         rankers = [RankerInfo(name) for name in summary.get("rankers", list(result.calibrations))]
         return cls(probes=probes, rankers=rankers, scores=dict(result.probe_scores),
                    calibrations=dict(result.calibrations),
@@ -154,7 +158,8 @@ def save_scores(path: Path, store: ScoreStore) -> None:
         "format": FORMAT, "version": VERSION, "alpha": store.alpha,
         "grade_bands": [list(b) for b in store.grade_bands],
         "probes": [{"name": p.name, "family": p.family, "symmetric": p.symmetric,
-                    "digest": p.digest, "skipped": dict(p.skipped)} for p in store.probes],
+                    "digest": p.digest, "skipped": dict(p.skipped),
+                    "record_extra": json.loads(p.record_extra)} for p in store.probes],
         "rankers": [{"name": r.name, "fingerprint": r.fingerprint,
                      "delta": store.calibrations[r.name].delta,
                      "source": store.calibrations[r.name].source,
@@ -190,7 +195,8 @@ def load_scores(path: Path) -> ScoreStore:
             for i, p in enumerate(manifest["probes"]):
                 probes.append(ProbeInfo(p["name"], p["family"], bool(p["symmetric"]),
                                         p.get("digest", ""),
-                                        tuple(sorted(p.get("skipped", {}).items()))))
+                                        tuple(sorted(p.get("skipped", {}).items())),
+                                        json.dumps(p.get("record_extra", {}))))
                 grade, s1, s2 = data[f"grade_{i}"], data[f"score1_{i}"], data[f"score2_{i}"]
                 for j, ranker in enumerate(rankers):
                     scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -82,6 +82,13 @@ class SampleTable:
 
     ``grade`` is the relevance grade that places a sample in the breakdown subsets (NaN when
     the probe has no such grade). ``meta(i)`` rebuilds sample ``i``'s metadata on demand.
+
+    Optional, for probes whose claim is not about one pair of scores (TFC2 compares score
+    differences of three documents): ``more_docs`` holds further document columns, scored
+    like ``doc1`` and ``doc2``, and ``combine`` maps the score arrays
+    ``[S(doc1), S(doc2), S(more_docs[0]), …]`` to the two arrays the engine compares as
+    "score1" and "score2". ``extra["record"]`` (a dict of JSON values) is copied into every
+    result record of the probe.
     """
 
     texts: list[str]
@@ -92,6 +99,8 @@ class SampleTable:
     skipped: Counter[str] = field(default_factory=Counter)
     meta: Callable[[int], Mapping[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    more_docs: tuple[np.ndarray, ...] = ()
+    combine: Callable[[Sequence[np.ndarray]], tuple[np.ndarray, np.ndarray]] | None = None
 
     def __len__(self) -> int:
         return int(self.query.shape[0])

@@ -16,6 +16,7 @@ from abnirml.probes.base import FAMILIES, Probe
 _PROVIDERS: list[str] = [
     "abnirml.probes.measure_match",
     "abnirml.probes.manipulation",
+    "abnirml.probes.axioms",
 ]
 _EXTRA: list[Probe] = []
 

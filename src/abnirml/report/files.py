@@ -16,6 +16,7 @@ from typing import Any
 
 from abnirml.errors import InputError
 from abnirml.probes.base import FAMILIES
+from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import family_table, to_markdown
 
 RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
@@ -110,6 +111,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         skips = _skip_lines(records, family)
         if skips:
             parts += ["", "Skipped samples: " + "; ".join(skips) + "."]
+    parts += axiom_sections(records)
     return "\n".join(parts) + "\n"
 
 

@@ -1,0 +1,18 @@
+"""Axiomatic diagnostic datasets (Rennings et al. §3; Câmara & Hauff §3, §4.3).
+
+Nine probes, ``axiom:tfc1``, ``axiom:tfc2``, ``axiom:m-tdc``, ``axiom:lnc1``,
+``axiom:lnc2``, ``axiom:tp``, ``axiom:stmc1``, ``axiom:stmc2`` and ``axiom:stmc3``, whose
+samples are instances of the papers' extended and relaxed axioms, mined from each query's
+candidate documents (or its judged documents). ``doc1`` is always the document the axiom
+prefers. Modules: :mod:`.options` (the ``axiom_*`` settings), :mod:`.features` (per-query
+term-count matrices, proximity, embeddings), :mod:`.mining` (the vectorised definitions),
+:mod:`.semantics` (term vectors and similarity), :mod:`.probe` (tables for the engine).
+"""
+
+from __future__ import annotations
+
+
+def available() -> list:
+    from abnirml.probes.axioms.probe import all_axiom_probes
+
+    return all_axiom_probes()

@@ -1,0 +1,278 @@
+"""The nine axiom probes: mine instances per query, cap them, and hand the engine a table.
+
+Each instance is a sample whose ``doc1`` is the document the axiom prefers, so the engine's
+``satisfied`` / ``violated`` / ``ties`` (strict) and ``*_delta`` (within the ranker's δ)
+counts are the papers' "fraction of instances the model ranks correctly".
+
+TFC2 compares score *differences* of a triple (d_i, d_j, d_k), fewest query-term matches
+first: its table carries d_k as an extra document column and a ``combine`` hook, so the
+engine's two per-sample scores are S(d_j) − S(d_i) and S(d_k) − S(d_j) and "d1 preferred"
+reads "the first increase is the larger", exactly the axiom's claim.
+
+For analyses, ``extra["features"]`` holds each query's :class:`~.features.QueryFeatures`
+and ``extra["instances"]`` the arrays ``query`` (position in that list), ``a``, ``b`` (the
+two documents' positions in the query's pool) and ``c`` (TFC2: d_k; LNC2: the factor k).
+
+Besides the samples, each table reports (in ``extra["record"]``, copied into every result
+record of the probe) the Câmara & Hauff Table 2 statistics: the uncapped instance count,
+the instances holding a judged relevant document, and how many of those order their
+documents the way the relevance grades do (unjudged documents count as grade 0).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from abnirml.probes.axioms import mining
+from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
+from abnirml.probes.axioms.options import AxiomOptions, parse_options
+from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
+from abnirml.probes.base import ProbeContext, SampleTable, table_samples
+from abnirml.types import Sample, Skip
+
+#: Probe suffix → (label, the axiom's claim about the two scores).
+AXIOMS: dict[str, tuple[str, str]] = {
+    "tfc1": ("TFC1", "S(d1) > S(d2)"),
+    "tfc2": ("TFC2", "S(d2) − S(d1) > S(d3) − S(d2)"),
+    "m-tdc": ("M-TDC", "S(d1) ≥ S(d2)"),
+    "lnc1": ("LNC1", "S(d1) ≥ S(d2)"),
+    "lnc2": ("LNC2", "S(d1) ≥ S(d2)"),
+    "tp": ("TP", "S(d1) > S(d2)"),
+    "stmc1": ("STMC1", "S(d1) > S(d2)"),
+    "stmc2": ("STMC2", "S(d1) ≥ S(d2)"),
+    "stmc3": ("STMC3", "S(d1) > S(d2)"),
+}
+
+Instances = tuple[np.ndarray, ...]
+
+
+def tfc2_differences(scores: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """TFC2's engine hook: (S(d_j) − S(d_i), S(d_k) − S(d_j)) from the three scores."""
+    s_i, s_j, s_k = scores
+    return s_j - s_i, s_k - s_j
+
+
+def duplicate(text: str, k: int) -> str:
+    """``text`` appended to itself k − 1 times (LNC2): every term count multiplied by k."""
+    return "\n".join([text] * k)
+
+
+@dataclass(frozen=True)
+class AxiomProbe:
+    """One axiomatic diagnostic dataset (``axiom:<suffix>``), mined from each query's pool."""
+
+    axiom: str
+    family: str = "axiom"
+    symmetric: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"axiom:{self.axiom}"
+
+    @property
+    def label(self) -> str:
+        return AXIOMS[self.axiom][0]
+
+    def mine(self, features: QueryFeatures, data: AxiomData, context: ProbeContext
+             ) -> Instances:
+        """Index arrays into the query's pool (LNC2: the document and its factor k)."""
+        opts, f = data.options, features
+        tol = opts.length_tolerance
+        if self.axiom == "tfc1":
+            return mining.tfc1(f.counts, f.lengths, tol)
+        if self.axiom == "tfc2":
+            return mining.tfc2(f.counts, f.lengths, tol)
+        if self.axiom == "m-tdc":
+            return mining.m_tdc(f.counts, f.lengths, tol, data.df(f), f.qtf)
+        if self.axiom == "lnc1":
+            return mining.lnc1(f.counts, f.lengths)
+        if self.axiom == "lnc2":
+            return _lnc2(f, opts)
+        if self.axiom == "tp":
+            return mining.tp(f.gamma)
+        to_query, between = _semantic(f, data, context)
+        if self.axiom == "stmc1":
+            return mining.stmc1(f.covered, to_query)
+        if self.axiom == "stmc2":
+            return mining.stmc2(f.sums, f.nonquery, between, opts.stmc2_threshold)
+        if self.axiom == "stmc3":
+            return mining.stmc3(f.covered, f.sums, f.lengths, tol, to_query)
+        raise ValueError(f"unknown axiom {self.axiom!r}")
+
+    def sample_table(self, context: ProbeContext) -> SampleTable:
+        opts = parse_options(context.options, context.grade_bands)
+        data = axiom_data(context, opts)
+        rng = context.rng(self.name)
+        builder = _TableBuilder(self.axiom, opts)
+        for q_pos, features in enumerate(data.queries):
+            found = self.mine(features, data, context)
+            count = int(found[0].shape[0])
+            if opts.cap is not None and count > opts.cap:
+                pick = np.sort(rng.choice(count, size=opts.cap, replace=False))
+                found = tuple(a[pick] for a in found)
+            builder.add(q_pos, features, found, count)
+        return builder.build(data)
+
+    def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
+        table = self.sample_table(context)
+        for reason, count in table.skipped.items():
+            for _ in range(count):
+                yield Skip(reason)
+        yield from table_samples(table)
+
+
+def _lnc2(f: QueryFeatures, opts: AxiomOptions) -> Instances:
+    ks = np.asarray(opts.lnc2_k, dtype=np.int64)
+    docs = np.repeat(np.arange(f.size), ks.size)
+    factors = np.tile(ks, f.size)
+    if opts.lnc2_max_length is not None:
+        keep = f.words[docs] * factors <= opts.lnc2_max_length
+        docs, factors = docs[keep], factors[keep]
+    return docs, factors
+
+
+def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
+              ) -> tuple[np.ndarray, np.ndarray]:
+    vectors = resolve_vectors(context.options.get("axiom_embeddings"))
+    sim_name, similarity = resolve_similarity(context.options.get("axiom_similarity"))
+    return f.semantic(data.store, vectors, similarity, f"{vectors.name}:{sim_name}")
+
+
+class _TableBuilder:
+    """Accumulates capped instances of all queries into one SampleTable."""
+
+    def __init__(self, axiom: str, options: AxiomOptions):
+        self.axiom = axiom
+        self.options = options
+        self.pool: dict[str, int] = {}
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                                   ("q", "d1", "d2", "d3", "o", "a", "b", "c")}
+        self.uncapped = 0
+        self.relevant = 0
+        self.agree = 0
+        self.queries_with_instances = 0
+
+    def _intern(self, texts: Sequence[str]) -> np.ndarray:
+        pool = self.pool
+        return np.fromiter((pool.setdefault(t, len(pool)) for t in texts), dtype=np.int64,
+                           count=len(texts))
+
+    def add(self, q_pos: int, f: QueryFeatures, found: Instances, uncapped: int) -> None:
+        self.uncapped += uncapped
+        n = int(found[0].shape[0])
+        if n == 0:
+            return
+        self.queries_with_instances += 1
+        q_index = self._intern([f.query])[0]
+        doc_index = self._intern(f.texts)
+        thr = self.options.relevant_grade
+        grades = f.grades
+        if self.axiom == "lnc2":
+            docs, factors = found
+            d1 = self._intern([duplicate(f.texts[d], int(k))
+                               for d, k in zip(docs.tolist(), factors.tolist(), strict=True)])
+            self.parts["d1"].append(d1)
+            self.parts["d2"].append(doc_index[docs])
+            self.parts["a"].append(docs)
+            self.parts["b"].append(docs)
+            self.parts["c"].append(factors)
+            self.relevant += int((grades[docs] >= thr).sum())
+        else:
+            a, b = found[0], found[1]
+            self.parts["d1"].append(doc_index[a])
+            self.parts["d2"].append(doc_index[b])
+            self.parts["a"].append(a)
+            self.parts["b"].append(b)
+            g = np.nan_to_num(grades, nan=0.0)
+            involved = [a, b] if len(found) == 2 else [a, b, found[2]]
+            has_relevant = np.zeros(n, dtype=bool)
+            for idx in involved:
+                has_relevant |= grades[idx] >= thr
+            if len(found) == 3:
+                c = found[2]
+                self.parts["d3"].append(doc_index[c])
+                self.parts["c"].append(c)
+                order = (g[b] - g[a]) - (g[c] - g[b])
+            else:
+                order = g[a] - g[b]
+            self.relevant += int(has_relevant.sum())
+            self.agree += int((has_relevant & (order > 0)).sum())
+        self.parts["q"].append(np.full(n, q_index, dtype=np.int64))
+        self.parts["o"].append(np.full(n, q_pos, dtype=np.int64))
+
+    def build(self, data: AxiomData) -> SampleTable:
+        # text references are int64 (the engine's type); positions within a query's pool
+        # fit int32, which halves the memory of millions of instances
+        cols = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64)).astype(
+                    np.int64 if k in ("q", "d1", "d2", "d3") else np.int32)
+                for k, v in self.parts.items()}
+        n = int(cols["q"].shape[0])
+        triple = self.axiom == "tfc2"
+        agreement = None
+        if self.axiom != "lnc2":
+            agreement = round(self.agree / self.relevant, 6) if self.relevant else None
+        record = {
+            "instances": n, "instances_uncapped": self.uncapped,
+            "instances_relevant": self.relevant,
+            "relevance_agree": None if self.axiom == "lnc2" else self.agree,
+            "relevance_agreement": agreement,
+            "axiom_queries": len(data.queries),
+            "axiom_queries_with_instances": self.queries_with_instances,
+            "axiom_pool": self.options.pool,
+            "length_tolerance": self.options.length_tolerance_label,
+        }
+        return SampleTable(
+            texts=list(self.pool), query=cols["q"], doc1=cols["d1"], doc2=cols["d2"],
+            grade=np.full(n, np.nan), skipped=Counter(data.skipped),
+            meta=_MetaView(self.axiom, data.queries, cols),
+            extra={"record": record, "axiom": AXIOMS[self.axiom][0],
+                   "features": data.queries,
+                   "instances": {"query": cols["o"], "a": cols["a"], "b": cols["b"],
+                                 "c": cols["c"]}},
+            more_docs=(cols["d3"],) if triple else (),
+            combine=tfc2_differences if triple else None)
+
+
+class _MetaView:
+    """Rebuilds one sample's metadata on demand (keeps millions of samples cheap)."""
+
+    def __init__(self, axiom: str, queries: list[QueryFeatures], cols: dict[str, np.ndarray]):
+        self.axiom = axiom
+        self.queries = queries
+        self.cols = cols
+
+    def __call__(self, index: int) -> dict[str, Any]:
+        f = self.queries[int(self.cols["o"][index])]
+        a, b = int(self.cols["a"][index]), int(self.cols["b"][index])
+        sums = f.sums
+        meta: dict[str, Any] = {"qid": f.qid, "axiom": AXIOMS[self.axiom][0],
+                                "docno1": f.docnos[a], "docno2": f.docnos[b],
+                                "grade1": _grade(f, a), "grade2": _grade(f, b),
+                                "length1": int(f.lengths[a]), "length2": int(f.lengths[b]),
+                                "sumtf1": int(sums[a]), "sumtf2": int(sums[b])}
+        if self.axiom == "lnc2":
+            k = int(self.cols["c"][index])
+            meta.update(k=k, length1=k * int(f.lengths[a]), sumtf1=k * int(sums[a]))
+        elif self.axiom == "tfc2":
+            c = int(self.cols["c"][index])
+            meta.update(docno3=f.docnos[c], grade3=_grade(f, c), length3=int(f.lengths[c]),
+                        sumtf3=int(sums[c]), doc3=f.texts[c],
+                        scores="S(d2) − S(d1), S(d3) − S(d2)")
+        elif self.axiom == "tp":
+            gamma = f.gamma
+            meta.update(gamma1=float(gamma[a]), gamma2=float(gamma[b]))
+        return meta
+
+
+def _grade(f: QueryFeatures, i: int) -> int | None:
+    g = f.grades[i]
+    return None if np.isnan(g) else int(g)
+
+
+def all_axiom_probes() -> list[AxiomProbe]:
+    return [AxiomProbe(axiom) for axiom in AXIOMS]

@@ -1,0 +1,124 @@
+"""Câmara & Hauff's Tables 2 and 3 for the axiomatic diagnostic datasets, from result records.
+
+Table 2 describes the datasets (ranker-independent): instances, instances before the
+per-query cap, instances holding a judged relevant document, and the fraction of those
+whose axiom order agrees with the relevance grades. Table 3 gives, per ranker, the fraction
+of instances satisfied — once under strict order (ties = equal scores, as the papers
+count) and once with the ranker's δ (score differences within δ are ties). Ties are shown
+in parentheses: for the axioms that claim S(d1) ≥ S(d2), satisfied + ties is the fraction
+that meets the claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from abnirml.report.tables import Table, to_markdown
+
+
+def _label(probe: str) -> str:
+    from abnirml.probes.axioms.probe import AXIOMS
+
+    suffix = probe.split(":", 1)[-1]
+    return AXIOMS[suffix][0] if suffix in AXIOMS else suffix
+
+
+def _order(probes: Sequence[str]) -> list[str]:
+    from abnirml.probes.axioms.probe import AXIOMS
+
+    known = [f"axiom:{a}" for a in AXIOMS]
+    return sorted(probes, key=lambda p: known.index(p) if p in known else len(known))
+
+
+def _fraction(part: Any, whole: Any) -> str:
+    if part is None or not whole:
+        return "–"
+    return f"{part / whole:.2f}"
+
+
+def _count(value: Any) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
+    """Câmara & Hauff Table 2: one column per axiom."""
+    first = _first_per_probe(records)
+    if not first:
+        return None
+    probes = _order(list(first))
+    header = ["", *(_label(p) for p in probes)]
+    rows = [
+        ["Diagnostic dataset size", *(_count(first[p].get("instances", first[p]["n"]))
+                                      for p in probes)],
+        ["Instances before the per-query cap",
+         *(_count(first[p].get("instances_uncapped")) for p in probes)],
+        ["Instances with a relevant document",
+         *(_count(first[p].get("instances_relevant")) for p in probes)],
+        ["Fraction agreeing with relevance",
+         *("–" if first[p].get("relevance_agreement") is None
+           else f"{first[p]['relevance_agreement']:.2f}" for p in probes)],
+    ]
+    return Table("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)", header, rows)
+
+
+def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -> Table | None:
+    """Câmara & Hauff Table 3: rankers × axioms, fraction satisfied (ties)."""
+    chosen = [r for r in records if r["family"] == "axiom" and r["subset"] == "all"]
+    if not chosen:
+        return None
+    probes = _order(list(dict.fromkeys(r["probe"] for r in chosen)))
+    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
+    cell = {(r["ranker"], r["probe"]): r for r in chosen}
+    sat, tie = ("satisfied_delta", "ties_delta") if with_delta else ("satisfied", "ties")
+    rows = []
+    for ranker in rankers:
+        row = [ranker]
+        for probe in probes:
+            record = cell.get((ranker, probe))
+            if record is None or not record.get("n"):
+                row.append("–")
+                continue
+            row.append(f"{_fraction(record.get(sat), record['n'])} "
+                       f"({_fraction(record.get(tie), record['n'])})")
+        rows.append(row)
+    title = ("Fraction of instances satisfied, ties within the ranker's δ"
+             if with_delta else "Fraction of instances satisfied, strict order "
+             "(Câmara & Hauff, Table 3)")
+    return Table(title, ["Ranker", *(_label(p) for p in probes)], rows)
+
+
+def _first_per_probe(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    first: dict[str, Mapping[str, Any]] = {}
+    for r in records:
+        if r["family"] == "axiom" and r["subset"] == "all":
+            first.setdefault(r["probe"], r)
+    return first
+
+
+def axiom_sections(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Markdown lines for report.md (empty when the run had no axiom probe)."""
+    datasets = dataset_table(records)
+    if datasets is None:
+        return []
+    first = _first_per_probe(records)
+    any_record = next(iter(first.values()))
+    lines = ["", f"## {datasets.title}", ""]
+    pool = any_record.get("axiom_pool")
+    if pool is not None:
+        lines += [f"Instances mined from each query's {pool} "
+                  f"(δ_len = {any_record.get('length_tolerance')} analysed tokens) in "
+                  f"{any_record.get('axiom_queries', '?')} queries. Agreement: the axiom's "
+                  "document order matches the relevance grades (unjudged = 0), among the "
+                  "instances holding a relevant document; LNC2's documents are copies, so it "
+                  "has none.", ""]
+    lines.append(to_markdown(datasets))
+    for with_delta in (False, True):
+        table = satisfaction_table(records, with_delta)
+        if table is None:
+            continue
+        lines += ["", f"### {table.title}", "",
+                  "Cells: fraction satisfied (fraction of ties). TFC2 compares the score "
+                  "increases d1→d2 and d2→d3; for M-TDC, LNC1, LNC2 and STMC2 the axiom claims "
+                  "≥, so satisfied + ties meets it.", "", to_markdown(table)]
+    return lines

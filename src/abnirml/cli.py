@@ -265,11 +265,20 @@ def _analysis(name: str, args: argparse.Namespace) -> int:
     return getattr(analysis_cli, name)(args)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings are for people here: one line, no source location."""
+    print(f"abnirml: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except AbnirmlError as exc:
         print(f"abnirml: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,43 @@
+"""Run every benchmark and print their tables (``make bench``).
+
+Each benchmark runs in its own process, so memory figures and imports do not leak between
+them. Benchmarks that need ../shared/data print a skip line when it is absent.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: (script, arguments) in the order the README's performance section lists them.
+BENCHMARKS: list[tuple[str, list[str]]] = [
+    ("core.py", []),
+    ("memory.py", []),
+    ("bm25_peers.py", []),
+    ("rankers.py", []),
+    ("tmp.py", []),
+    ("transfer.py", []),
+    ("axioms.py", []),
+]
+
+
+def main() -> int:
+    failures = 0
+    for script, args in BENCHMARKS:
+        path = HERE / script
+        if not path.is_file():
+            continue
+        print(f"\n# {script}", flush=True)
+        start = time.perf_counter()
+        code = subprocess.call([sys.executable, str(path), *args])
+        print(f"\n({script}: {time.perf_counter() - start:.0f} s, exit {code})", flush=True)
+        failures += code != 0
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

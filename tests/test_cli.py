@@ -126,3 +126,20 @@ def test_fixed_delta_skips_calibration(tmp_path):
     by_name = {r["name"]: r for r in info["rankers"]}
     assert by_name["bm25"]["delta"] == 0.25 and by_name["bm25"]["delta_source"] == "given"
     assert by_name["ql"]["delta_source"] == "calibrated"
+
+
+def test_run_file_with_unknown_query_is_located(tiny_dir, capsys):
+    (tiny_dir / "runs").mkdir()
+    (tiny_dir / "runs" / "bm25.run").write_text("q1 Q0 d1 1 3.0 x\nq7 Q0 d2 2 1.0 x\n")
+    code, lines = error_of(capsys, "run", "--collection", str(tiny_dir), "--quiet",
+                           "--out", str(tiny_dir / "out"))
+    assert code == 2 and len(lines) == 1
+    assert "bm25.run:2: unknown query id 'q7'" in lines[0]
+
+
+def test_candidates_computed_when_no_run(tiny_dir, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("run", "--collection", str(tiny_dir), "--probe", "mmp:*", "--quiet",
+                   "--out", str(out)) == 0
+    info = json.loads((out / "run.json").read_text())
+    assert info["candidates"].startswith("BM25 top 100 computed")

@@ -74,7 +74,7 @@ def run(config: RunConfig) -> RunOutput:
     analyzer = Analyzer(stopwords=config.stopwords)
     env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
                     batch_size=config.batch_size, seed=config.seed,
-                    allow_pickle=config.allow_pickle)
+                    allow_pickle=config.allow_pickle, progress=config.progress)
     from abnirml.evaluation.variance import expand_rankers
 
     specs = expand_rankers(config.rankers, config.variant_groups)

@@ -37,6 +37,7 @@ class RankerEnv:
     batch_size: int | None = None
     seed: int = 0
     allow_pickle: bool = False
+    progress: bool = False
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def collection_stats(self) -> Any:
@@ -46,8 +47,15 @@ class RankerEnv:
 
             if self.collection is None:
                 raise ConfigError("lexical rankers need a collection for their statistics")
-            self._memo["stats"] = CollectionStats.build(self.collection.doc_texts(),
-                                                        self.analyzer)
+            texts = self.collection.doc_texts()
+            if self.progress:
+                import sys
+
+                from tqdm.auto import tqdm
+
+                texts = tqdm(texts, total=len(self.collection), desc="collection statistics",
+                             unit="doc", file=sys.stderr, leave=False, mininterval=1.0)
+            self._memo["stats"] = CollectionStats.build(texts, self.analyzer)
         return self._memo["stats"]
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -40,17 +40,16 @@ class _BagOfWordsRanker:
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         analyze = self.stats.analyzer.analyze_cached
         query_cache: dict[str, Weights] = {}
-        doc_cache: dict[str, tuple[Counter[str], int]] = {}
         out = np.empty(len(pairs), dtype=np.float64)
         for i, (query, doc) in enumerate(pairs):
             weights = query_cache.get(query)
             if weights is None:
                 weights = query_cache[query] = self._query_weights(Counter(analyze(query)))
-            counted = doc_cache.get(doc)
-            if counted is None:
-                tokens = analyze(doc)
-                counted = doc_cache[doc] = (Counter(tokens), len(tokens))
-            out[i] = self._score(weights, counted[0], counted[1])
+            tokens = analyze(doc)
+            # Only query terms matter: counting them in the token tuple (C speed) beats
+            # building a full term histogram of the document.
+            tf = {term: tokens.count(term) for term, _, _ in weights}
+            out[i] = self._score(weights, tf, len(tokens))
         return out
 
     def score_terms(self, query_terms: Sequence[str], doc_terms: Sequence[str]) -> float:
@@ -61,7 +60,7 @@ class _BagOfWordsRanker:
     def _query_weights(self, qtf: Counter[str]) -> Weights:
         raise NotImplementedError
 
-    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+    def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         raise NotImplementedError
 
 
@@ -81,7 +80,7 @@ class BM25(_BagOfWordsRanker):
         k3 = self.k3
         return [(t, self.idf(t) * (k3 + 1) * c / (k3 + c), 0.0) for t, c in qtf.items()]
 
-    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+    def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         k1 = self.k1
         avgdl = self.stats.avg_doc_length or 1.0
         norm = k1 * ((1 - self.b) + self.b * length / avgdl)
@@ -109,7 +108,7 @@ class TFIDF(_BagOfWordsRanker):
             out.append((term, count * math.log2(n / max(df, 1) + 1), 0.0))
         return out
 
-    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+    def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         k1, b = self.k1, self.b
         avgdl = self.stats.avg_doc_length or 1.0
         total = 0.0
@@ -138,7 +137,7 @@ class QueryLikelihood(_BagOfWordsRanker):
         total = max(self.stats.num_tokens, 1)
         return [(t, float(c), max(self.stats.cf.get(t, 0), 1) / total) for t, c in qtf.items()]
 
-    def _score(self, weights: Weights, tf: Counter[str], length: int) -> float:
+    def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         mu = self.mu
         total = 0.0
         query_length = 0.0

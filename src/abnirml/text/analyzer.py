@@ -19,6 +19,7 @@ class Analyzer:
     stem: bool = True
     _stops: frozenset[str] = field(init=False, repr=False, compare=False)
     _memo: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    _stems: dict[str, str] = field(init=False, repr=False, compare=False)
 
     #: Analysed texts kept for reuse (statistics, measures and every lexical ranker analyse
     #: the same documents); the memo is cleared when it grows past this many texts.
@@ -27,6 +28,7 @@ class Analyzer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_stops", load_stopwords(self.stopwords))
         object.__setattr__(self, "_memo", {})
+        object.__setattr__(self, "_stems", {})
 
     @property
     def stopword_set(self) -> frozenset[str]:
@@ -62,7 +64,17 @@ class Analyzer:
         """Analyse without remembering the result (streaming passes over whole collections)."""
         stops = self._stops
         kept = [t for t in terms(text) if t not in stops]
-        return porter().stem_words(kept) if self.stem else kept
+        if not self.stem:
+            return kept
+        stems = self._stems   # word → stem: a dict lookup is far cheaper than stemming again
+        try:
+            return [stems[t] for t in kept]
+        except KeyError:
+            if len(stems) > 2_000_000:
+                stems.clear()
+            missing = list({t for t in kept if t not in stems})
+            stems.update(zip(missing, porter().stem_words(missing), strict=True))
+            return [stems[t] for t in kept]
 
     def analyze_many(self, texts: list[str]) -> list[list[str]]:
         return [self.analyze(t) for t in texts]

@@ -15,6 +15,7 @@ from abnirml.probes.base import FAMILIES, Probe
 
 _PROVIDERS: list[str] = [
     "abnirml.probes.measure_match",
+    "abnirml.probes.transfer",
 ]
 _EXTRA: list[Probe] = []
 

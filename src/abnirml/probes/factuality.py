@@ -118,7 +118,7 @@ def factual_pairs(records: Iterable[NQRecord], stopwords: frozenset[str], seed: 
                 continue
             key = f"{record.key}:{passage.pid}"
             substitute = substitutes[seeded_index(seed, key, len(substitutes))]
-            changed = pattern.sub(lambda _: substitute, passage.text)
+            changed = pattern.sub(substitute.replace("\\", "\\\\"), passage.text)
             yield TextPair(key=key, doc1=passage.text, doc2=changed, query=record.question,
                            group=cls.group,
                            meta={"answer": answer, "substitute": substitute,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.data.pairs import DataNotFound, TextPair, read_pairs_file
-from abnirml.data.transfer import Keep, Source, keep_all
+from abnirml.data.transfer import Keep, Source, check_transfer_data, keep_all
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.transfer_queries import (
@@ -191,6 +191,23 @@ def pairs_probe(name: str, path: str | Path, symmetric: bool = False) -> PairsFi
     label = name[4:]
     return PairsFileProbe(name=name, path=str(path), symmetric=symmetric,
                           characteristic=label, dataset=Path(path).name)
+
+
+def register_pairs_probe(path: str | Path, name: str | None = None,
+                         symmetric: bool = False) -> str:
+    """Register a :func:`pairs_probe` (the CLI's ``--pairs``); returns its name."""
+    from abnirml.errors import InputError
+    from abnirml.probes.registry import register
+
+    if not Path(path).is_file():
+        raise InputError("pairs file not found", path=path)
+    probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
+    register(probe)
+    return probe.name
+
+
+__all__ = ["PairsFileProbe", "TransferProbe", "available", "check_transfer_data",
+           "hash_fraction", "pairs_probe", "register_pairs_probe", "transfer_samples"]
 
 
 # --- the catalogue ------------------------------------------------------------------------

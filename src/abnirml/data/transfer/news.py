@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from abnirml.data.pairs import DataNotFound, TextPair
-from abnirml.data.trec import read_lines
 from abnirml.data.transfer import SUB_SAMPLED, Item, Keep
+from abnirml.data.trec import read_lines
 from abnirml.errors import InputError
 from abnirml.types import Skip
 

@@ -57,7 +57,7 @@ PARAPHRASES = [
     (1, 1, 2, "The blue whale swims in deep oceans.", "The blue whale swims."),   # +3 words
     (1, 3, 4, "The red car stopped.", "The red car stopped near the old station."),  # −4
     (1, 5, 6, "The tall tree fell.", "The tall tree dropped."),                    # 0
-    (0, 7, 8, "The tall tree fell.", "Stock prices rose sharply."),                # not a paraphrase
+    (0, 7, 8, "The tall tree fell.", "Stock prices rose sharply."),                # Quality 0
 ]
 
 

@@ -6,8 +6,7 @@ import types
 import pytest
 
 from abnirml.data.pairs import DataNotFound, TextPair, read_pairs_file
-from abnirml.data.transfer import Source, keep_all
-from abnirml.data.transfer import corpora, hub, news
+from abnirml.data.transfer import Source, corpora, hub, keep_all, news
 from abnirml.data.transfer.nq import load_nq
 from abnirml.errors import ConfigError, InputError
 from abnirml.types import Skip
@@ -341,7 +340,8 @@ def test_hub_loaders_map_fields(monkeypatch):
     assert [(p.key, p.doc1, p.doc2) for p in mrpc] == [("train:4", "A b.", "A  b!")]
     jfleg = pairs_of(hub.hub_jfleg(keep_all))
     assert [(p.key, p.doc1, p.doc2) for p in jfleg] == [
-        ("validation:1:ref0", "He goes .", "he go ."), ("validation:1:ref1", "He went .", "he go .")]
+        ("validation:1:ref0", "He goes .", "he go ."),
+        ("validation:1:ref1", "He went .", "he go .")]
     asset = pairs_of(hub.hub_asset(keep_all))
     assert [(p.doc1, p.doc2) for p in asset] == [("Start now.", "Commence now.")]
     with pytest.raises(InputError, match="community-datasets/turk"):

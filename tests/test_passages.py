@@ -8,7 +8,6 @@ from abnirml.rankers.passages import PassageAggregate, split_passages
 from abnirml.rankers.registry import RankerEnv, build_ranker
 
 
-
 class CountX:
     """Scores a passage by how many words are exactly "x"; records what it was asked."""
 

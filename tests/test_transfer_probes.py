@@ -237,3 +237,19 @@ def test_pairs_probe_from_a_file(tmp_path):
         ("solar panels", "given"), ("the small brown fox", "noun-chunk")]
     with pytest.raises(Exception, match="dtp:<name>"):
         pairs_probe("mine", path)
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("dtp_max_pairs", "abc", "is not an integer"),
+    ("dtp_max_pairs", "-1", "must be ≥ 0"),
+    ("dtp_sample_rate", "0", "must be in \\(0, 1\\]"),
+    ("dtp_sample_rate", "lots", "is not a number"),
+])
+def test_bad_options(tmp_path, option, value, message):
+    from abnirml.errors import ConfigError
+
+    write_mrpc(tmp_path / "mrpc", PARAPHRASES)
+    write_xsum(tmp_path / "xsum", "1", "t", "s", ["b"])
+    name = "dtp:succinctness-xsum" if option == "dtp_sample_rate" else "dtp:paraphrase-mrpc"
+    with pytest.raises(ConfigError, match=message):
+        run_probe(probe(name), tmp_path, **{option: value})

@@ -362,3 +362,39 @@ def test_hub_without_datasets_installed(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # import fails
     with pytest.raises(ConfigError, match="abnirml\\[transfer\\]"):
         list(hub.hub_mrpc(keep_all))
+
+
+class FakeIrds(types.ModuleType):
+    """Stands in for ir_datasets' dpr-w100 NQ: queries with answers, graded qrels, docs."""
+
+    def __init__(self):
+        super().__init__("ir_datasets")
+
+    def load(self, dataset_id):
+        assert dataset_id == hub.NQ_IRDS
+        ns = types.SimpleNamespace
+        docs = {"d1": ns(doc_id="d1", text="Hamlet was written by  William Shakespeare.",
+                         title="Hamlet"),
+                "d2": ns(doc_id="d2", text="Unrelated text.", title="X")}
+
+        class Store:
+            def get_many(self, ids):
+                return {i: docs[i] for i in ids if i in docs}
+
+        return ns(
+            queries_iter=lambda: iter([
+                ns(query_id="1", text="who wrote hamlet ", answers=["William Shakespeare"]),
+                ns(query_id="2", text="no positives", answers=["X"])]),
+            qrels_iter=lambda: iter([ns(query_id="1", doc_id="d1", relevance=2),
+                                     ns(query_id="1", doc_id="d2", relevance=0),
+                                     ns(query_id="2", doc_id="d2", relevance=-1)]),
+            docs_store=lambda: Store())
+
+
+def test_irds_nq_records(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ir_datasets", FakeIrds())
+    (record,) = list(hub.irds_nq())
+    assert (record.key, record.question, record.answers) == (
+        "irds:1", "who wrote hamlet", ("William Shakespeare",))
+    assert [(p.pid, p.text) for p in record.passages] == [
+        ("d1", "Hamlet was written by William Shakespeare.")]

@@ -65,6 +65,17 @@ def _seeded_rank(seed: int, key: str) -> bytes:
     return hashlib.blake2b(f"{seed}\x00cap\x00{key}".encode(), digest_size=8).digest()
 
 
+def _number_option(options: Mapping[str, Any], key: str, kind: type) -> Any:
+    raw = options.get(key)
+    if raw in (None, ""):
+        return None
+    try:
+        return kind(raw)
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise ConfigError(f"option {key}: {raw!r} is not {what}") from None
+
+
 def _normalised(text: str) -> str:
     return " ".join(text.split())
 
@@ -93,12 +104,12 @@ def transfer_samples(items: Iterable[TextPair | Skip], context: ProbeContext,
         seen.add(signature)  # type: ignore[arg-type]
         pairs.append(item)
 
-    limit = context.options.get("dtp_max_pairs")
-    if limit not in (None, "") and len(pairs) > int(limit):
-        if int(limit) < 0:
-            raise ConfigError(f"dtp_max_pairs must be ≥ 0, got {limit}")
+    limit = _number_option(context.options, "dtp_max_pairs", int)
+    if limit is not None and limit < 0:
+        raise ConfigError(f"dtp_max_pairs must be ≥ 0, got {limit}")
+    if limit is not None and len(pairs) > limit:
         chosen = set(sorted(range(len(pairs)),
-                            key=lambda i: _seeded_rank(context.seed, pairs[i].key))[:int(limit)])
+                            key=lambda i: _seeded_rank(context.seed, pairs[i].key))[:limit])
         for i in range(len(pairs)):
             if i not in chosen:
                 yield Skip(CAPPED)
@@ -149,7 +160,8 @@ class TransferProbe:
     def _keep(self, options: Mapping[str, Any]) -> Keep:
         if self.sample_rate is None:
             return keep_all
-        rate = float(options.get("dtp_sample_rate", self.sample_rate))
+        given = _number_option(options, "dtp_sample_rate", float)
+        rate = self.sample_rate if given is None else given
         if not 0.0 < rate <= 1.0:
             raise ConfigError(f"dtp_sample_rate must be in (0, 1], got {rate}")
         return lambda key: hash_fraction(key) < rate

@@ -253,3 +253,13 @@ def test_bad_options(tmp_path, option, value, message):
     name = "dtp:succinctness-xsum" if option == "dtp_sample_rate" else "dtp:paraphrase-mrpc"
     with pytest.raises(ConfigError, match=message):
         run_probe(probe(name), tmp_path, **{option: value})
+
+
+def test_symmetric_duplicates_ignore_order(tmp_path):
+    write_mrpc(tmp_path / "mrpc", [(1, 1, 2, "The blue whale swims.", "The blue whale dives."),
+                                   (1, 2, 1, "The blue whale dives.", "The blue whale swims.")])
+    samples, skips = run_probe(probe("dtp:paraphrase-mrpc"), tmp_path)
+    assert len(samples) == 1 and skips == Counter({"duplicate": 1})
+    directed = TransferProbe("dtp:directed", "X", "Y", probe("dtp:paraphrase-mrpc").source)
+    samples, skips = run_probe(directed, tmp_path)
+    assert len(samples) == 2 and not skips

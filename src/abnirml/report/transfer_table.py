@@ -9,6 +9,7 @@ run without ``--transfer-data`` stays readable.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ def expected_location(name: str, transfer_data: str | None) -> str:
     return str(Path(transfer_data) / folder) if folder else str(transfer_data)
 
 
+@lru_cache(maxsize=1)
 def _catalogue() -> dict[str, tuple[str, str, str]]:
     from abnirml.probes.transfer import available
 

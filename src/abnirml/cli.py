@@ -113,6 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="control tolerance: a number or control=value,…")
     run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                      help="probe option (see the README), repeatable")
+    run.add_argument("--transfer-data", metavar="DIR",
+                     help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
+                          "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "
+                          "transfer probes without data are skipped as no-data")
+    run.add_argument("--pairs", metavar="FILE",
+                     help="add a transfer probe over a TSV/JSONL file of text pairs "
+                          "(columns doc1, doc2, optional query, id)")
+    run.add_argument("--name", metavar="dtp:NAME",
+                     help="name of the --pairs probe (default dtp:<file stem>)")
+    run.add_argument("--pairs-symmetric", action="store_true",
+                     help="the --pairs probe is symmetric (count |diff| > δ only)")
     run.add_argument("--examples", type=int, default=3, help="example samples per probe")
     run.add_argument("--allow-pickle", action="store_true",
                      help="allow loading pickled model files from user paths (unsafe)")
@@ -175,9 +186,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = dict(parse_option(o) for o in args.option)
     if args.mmp_tolerance is not None:
         options["mmp_tolerance"] = args.mmp_tolerance
+    probes = args.probes or ["all"]
+    if args.transfer_data is not None or args.pairs is not None:
+        from abnirml.probes.transfer import check_transfer_data, register_pairs_probe
+
+        if args.transfer_data is not None:
+            options["transfer_data"] = check_transfer_data(args.transfer_data)
+        if args.pairs is not None:
+            name = register_pairs_probe(args.pairs, args.name, args.pairs_symmetric)
+            if args.probes:
+                probes.append(name)
+    if args.pairs is None and (args.name or args.pairs_symmetric):
+        raise ConfigError("--name and --pairs-symmetric describe a --pairs probe; give --pairs")
     config = RunConfig(
         collection=args.collection, rankers=args.rankers or ["bm25", "ql", "tfidf"],
-        probes=args.probes or ["all"], out=args.out, alpha=args.alpha, delta=delta_all,
+        probes=probes, out=args.out, alpha=args.alpha, delta=delta_all,
         deltas=deltas, seed=args.seed, candidates=args.candidates,
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,

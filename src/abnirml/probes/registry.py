@@ -17,6 +17,7 @@ _PROVIDERS: list[str] = [
     "abnirml.probes.measure_match",
     "abnirml.probes.manipulation",
     "abnirml.probes.axioms",
+    "abnirml.probes.transfer",
 ]
 _EXTRA: list[Probe] = []
 

@@ -24,6 +24,7 @@ _FAMILIES: dict[str, str | Factory] = {
     "bm25": "abnirml.rankers.registry:_bm25",
     "ql": "abnirml.rankers.registry:_ql",
     "tfidf": "abnirml.rankers.registry:_tfidf",
+    "maxp": "abnirml.rankers.passages:build",
 }
 
 

@@ -101,6 +101,13 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                  f"(two-sided paired t-test, Bonferroni per table, α = "
                  f"{options.get('alpha', 0.01)}).")
     for family in FAMILIES:
+        if family == "dtp":
+            from abnirml.report.transfer_table import transfer_section
+
+            section = transfer_section(records, run_info)
+            if section:
+                parts += ["", *section]
+            continue
         table = family_table(records, family)
         if table is None:
             continue

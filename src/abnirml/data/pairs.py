@@ -1,0 +1,147 @@
+"""Text pairs: the raw material of dataset-transfer probes, and a reader for user pair files.
+
+A :class:`TextPair` is one row of a non-IR dataset recast as ⟨query?, d1, d2⟩: d1 carries the
+characteristic under test (fluent, formal, simpler, neutral, succinct, factual), d2 lacks it.
+The query is given when the dataset has one (a title, a question) and built later otherwise
+(see :mod:`abnirml.probes.transfer_queries`). Sources yield pairs lazily so that a large
+dataset never has to sit in memory as Python objects more than once.
+
+User pair files (``--pairs FILE``) are either
+
+* TSV with a header naming the columns ``doc1`` and ``doc2`` (required) and optionally
+  ``query`` and ``id``; other columns are ignored; or
+* JSON lines (``.jsonl`` / ``.json``): one object per line with the same keys.
+
+Missing ids become ``line<N>``. A malformed line raises :class:`~abnirml.errors.InputError`
+with the file and line number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from abnirml.data.trec import read_lines
+from abnirml.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class TextPair:
+    """One transfer pair. ``key`` is stable within its source: it seeds the query choice and
+    the deterministic sub-sample, so it must not depend on file order alone when the source
+    has real ids. ``group`` names a subset (a GYAFC domain, CNN vs Daily Mail, an entity
+    type) that subset probes filter on."""
+
+    key: str
+    doc1: str
+    doc2: str
+    query: str | None = None
+    group: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class DataNotFound(Exception):
+    """A source's files are absent: the probe is skipped (reason ``no-data``), not failed."""
+
+    def __init__(self, where: str):
+        super().__init__(where)
+        self.where = where
+
+
+def read_aligned(paths: Sequence[Path]) -> Iterator[tuple[int, list[str]]]:
+    """Lines of several line-aligned files, side by side: ``(line_number, [text, …])``.
+
+    Parallel corpora (JFLEG, TurkCorpus, ASSET, GYAFC) keep one sentence per line across
+    files; a differing line count means the files do not belong together, which is reported
+    rather than silently truncated. Blank lines are kept (they are positions, not noise).
+    """
+    handles = []
+    try:
+        for path in paths:
+            if not path.is_file():
+                raise InputError("file not found", path=path)
+            handles.append(path.open("rb"))
+        number = 0
+        while True:
+            number += 1
+            raw = [h.readline() for h in handles]
+            ended = [not r for r in raw]
+            if all(ended):
+                return
+            if any(ended):
+                short = paths[ended.index(True)]
+                raise InputError(f"has fewer lines than {paths[0].name} (aligned files must "
+                                 "have equal line counts)", path=short, line=number)
+            texts = []
+            for path, line in zip(paths, raw, strict=True):
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
+                                     path=path, line=number) from None
+                if number == 1:
+                    text = text.removeprefix("\ufeff")
+                texts.append(text.rstrip("\r\n").strip())
+            yield number, texts
+    finally:
+        for h in handles:
+            h.close()
+
+
+def read_pairs_file(path: str | Path) -> Iterator[TextPair]:
+    """Pairs from a user TSV (with header) or JSONL file; see the module docstring."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("pairs file not found", path=path)
+    if path.suffix.lower() in (".jsonl", ".json"):
+        return _read_pairs_jsonl(path)
+    return _read_pairs_tsv(path)
+
+
+def _read_pairs_tsv(path: Path) -> Iterator[TextPair]:
+    lines = read_lines(path)
+    try:
+        _, header_line = next(lines)
+    except StopIteration:
+        raise InputError("empty pairs file (expected a header with doc1 and doc2)",
+                         path=path) from None
+    header = [h.strip().lower() for h in header_line.split("\t")]
+    missing = [c for c in ("doc1", "doc2") if c not in header]
+    if missing:
+        raise InputError(f"header lacks column {', '.join(missing)} (TSV pairs need a header "
+                         "naming doc1, doc2 and optionally query, id)", path=path, line=1)
+    col = {name: header.index(name) for name in ("doc1", "doc2", "query", "id") if name in header}
+    for number, line in lines:
+        cells = line.split("\t")
+        if len(cells) != len(header):
+            raise InputError(f"expected {len(header)} tab-separated fields, found {len(cells)}",
+                             path=path, line=number)
+        yield _make_pair(path, number, {k: cells[i] for k, i in col.items()})
+
+
+def _read_pairs_jsonl(path: Path) -> Iterator[TextPair]:
+    for number, line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object with doc1 and doc2", path=path, line=number)
+        yield _make_pair(path, number, record)
+
+
+def _make_pair(path: Path, number: int, record: Mapping[str, Any]) -> TextPair:
+    values: dict[str, str | None] = {}
+    for key in ("doc1", "doc2", "query", "id"):
+        value = record.get(key)
+        if value is not None and not isinstance(value, (str, int)):
+            raise InputError(f"field {key!r} must be a string", path=path, line=number)
+        values[key] = None if value is None else str(value).strip()
+    for key in ("doc1", "doc2"):
+        if not values[key]:
+            raise InputError(f"empty or missing {key}", path=path, line=number)
+    return TextPair(key=values["id"] or f"line{number}", doc1=str(values["doc1"]),
+                    doc2=str(values["doc2"]), query=values["query"] or None)

@@ -1,0 +1,117 @@
+"""The dataset-transfer table in the layout of the papers' Table 3, with discard counts.
+
+Rows are (characteristic, dataset), columns the rankers, then the sample count and the
+discards by reason. Symmetric probes (paraphrase) print unsigned scores. Probes whose data
+was not found are not rows: one line lists them with the location that was searched, so a
+run without ``--transfer-data`` stays readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from abnirml.report.tables import FAMILY_NOTES, FAMILY_TITLES, Table, format_score, to_markdown
+
+#: skip reasons that are sampling choices rather than unusable pairs
+SAMPLING = ("sub-sampled", "capped")
+NO_DATA = "no-data"
+
+
+def probe_labels(name: str) -> tuple[str, str]:
+    """(characteristic, dataset) for a probe name: the catalogue's labels, else parsed from
+    ``dtp:<characteristic>-<dataset>``."""
+    known = _catalogue().get(name)
+    if known is not None:
+        return known[0], known[1]
+    label = name.removeprefix("dtp:")
+    characteristic, _, dataset = label.partition("-")
+    return characteristic.capitalize(), dataset
+
+
+def expected_location(name: str, transfer_data: str | None) -> str:
+    known = _catalogue().get(name)
+    folder = known[2] if known is not None else ""
+    if not transfer_data:
+        return "no --transfer-data given"
+    return str(Path(transfer_data) / folder) if folder else str(transfer_data)
+
+
+@lru_cache(maxsize=1)
+def _catalogue() -> dict[str, tuple[str, str, str]]:
+    from abnirml.probes.transfer import available
+
+    out = {}
+    for probe in available():
+        folder = probe.source.folder if hasattr(probe, "source") else "nq"
+        out[probe.name] = (probe.characteristic, probe.dataset, folder)
+    return out
+
+
+def discard_text(skipped: Mapping[str, int]) -> str:
+    parts = [f"{reason} {count:,}" for reason, count in sorted(skipped.items())
+             if reason != NO_DATA and count]
+    return ", ".join(parts) if parts else "0"
+
+
+def transfer_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
+    chosen = [r for r in records if r["family"] == "dtp" and r["subset"] == "all"]
+    by_probe: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for record in chosen:
+        if _no_data(record):
+            continue
+        by_probe.setdefault(record["probe"], {})[record["ranker"]] = record
+    if not by_probe:
+        return None
+    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
+    header = ["Characteristic", "Dataset", *rankers, "Samples", "Discarded"]
+    rows: list[list[str]] = []
+    previous = None
+    for probe, per_ranker in by_probe.items():
+        characteristic, dataset = probe_labels(probe)
+        any_record = next(iter(per_ranker.values()))
+        shown = "" if characteristic == previous else characteristic
+        previous = characteristic
+        cells = [format_score(per_ranker[r]) if r in per_ranker else "–" for r in rankers]
+        counts = sorted({r["n"] for r in per_ranker.values()})
+        rows.append([shown, dataset or probe, *cells, "/".join(f"{c:,}" for c in counts),
+                     discard_text(any_record.get("skipped") or {})])
+    note = FAMILY_NOTES["dtp"] + (" Discarded: pairs dropped before scoring, by reason "
+                                  "(sub-sampled and capped are sampling choices).")
+    return Table(FAMILY_TITLES["dtp"], header, rows, note)
+
+
+def _no_data(record: Mapping[str, Any]) -> bool:
+    return record["n"] == 0 and NO_DATA in (record.get("skipped") or {})
+
+
+def missing_data_lines(records: Sequence[Mapping[str, Any]],
+                       run_info: Mapping[str, Any]) -> list[str]:
+    """One line per searched location: the probes that found no data there."""
+    transfer_data = (run_info.get("options") or {}).get("transfer_data")
+    where: dict[str, list[str]] = {}
+    for record in records:
+        if record["family"] == "dtp" and record["subset"] == "all" and _no_data(record):
+            names = where.setdefault(expected_location(record["probe"], transfer_data), [])
+            if record["probe"] not in names:
+                names.append(record["probe"])
+    return [f"data not found: {location} — {', '.join(names)}"
+            for location, names in where.items()]
+
+
+def transfer_section(records: Sequence[Mapping[str, Any]],
+                     run_info: Mapping[str, Any]) -> list[str]:
+    """Markdown lines of the dataset-transfer section (empty when no dtp probe ran)."""
+    if not any(r["family"] == "dtp" for r in records):
+        return []
+    lines = [f"## {FAMILY_TITLES['dtp']}", ""]
+    table = transfer_table(records)
+    if table is not None:
+        lines += [table.note, "", to_markdown(table)]
+    missing = missing_data_lines(records, run_info)
+    if missing:
+        lines += ["", "Not run (skipped as no-data):", ""]
+        lines += [f"- {line}" for line in missing]
+    return lines

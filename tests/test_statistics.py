@@ -44,6 +44,20 @@ def test_ttest_degenerate_cases():
     assert paired_ttest_p(np.array([1.0]), np.array([0.0])) == 1.0   # n < 2
 
 
+def test_symmetric_probes_test_magnitude_against_delta():
+    rng = np.random.default_rng(3)
+    s1 = rng.normal(size=200)
+    s2 = s1 + rng.choice([-1.0, 1.0], size=200) * rng.uniform(0.5, 1.5, size=200)
+    # signs cancel, so a paired test sees nothing; magnitudes are clearly above δ = 0.2
+    assert paired_ttest_p(s1, s2) > 0.01
+    summary = summarize(s1, s2, delta=0.2, symmetric=True)
+    expected = stats.ttest_1samp(np.abs(s1 - s2) - 0.2, 0.0, alternative="greater").pvalue
+    assert summary.p_value == pytest.approx(expected, rel=1e-9)
+    assert summary.p_value < 1e-10
+    # magnitudes below δ: not significant
+    assert summarize(s1, s2, delta=5.0, symmetric=True).p_value > 0.5
+
+
 def test_bonferroni_against_scaled_threshold():
     p = [0.001, 0.004, 0.02, 0.5]
     # m = 4, alpha = 0.01: significant iff p < 0.0025

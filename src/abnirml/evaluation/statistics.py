@@ -4,6 +4,10 @@ eff = +1 if R(q,d1) − R(q,d2) > δ, −1 if < −δ, else 0; the probe score i
 Symmetric probes (paraphrase) count eff = 1 when |diff| > δ and 0 otherwise, so their score
 lies in [0, 1]. Significance is a two-sided paired t-test over the (R(q,d1), R(q,d2))
 pairs with a Bonferroni correction over every test of one table.
+
+For symmetric probes the paired t-test is meaningless (d1 and d2 are exchangeable, so the
+sign of the difference is arbitrary). There the test asks what the score measures — are the
+score differences larger than δ? — as a one-sided one-sample t-test of |diff| − δ > 0.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ def summarize(score1: np.ndarray, score2: np.ndarray, delta: float,
         n=n, pos=pos, neg=neg, neutral=n - pos - neg,
         score=float(eff.mean()) if n else None,
         mean_diff=float(diff.mean()) if n else None,
-        p_value=paired_ttest_p(score1, score2))
+        p_value=(greater_than_zero_p(np.abs(diff) - delta) if symmetric
+                 else paired_ttest_p(score1, score2)))
 
 
 def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:
@@ -66,6 +71,22 @@ def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:
 
     t = mean / (sd / math.sqrt(n))
     return float(2.0 * stdtr(n - 1, -abs(t)))
+
+
+def greater_than_zero_p(values: np.ndarray) -> float:
+    """One-sided one-sample t-test p-value for mean(values) > 0 (1.0 when undefined)."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[0]
+    if n < 2:
+        return 1.0
+    mean = float(values.mean())
+    sd = float(values.std(ddof=1))
+    scale = max(float(np.abs(values).max()), 1e-300)
+    if sd <= 1e-12 * scale:
+        return 0.0 if mean > 1e-12 * scale else 1.0
+    from scipy.special import stdtr
+
+    return float(stdtr(n - 1, -mean / (sd / math.sqrt(n))))
 
 
 def bonferroni_significant(p_values: Sequence[float], alpha: float) -> list[bool]:

@@ -17,7 +17,8 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: setup
-	$(VENV)/bin/abnirml run --collection demo $(DEMO_RANKERS) --probe all --out $(OUT)
+	$(VENV)/bin/abnirml run --collection demo $(DEMO_RANKERS) --probe all --transfer-data demo \
+	  --out $(OUT)
 	@echo "report: $(OUT)/report.md"
 
 test: setup

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transfer-data", metavar="DIR",
                      help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
                           "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "
-                          "transfer probes without data are skipped as no-data")
+                          "or demo for the shipped demo corpus; transfer probes without "
+                          "data are skipped as no-data")
     run.add_argument("--pairs", metavar="FILE",
                      help="add a transfer probe over a TSV/JSONL file of text pairs "
                           "(columns doc1, doc2, optional query, id)")

@@ -6,6 +6,9 @@ where a hub copy carries the fields the probe needs, an online loader (Hugging F
 ``datasets`` or ``ir_datasets``, imported lazily and used only with
 ``options["transfer_online"]``). Absent data raises :class:`~abnirml.data.pairs.DataNotFound`
 so that the probe is skipped with reason ``no-data`` instead of failing the whole run.
+The value ``demo`` names the small demo corpus shipped with the package
+(``abnirml/data/demo_transfer/``, original text in the same formats), found through
+:mod:`importlib.resources` like the demo collection.
 
 Loaders take ``keep(key) -> bool``: sources with many large records (XSum, CNN/Daily Mail)
 test it *before* reading a record, so a 10 % sub-sample reads 10 % of the files. Rejected
@@ -14,8 +17,12 @@ records come back as ``Skip("sub-sampled")`` and are counted like any other disc
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,9 @@ LocalLoader = Callable[[Path, Keep], Iterator[Item]]
 HubLoader = Callable[[Keep], Iterator[Item]]
 
 SUB_SAMPLED = "sub-sampled"
+#: ``--transfer-data demo``: the packaged demo corpus (a folder literally named demo: ./demo)
+DEMO = "demo"
+DEMO_PACKAGE = ("abnirml.data", "demo_transfer")
 
 
 def keep_all(_: str) -> bool:
@@ -50,8 +60,8 @@ class Source:
 
         Raises :class:`DataNotFound` naming the expected location when neither is available.
         """
-        root = options.get("transfer_data")
-        folder = None if root in (None, "") else Path(str(root)) / self.folder
+        root = transfer_root(options.get("transfer_data"))
+        folder = None if root is None else root / self.folder
         if folder is not None and folder.is_dir():
             return self.local(folder, keep)
         if _truthy(options.get("transfer_online")) and self.hub is not None:
@@ -61,10 +71,39 @@ class Source:
         raise DataNotFound(str(folder))
 
 
-def check_transfer_data(value: Any) -> str | None:
-    """Validate ``options["transfer_data"]``: a directory the user named must exist."""
+def transfer_root(value: Any) -> Path | None:
+    """The directory an ``options["transfer_data"]`` value names: None when unset, the
+    packaged demo corpus for ``demo``, else the path as given."""
     if value in (None, ""):
         return None
+    if str(value) == DEMO:
+        return demo_transfer_path()
+    return Path(str(value))
+
+
+@lru_cache(maxsize=1)
+def demo_transfer_path() -> Path:
+    """The packaged demo transfer corpus on the file system (through importlib.resources;
+    a zipped install is extracted once, for the life of the process)."""
+    package, name = DEMO_PACKAGE
+    stack = ExitStack()
+    path = Path(stack.enter_context(resources.as_file(resources.files(package) / name)))
+    atexit.register(stack.close)
+    return path
+
+
+def check_transfer_data(value: Any) -> str | None:
+    """Validate ``options["transfer_data"]``: a directory the user named must exist.
+
+    ``demo`` is kept as given (the report and run.json say ``demo``); it must resolve to
+    the packaged corpus."""
+    if value in (None, ""):
+        return None
+    if str(value) == DEMO:
+        if not demo_transfer_path().is_dir():
+            raise ConfigError("--transfer-data demo: the packaged demo corpus is missing "
+                              f"({demo_transfer_path()}); reinstall abnirml")
+        return DEMO
     path = Path(str(value))
     if not path.is_dir():
         raise ConfigError(f"--transfer-data {path}: not a directory")

@@ -18,13 +18,12 @@ with the file and line number.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.trec import read_lines
+from abnirml.data.trec import iter_json_objects, read_lines
 from abnirml.errors import InputError
 
 
@@ -123,13 +122,7 @@ def _read_pairs_tsv(path: Path) -> Iterator[TextPair]:
 
 
 def _read_pairs_jsonl(path: Path) -> Iterator[TextPair]:
-    for number, line in read_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
-        if not isinstance(record, dict):
-            raise InputError("expected a JSON object with doc1 and doc2", path=path, line=number)
+    for number, record in iter_json_objects(path, "a JSON object with doc1 and doc2"):
         yield _make_pair(path, number, record)
 
 

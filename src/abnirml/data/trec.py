@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from abnirml.errors import InputError
 
@@ -41,6 +42,19 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
+def iter_json_objects(path: str | Path, what: str = "a JSON object"
+                      ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for each JSON-lines record; anything else is an InputError."""
+    for number, line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+        if not isinstance(record, dict):
+            raise InputError(f"expected {what}", path=path, line=number)
+        yield number, record
+
+
 def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
     """Read ``id<TAB>text`` lines (queries or passages); ids must be unique, texts non-empty."""
     out: dict[str, str] = {}
@@ -63,13 +77,7 @@ def read_id_text_jsonl(path: str | Path, kind: str, id_keys: tuple[str, ...],
                        text_keys: tuple[str, ...] = ("text", "contents", "body")) -> dict[str, str]:
     """Read JSON lines holding an id field and a text field (first key found wins)."""
     out: dict[str, str] = {}
-    for number, line in read_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
-        if not isinstance(record, dict):
-            raise InputError("expected a JSON object", path=path, line=number)
+    for number, record in iter_json_objects(path):
         ident = next((record[k] for k in id_keys if k in record), None)
         text = next((record[k] for k in text_keys if k in record), None)
         if ident is None or text is None:

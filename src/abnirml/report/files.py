@@ -43,18 +43,9 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    from abnirml.data.trec import read_lines
+    from abnirml.data.trec import iter_json_objects
 
-    out = []
-    for number, line in read_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
-        if not isinstance(record, dict):
-            raise InputError("expected a JSON object", path=path, line=number)
-        out.append(record)
-    return out
+    return [record for _, record in iter_json_objects(path)]
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:

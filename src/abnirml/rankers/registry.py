@@ -24,6 +24,18 @@ _FAMILIES: dict[str, str | Factory] = {
     "bm25": "abnirml.rankers.registry:_bm25",
     "ql": "abnirml.rankers.registry:_ql",
     "tfidf": "abnirml.rankers.registry:_tfidf",
+    # neural, embedding and learned rankers (issue 4): each module documents its spec
+    "cross-encoder": "abnirml.rankers.cross_encoder:from_spec",
+    "monot5": "abnirml.rankers.monot5:from_spec",
+    "colbert": "abnirml.rankers.colbert:from_spec",
+    "biencoder": "abnirml.rankers.biencoder:from_spec",
+    "doc2query": "abnirml.rankers.doc2query:from_spec",
+    "wmd": "abnirml.rankers.wmd:from_spec",
+    "knrm": "abnirml.rankers.learned.factories:knrm",
+    "cknrm": "abnirml.rankers.learned.factories:cknrm",
+    "lgbm": "abnirml.rankers.learned.factories:lgbm",
+    "pyterrier": "abnirml.rankers.adapters:pyterrier_from_spec",
+    "http": "abnirml.rankers.adapters:http_from_spec",
 }
 
 

@@ -1,7 +1,8 @@
 """The ``abnirml`` command.
 
 Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
-results directory), ``probes`` and ``rankers`` (list what is available). Errors in the input
+results directory), ``probes`` and ``rankers`` (list what is available), ``train`` (train a
+learned ranker on a collection's judgments). Errors in the input
 or options print one line ``abnirml: error: …`` and exit with status 2.
 """
 
@@ -119,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild report.md from a results directory")
     report.add_argument("directory")
 
+    train = sub.add_parser("train", help="train a learned ranker (knrm, cknrm, lgbm) with "
+                                         "query-level cross-validation")
+    train.add_argument("--collection", default="demo", help="as for run (needs judgments)")
+    train.add_argument("--model", required=True, metavar="SPEC",
+                       help="knrm, cknrm or lgbm, optionally with +key=value hyperparameters")
+    train.add_argument("--out", required=True, help="model directory to write")
+    train.add_argument("--seed", type=int, default=0, help="training seed")
+    train.add_argument("--folds", type=int, default=5, help="query folds (5)")
+    train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+
     sub.add_parser("probes", help="list the available probes")
     sub.add_parser("rankers", help="list the ranker families")
     return parser
@@ -171,6 +183,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from abnirml.rankers.learned.train import train_from_spec
+
+    kind, path = train_from_spec(args.collection, args.model, args.out, seed=args.seed,
+                                 folds=args.folds, stopwords=args.stopwords,
+                                 progress=False if args.quiet else None)
+    print(f"abnirml: wrote {path} (use it with --ranker {kind}:{path})")
+    return 0
+
+
 def cmd_probes(_: argparse.Namespace) -> int:
     from abnirml.probes.registry import all_probes
 
@@ -187,7 +209,8 @@ def cmd_rankers(_: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers,
+            "train": cmd_train}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,7 +99,8 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
         trainer = _kernel_trainer(kind, hp, analyzer) if kind != "lgbm" else \
             _booster_trainer(hp, judged, stats)
         keys = [*range(folds), None]
-        bar = tqdm(keys, desc=f"training {kind}", unit="model", disable=progress is False,
+        bar = tqdm(keys, desc=f"training {kind}", unit="model",
+                   disable=None if progress is None else not progress,
                    leave=False)
         for fold in bar:
             queries = [judged[q] for q in plan.training_qids(fold)]

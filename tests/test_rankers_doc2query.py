@@ -87,3 +87,14 @@ def test_ranker_is_bm25_over_document_plus_expansion(t5, demo_collection):
     np.testing.assert_allclose(one_by_one, scores, atol=1e-12)
     reseeded = build_ranker(f"doc2query:{t5}+max_new_tokens=6+seed=3", env)
     assert reseeded.fingerprint != ranker.fingerprint
+
+
+def test_expansion_source_option_accepts_objects_and_specs(t5):
+    from abnirml.rankers.doc2query import as_expansion_source
+
+    gen = source(t5)
+    assert as_expansion_source(gen) is gen
+    built = as_expansion_source(f"{t5}+n=2+max_new_tokens=4", seed=7)
+    assert built.n == 2 and built.seed == 7 and built.max_new_tokens == 4
+    with pytest.raises(ConfigError, match="doct5query_source"):
+        as_expansion_source(3)

@@ -33,7 +33,11 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
-from abnirml.rankers.expansion import ExpansionStore, default_expansion_store_path
+from abnirml.rankers.expansion import (
+    ExpansionSource,
+    ExpansionStore,
+    default_expansion_store_path,
+)
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
@@ -194,3 +198,15 @@ def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc
     spec.check_params(GENERATOR_PARAMS)
     return _generator_from_spec(spec, SimpleNamespace(device=device, seed=seed),
                                 "doc2query:castorini/doc2query-t5-base-msmarco")
+
+
+def as_expansion_source(value: Any, device: str = "cpu", seed: int = 0) -> ExpansionSource:
+    """``context.options["doct5query_source"]`` as given: an expansion source object (Python
+    API) or a string from ``--option doct5query_source=…`` (a model name, directory or
+    ``doc2query:`` spec)."""
+    if isinstance(value, ExpansionSource):
+        return value
+    if isinstance(value, str) and value.strip():
+        return build_expansion_source(value.strip(), device=device, seed=seed)
+    raise ConfigError(f"doct5query_source: expected a doc2query model name, directory or "
+                      f"spec, got {value!r}")

@@ -10,7 +10,8 @@
    BM25 order itself.
 
 Run: ``python benchmarks/rankers.py [--data DIR] [--skip-biencoder] [--skip-learned]
-[--max-pairs N]`` (default: a seeded sample of 1,000 battery pairs; 0 for all of them). Prints small tables; timings depend on the machine and its load.
+[--max-pairs N]`` (default: a seeded sample of 1,000 battery pairs; 0 for all of them).
+Prints small tables; timings depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ def learned_figures(data: Path, seed: int) -> list[tuple[str, str, str]]:
     candidates = {qid: [d for d, _ in ranking[:100] if d in collection.docs]
                   for qid, ranking in bm25.items() if qid in collection.qrels}
     qrels = {q: dict(j) for q, j in collection.qrels.items()}
-    rows = [("BM25 run order", f"{ndcg10({q: {d: -i for i, d in enumerate(ds)} for q, ds in candidates.items()}, qrels):.3f}", "")]  # noqa: E501
+    bm25_order = {q: {d: float(-i) for i, d in enumerate(ds)} for q, ds in candidates.items()}
+    rows = [("BM25 run order", f"{ndcg10(bm25_order, qrels):.3f}", "")]
     rng = np.random.default_rng(seed)
     shuffles = []
     for _ in range(20):

@@ -19,7 +19,7 @@ PUNCTUATION = list(".,?!:;'\"()-")
 
 def bert_vocab() -> dict[str, int]:
     tokens = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokens += WORDS + PUNCTUATION
+    tokens += [*WORDS, *PUNCTUATION]
     return {t: i for i, t in enumerate(tokens)}
 
 

@@ -29,3 +29,15 @@ def test_results_report_the_canonical_spec_and_rerun_is_served_from_cache(tmp_pa
     assert second.run_info["counts"]["from_cache"] == 2 * first.run_info["counts"]["unique_pairs"]
     assert [r["score"] for r in second.result.records] == [r["score"] for r in
                                                            first.result.records]
+
+
+def test_cli_reports_an_unloadable_model_in_one_line(tmp_path, capsys):
+    from abnirml.cli import main
+
+    spec = f"cross-encoder:{tmp_path / 'no-such-model'}"
+    code = main(["run", "--collection", "demo", "--ranker", "bm25", "--ranker", spec,
+                 "--probe", "mmp:relevance:length", "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith(f"abnirml: error: ranker {spec}: model directory")
+    assert "\n" not in err and not (tmp_path / "out").exists()

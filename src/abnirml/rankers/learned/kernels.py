@@ -63,9 +63,11 @@ def build_module(kind: str, dim: int) -> Any:
     mus = torch.tensor(KERNEL_MUS)
     sigmas = torch.tensor(KERNEL_SIGMAS)
 
-    def kernel_features(q: Any, q_mask: Any, d: Any, d_mask: Any) -> Any:
-        qn = nn.functional.normalize(q, p=2, dim=-1, eps=1e-8)
-        dn = nn.functional.normalize(d, p=2, dim=-1, eps=1e-8)
+    def unit(x: Any) -> Any:
+        return nn.functional.normalize(x, p=2, dim=-1, eps=1e-8)
+
+    def kernel_features(qn: Any, q_mask: Any, dn: Any, d_mask: Any) -> Any:
+        """Pooled kernel features ``[B, K]`` of unit-length query and document vectors."""
         sim = qn @ dn.transpose(1, 2)                                     # [B, Lq, Ld]
         k = torch.exp(-((sim[..., None] - mus) ** 2) / (2 * sigmas ** 2))  # [B, Lq, Ld, K]
         soft_tf = (k * d_mask[:, None, :, None]).sum(dim=2)               # [B, Lq, K]
@@ -78,7 +80,7 @@ def build_module(kind: str, dim: int) -> Any:
             self.dense = nn.Linear(len(KERNEL_MUS), 1)
 
         def forward(self, q: Any, q_mask: Any, d: Any, d_mask: Any) -> Any:
-            return self.dense(kernel_features(q, q_mask, d, d_mask)).squeeze(-1)
+            return self.dense(kernel_features(unit(q), q_mask, unit(d), d_mask)).squeeze(-1)
 
     class ConvKNRM(nn.Module):
         def __init__(self) -> None:
@@ -88,11 +90,11 @@ def build_module(kind: str, dim: int) -> Any:
             self.dense = nn.Linear(len(KERNEL_MUS) * MAX_NGRAM ** 2, 1)
 
         def grams(self, x: Any) -> list[Any]:
-            """n-gram vectors at every position (the text's end padded with zeros)."""
+            """Unit n-gram vectors at every position (the text's end padded with zeros)."""
             out = []
             for n, conv in enumerate(self.convs, start=1):
                 padded = nn.functional.pad(x.transpose(1, 2), (0, n - 1))
-                out.append(torch.relu(conv(padded)).transpose(1, 2))      # [B, L, F]
+                out.append(unit(torch.relu(conv(padded)).transpose(1, 2)))  # [B, L, F]
             return out
 
         def forward(self, q: Any, q_mask: Any, d: Any, d_mask: Any) -> Any:

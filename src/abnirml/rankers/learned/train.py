@@ -82,7 +82,7 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
     if kind not in KINDS:
         raise ConfigError(f"unknown model kind {kind!r} (known: {', '.join(KINDS)})")
     analyzer = analyzer or Analyzer()
-    hp = dict(DEFAULTS[kind]) if params is None else dict(params)
+    hp = {**DEFAULTS[kind], **(params or {})}
     judged = judged_queries(collection)
     plan = FoldPlan.build({q: j.text for q, j in judged.items()}, folds)
     if stats is None:

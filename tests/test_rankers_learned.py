@@ -171,3 +171,31 @@ def test_model_directory_errors_name_the_ranker(demo_collection, tmp_path):
     with pytest.raises(ConfigError, match="unknown parameter 'depth'"):
         build_ranker("lgbm+depth=3", env)
     assert main(["train", "--model", "bm25", "--out", str(tmp_path / "x"), "--quiet"]) == 2
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("spec", ["lgbm", pytest.param("knrm", marks=pytest.mark.slow)])
+def test_cross_validated_rankers_beat_random_reranking_dl19_bm25(spec, dl19):
+    from abnirml.data.collection import load_collection
+
+    collection = load_collection(str(dl19))
+    ranker = build_ranker(spec, RankerEnv(collection=collection))
+    assert {ranker.model_for(collection.queries[q]) for q in collection.qrels} == \
+        {f"fold-{i}" for i in range(5)}
+    bm25 = collection.runs["bm25"]()
+    rng = np.random.default_rng(0)
+    ours, shuffled = [], []
+    for qid, judged in collection.qrels.items():
+        docnos = [d for d, _ in bm25[qid][:100] if d in collection.docs]
+        scores = ranker.score([(collection.queries[qid], collection.docs[d]) for d in docnos])
+        ideal = sorted(judged.values(), reverse=True)[:10]
+        idcg = sum((2 ** g - 1) / np.log2(i + 2) for i, g in enumerate(ideal))
+
+        def ndcg(order, judged=judged, idcg=idcg):
+            return sum((2 ** judged.get(d, 0) - 1) / np.log2(i + 2)
+                       for i, d in enumerate(order[:10])) / idcg
+
+        ours.append(ndcg([docnos[i] for i in np.argsort(-scores, kind="stable")]))
+        shuffled.append(np.mean([ndcg([docnos[i] for i in rng.permutation(len(docnos))])
+                                 for _ in range(5)]))
+    assert np.mean(ours) > np.mean(shuffled) + 0.08

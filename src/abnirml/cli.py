@@ -1,8 +1,7 @@
 """The ``abnirml`` command.
 
 Subcommands: ``run`` (probe rankers on a collection), ``report`` (rebuild the report from a
-results directory), ``probes`` and ``rankers`` (list what is available), ``train`` (train a
-learned ranker on a collection's judgments). Errors in the input
+results directory), ``probes`` and ``rankers`` (list what is available). Errors in the input
 or options print one line ``abnirml: error: …`` and exit with status 2.
 """
 
@@ -120,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild report.md from a results directory")
     report.add_argument("directory")
 
+    sub.add_parser("probes", help="list the available probes")
+    sub.add_parser("rankers", help="list the ranker families")
     train = sub.add_parser("train", help="train a learned ranker (knrm, cknrm, lgbm) with "
                                          "query-level cross-validation")
     train.add_argument("--collection", default="demo", help="as for run (needs judgments)")
@@ -130,9 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--folds", type=int, default=5, help="query folds (5)")
     train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
-
-    sub.add_parser("probes", help="list the available probes")
-    sub.add_parser("rankers", help="list the ranker families")
     return parser
 
 
@@ -183,6 +181,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_probes(_: argparse.Namespace) -> int:
+    from abnirml.probes.registry import all_probes
+
+    for probe in all_probes():
+        flag = " (symmetric)" if probe.symmetric else ""
+        print(f"{probe.name}\t{probe.family}{flag}")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from abnirml.rankers.learned.train import train_from_spec
 
@@ -193,15 +200,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_probes(_: argparse.Namespace) -> int:
-    from abnirml.probes.registry import all_probes
-
-    for probe in all_probes():
-        flag = " (symmetric)" if probe.symmetric else ""
-        print(f"{probe.name}\t{probe.family}{flag}")
-    return 0
-
-
 def cmd_rankers(_: argparse.Namespace) -> int:
     from abnirml.rankers.registry import families
 
@@ -209,8 +207,7 @@ def cmd_rankers(_: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers,
-            "train": cmd_train}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers": cmd_rankers}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -225,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("abnirml: interrupted; scores computed so far are cached — rerun to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+COMMANDS["train"] = cmd_train
 
 
 if __name__ == "__main__":

@@ -249,7 +249,7 @@ def cached_model(env, kind: str, seed: int, folds: int, params: Mapping[str, int
     path = model_cache_dir() / f"{kind}-{label}-seed{seed}-{key}"
     if not (path / "abnirml-model.json").is_file():
         train_model(env.collection, kind, path, seed=seed, folds=folds, params=params,
-                    analyzer=env.analyzer, stats=stats)
+                    analyzer=env.analyzer, stats=stats, progress=getattr(env, "progress", None))
     return path
 
 

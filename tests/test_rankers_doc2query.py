@@ -8,11 +8,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from _tiny_models import save_t5
 from abnirml.errors import ConfigError
 from abnirml.rankers.doc2query import build_expansion_source
 from abnirml.rankers.expansion import ExpansionSource, ExpansionStore
 from abnirml.rankers.registry import RankerEnv, build_ranker
+
+from ._tiny_models import save_t5
 
 DOCS = ["vitamin d deficiency symptoms in adults are tired bones",
         "bread dough does rise for hours in a warm oven",

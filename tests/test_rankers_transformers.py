@@ -10,11 +10,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from _tiny_models import save_colbert, save_cross_encoder, save_t5
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.evaluation.scoring import Scorer
 from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
+
+from ._tiny_models import save_colbert, save_cross_encoder, save_t5
 
 PAIRS = [
     ("symptoms of vitamin d deficiency", "tiredness and bone symptoms in adults with "

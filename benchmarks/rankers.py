@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trec-dl-2019"
+DEFAULT_DATA = Path(os.environ.get("ABNIRML_SHARED_DATA", ROOT.parent / "shared" / "data")
+                    ) / "trec-dl-2019"
 
 
 class _Recorder:
@@ -180,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-learned", action="store_true")
     args = parser.parse_args(argv)
     if not (args.data / "queries.tsv").is_file():
-        print(f"benchmarks/rankers.py: needs TREC DL 2019 at {args.data}", file=sys.stderr)
-        return 2
+        print(f"skipped: TREC DL 2019 not found at {args.data}")
+        return 0
     os.environ.setdefault("ABNIRML_MODELS", str(Path(tempfile.gettempdir()) /
                                                  "abnirml-bench-models"))
     if not args.skip_biencoder:

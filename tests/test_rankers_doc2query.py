@@ -86,6 +86,8 @@ def test_ranker_is_bm25_over_document_plus_expansion(t5, demo_collection):
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12)
     one_by_one = np.concatenate([ranker.score([p]) for p in pairs])
     np.testing.assert_allclose(one_by_one, scores, atol=1e-12)
+    assert isinstance(ranker, ExpansionSource)       # usable as doct5query_source
+    assert ranker.expand([DOCS[0]]) == expansions[:1]
     reseeded = build_ranker(f"doc2query:{t5}+max_new_tokens=6+seed=3", env)
     assert reseeded.fingerprint != ranker.fingerprint
 

@@ -137,6 +137,11 @@ class Doc2QueryRanker:
         self.fingerprint = (f"Doc2QueryBM25[{generator.fingerprint}][stats={stats_mode}]"
                             f"[{bm25.fingerprint}]")
 
+    def expand(self, texts: Sequence[str]) -> list[str]:
+        """The generator's expansions: a ``doc2query:`` spec also serves as the DocT5Query
+        manipulation's ``doct5query_source``."""
+        return self.generator.expand(texts)
+
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         docs = [d for _, d in pairs]
         expansions = self.generator.expand(docs)

@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 OUT ?= out/demo
-DEMO_RANKERS ?= --ranker bm25 --ranker ql --ranker tfidf
+DEMO_RANKERS ?= --ranker bm25 --ranker ql --ranker tfidf --ranker biencoder --ranker wmd:glove \
+	--ranker knrm --ranker lgbm
 
 .PHONY: setup demo test lint bench clean browser-deps
 

@@ -171,6 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("probes", help="list the available probes")
     sub.add_parser("rankers", help="list the ranker families")
+    train = sub.add_parser("train", help="train a learned ranker (knrm, cknrm, lgbm) with "
+                                         "query-level cross-validation")
+    train.add_argument("--collection", default="demo", help="as for run (needs judgments)")
+    train.add_argument("--model", required=True, metavar="SPEC",
+                       help="knrm, cknrm or lgbm, optionally with +key=value hyperparameters")
+    train.add_argument("--out", required=True, help="model directory to write")
+    train.add_argument("--seed", type=int, default=0, help="training seed")
+    train.add_argument("--folds", type=int, default=5, help="query folds (5)")
+    train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -270,6 +280,16 @@ def cmd_probes(_: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from abnirml.rankers.learned.train import train_from_spec
+
+    kind, path = train_from_spec(args.collection, args.model, args.out, seed=args.seed,
+                                 folds=args.folds, stopwords=args.stopwords,
+                                 progress=False if args.quiet else None)
+    print(f"abnirml: wrote {path} (use it with --ranker {kind}:{path})")
+    return 0
+
+
 def cmd_rankers(_: argparse.Namespace) -> int:
     from abnirml.rankers.registry import families
 
@@ -310,6 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("abnirml: interrupted; scores computed so far are cached — rerun to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+COMMANDS["train"] = cmd_train
 
 
 if __name__ == "__main__":

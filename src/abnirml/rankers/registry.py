@@ -111,3 +111,19 @@ def _tfidf(spec: RankerSpec, env: RankerEnv) -> Ranker:
     spec.check_params({"k1", "b"})
     return TFIDF(env.collection_stats(), k1=spec.float_param("k1", 1.2),
                  b=spec.float_param("b", 0.75), name=spec.canonical)
+
+
+# Neural, embedding and learned rankers and adapters; each module documents its spec.
+_FAMILIES.update({
+    "cross-encoder": "abnirml.rankers.cross_encoder:from_spec",
+    "monot5": "abnirml.rankers.monot5:from_spec",
+    "colbert": "abnirml.rankers.colbert:from_spec",
+    "biencoder": "abnirml.rankers.biencoder:from_spec",
+    "doc2query": "abnirml.rankers.doc2query:from_spec",
+    "wmd": "abnirml.rankers.wmd:from_spec",
+    "knrm": "abnirml.rankers.learned.factories:knrm",
+    "cknrm": "abnirml.rankers.learned.factories:cknrm",
+    "lgbm": "abnirml.rankers.learned.factories:lgbm",
+    "pyterrier": "abnirml.rankers.adapters:pyterrier_from_spec",
+    "http": "abnirml.rankers.adapters:http_from_spec",
+})

@@ -1,0 +1,194 @@
+"""Adapters for models abnirml does not implement: PyTerrier transformers and HTTP services.
+
+PyTerrier — ``pyterrier:<module>:<factory>[+version=V][+batch_size=N][+key=value…]``: imports
+``module``, calls ``factory(**params)`` (the extra parameters as strings) and wraps what it
+returns; from Python, :func:`wrap_pyterrier` wraps any object with PyTerrier's
+``transform(DataFrame)``. The frame it receives has columns ``qid``, ``query``, ``docno`` and
+``text`` (ids made up per call); it must return those ``qid``/``docno`` rows with a
+``score`` column, in any order. PyTerrier itself (and Java) is only needed by the factory.
+
+HTTP — ``http:<url>[+batch_size=64][+timeout=60][+version=V]`` (``http:http://host:8000/score``;
+``https`` works too): POSTs ``{"pairs": [{"query": …, "text": …}, …]}`` as JSON and expects
+``{"scores": [number, …]}`` in the same order. An unreachable or failing endpoint stops the
+run with one line naming the ranker. Spec strings cannot hold ``+``, so URLs with ``+`` in
+them need the Python API (:class:`HttpRanker`).
+
+abnirml cannot see inside either kind of model, so their fingerprints name the factory or
+URL and ``+version=``: change the version whenever the model behind them changes, or cached
+scores of the old model are reused.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError, ScoringError
+from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.hf import first_line
+from abnirml.rankers.torch_support import positive_int
+
+DEFAULT_HTTP_BATCH = 64
+DEFAULT_PYTERRIER_BATCH = 256
+
+
+class PyTerrierRanker:
+    """Any object with PyTerrier's ``transform(DataFrame) -> DataFrame`` as a ranker."""
+
+    def __init__(self, transformer: Any, name: str, identity: str,
+                 batch_size: int = DEFAULT_PYTERRIER_BATCH):
+        if not callable(getattr(transformer, "transform", None)):
+            raise ConfigError(f"ranker {name}: {type(transformer).__name__} has no "
+                              "transform(DataFrame) method")
+        self.transformer = transformer
+        self.name = name
+        self.fingerprint = f"PyTerrier[{identity}]"
+        self.batch_size = batch_size
+        self.hints = RankerHints(batch_size=batch_size, sort_by_length=False)
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        out = np.empty(len(pairs), dtype=np.float64)
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start:start + self.batch_size]
+            out[start:start + len(chunk)] = self._score_chunk(chunk)
+        return checked_scores(self.name, out, len(pairs))
+
+    def _score_chunk(self, pairs: Sequence[Pair]) -> np.ndarray:
+        import pandas as pd
+
+        qids: dict[str, str] = {}
+        docnos: dict[str, str] = {}
+        rows = []
+        keys = []
+        for query, text in pairs:
+            qid = qids.setdefault(query, f"q{len(qids)}")
+            docno = docnos.setdefault(text, f"d{len(docnos)}")
+            keys.append((qid, docno))
+            rows.append({"qid": qid, "query": query, "docno": docno, "text": text})
+        frame = pd.DataFrame(rows, columns=["qid", "query", "docno", "text"])
+        try:
+            result = self.transformer.transform(frame.drop_duplicates(["qid", "docno"]))
+        except Exception as exc:
+            raise ScoringError(f"ranker {self.name}: the transformer failed: "
+                               f"{type(exc).__name__}: {first_line(exc)}") from exc
+        missing_columns = {"qid", "docno", "score"} - set(getattr(result, "columns", []))
+        if missing_columns:
+            raise ScoringError(f"ranker {self.name}: the transformer's result lacks column(s) "
+                               f"{', '.join(sorted(missing_columns))}")
+        scored = {(str(q), str(d)): float(s) for q, d, s in
+                  zip(result["qid"], result["docno"], result["score"], strict=True)}
+        absent = sum(1 for k in keys if k not in scored)
+        if absent:
+            raise ScoringError(f"ranker {self.name}: the transformer returned no score for "
+                               f"{absent} of {len(keys)} pairs")
+        return np.array([scored[k] for k in keys], dtype=np.float64)
+
+
+def wrap_pyterrier(transformer: Any, name: str = "pyterrier", version: str = "",
+                   batch_size: int = DEFAULT_PYTERRIER_BATCH) -> PyTerrierRanker:
+    """Wrap a PyTerrier-style transformer; ``version`` identifies the model for the cache."""
+    identity = f"{type(transformer).__module__}.{type(transformer).__qualname__}@{version}"
+    return PyTerrierRanker(transformer, name, identity, batch_size)
+
+
+def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
+    name = spec.canonical
+    module_name, sep, factory_name = spec.argument.rpartition(":")
+    if not sep or not module_name or not factory_name:
+        raise ConfigError(f"ranker {name}: expected pyterrier:<module>:<factory>, e.g. "
+                          "pyterrier:mypackage.models:monobert")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"ranker {name}: cannot import {module_name!r} ({exc})") from None
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise ConfigError(f"ranker {name}: {module_name} has no callable {factory_name!r}")
+    params = dict(spec.params)
+    version = params.pop("version", "")
+    batch = positive_int(params.pop("batch_size", None), env.batch_size or DEFAULT_PYTERRIER_BATCH,
+                         name, "batch_size")
+    try:
+        transformer = factory(**params)
+    except Exception as exc:
+        raise ConfigError(f"ranker {name}: {factory_name}() failed: {type(exc).__name__}: "
+                          f"{exc}") from exc
+    extra = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+    identity = f"{module_name}:{factory_name}({extra})@{version}"
+    return PyTerrierRanker(transformer, name, identity, batch)
+
+
+class HttpRanker:
+    """Scores from a JSON-over-HTTP service (see the module docstring for the protocol)."""
+
+    def __init__(self, url: str, name: str, batch_size: int = DEFAULT_HTTP_BATCH,
+                 timeout: float = 60.0, version: str = ""):
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"ranker {name}: {url!r} is not an http:// or https:// URL")
+        self.url = url
+        self.name = name
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.fingerprint = f"HTTP[{url}@{version}]"
+        self.hints = RankerHints(batch_size=batch_size, sort_by_length=True)
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        out = np.empty(len(pairs), dtype=np.float64)
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start:start + self.batch_size]
+            out[start:start + len(chunk)] = self._post(chunk)
+        return checked_scores(self.name, out, len(pairs))
+
+    def _post(self, pairs: Sequence[Pair]) -> np.ndarray:
+        body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]}).encode()
+        request = urllib.request.Request(self.url, data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            raise ScoringError(f"ranker {self.name}: {self.url} answered HTTP {exc.code} "
+                               f"{exc.reason}") from None
+        except urllib.error.URLError as exc:
+            raise ScoringError(f"ranker {self.name}: cannot reach {self.url} "
+                               f"({exc.reason})") from None
+        except (TimeoutError, ConnectionError, OSError) as exc:
+            raise ScoringError(f"ranker {self.name}: cannot reach {self.url} ({exc})") from None
+        except ValueError:
+            raise ScoringError(f"ranker {self.name}: {self.url} did not answer JSON") from None
+        scores = payload.get("scores") if isinstance(payload, dict) else None
+        if not isinstance(scores, list):
+            raise ScoringError(f"ranker {self.name}: {self.url} answered without a 'scores' list")
+        if len(scores) != len(pairs):
+            raise ScoringError(f"ranker {self.name}: {self.url} returned {len(scores)} scores "
+                               f"for {len(pairs)} pairs")
+        try:
+            return np.array([np.nan if s is None else float(s) for s in scores],
+                            dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ScoringError(f"ranker {self.name}: {self.url} returned a non-numeric "
+                               "score") from None
+
+
+def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
+    name = spec.canonical
+    url = spec.argument
+    if url.startswith("//"):                 # "http://host/…" parsed as family "http"
+        url = "http:" + url
+    if not url:
+        raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
+    spec.check_params({"batch_size", "timeout", "version"})
+    timeout = spec.float_param("timeout", 60.0)
+    if timeout <= 0:
+        raise ConfigError(f"ranker {name}: timeout must be positive")
+    return HttpRanker(url, name,
+                      batch_size=positive_int(spec.param("batch_size"),
+                                              env.batch_size or DEFAULT_HTTP_BATCH, name,
+                                              "batch_size"),
+                      timeout=timeout, version=spec.param("version", "") or "")

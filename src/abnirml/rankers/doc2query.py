@@ -1,0 +1,217 @@
+"""doc2query (docT5query): expand each document with queries a T5 model generates for it,
+then score the expanded document with BM25 — as the DocT5Query paper and ABNIRML's DT5Q do.
+
+``doc2query:<hub name or directory>[+n=4][+mode=sample|greedy][+top_k=10]
+[+max_new_tokens=64][+seed=S][+stats=original|expanded][+k1=…+b=…]``,
+e.g. ``doc2query:castorini/doc2query-t5-base-msmarco``.
+
+* ``mode=sample`` (default, as docT5query): top-k sampling of ``n`` queries (ABNIRML used
+  four). Each document is generated from its own seed, derived from ``seed`` (default: the
+  run's ``--seed``) and the document text, so a document's expansion never depends on which
+  other documents were generated with it.
+* ``mode=greedy``: deterministic decoding — one greedy query for ``n=1``, otherwise the ``n``
+  best beams.
+* Expansions are stored per document text in ``expansions.sqlite`` beside the score cache
+  (see :mod:`abnirml.rankers.expansion`).
+* BM25 statistics come from the collection's original documents by default (no expansion of
+  the whole collection needed); ``+stats=expanded`` expands every collection document first
+  and takes the statistics from the expanded collection, as an index of expanded documents
+  would.
+
+:func:`build_expansion_source` gives the generator alone — the DocT5Query manipulation's
+expansion source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.expansion import (
+    ExpansionSource,
+    ExpansionStore,
+    default_expansion_store_path,
+)
+from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.torch_support import (
+    import_or_explain,
+    import_torch,
+    positive_int,
+    resolve_device,
+)
+
+MODES = ("sample", "greedy")
+DEFAULT_QUERIES = 4
+DEFAULT_TOP_K = 10
+DEFAULT_MAX_NEW_TOKENS = 64
+DEFAULT_MAX_INPUT = 512
+GENERATOR_PARAMS = {"n", "mode", "top_k", "max_new_tokens", "max_input_length", "seed",
+                    "revision"}
+
+
+class Doc2QueryGenerator:
+    """A T5 query generator; an :class:`~abnirml.rankers.expansion.ExpansionSource`."""
+
+    def __init__(self, ref: ModelRef, name: str, device: str = "cpu", n: int = DEFAULT_QUERIES,
+                 mode: str = "sample", top_k: int = DEFAULT_TOP_K,
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+                 max_input_length: int = DEFAULT_MAX_INPUT, seed: int = 0,
+                 store: ExpansionStore | str | Path | None = "default"):
+        self._torch = import_torch(name)
+        transformers = import_or_explain("transformers", name, "neural")
+        if mode not in MODES:
+            raise ConfigError(f"ranker {name}: mode must be sample or greedy, got {mode!r}")
+        self.name = name
+        self.device = resolve_device(device, name)
+        self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
+        model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
+        self.model = model.to(self.device).eval()
+        self.n, self.mode, self.top_k, self.seed = n, mode, top_k, seed
+        self.max_new_tokens, self.max_input_length = max_new_tokens, max_input_length
+        decoding = (f"sample,top_k={top_k},seed={seed}" if mode == "sample" else "greedy")
+        self.fingerprint = (f"Doc2Query[{model_identity(ref, model.config)}][n={n},{decoding},"
+                            f"max_new_tokens={max_new_tokens},max_input={max_input_length}]")
+        if isinstance(store, ExpansionStore):
+            self.store = store
+        else:
+            self.store = ExpansionStore(default_expansion_store_path() if store == "default"
+                                        else store)
+        self.generated = 0     # documents generated (not read from the store) by this object
+
+    def _document_seed(self, text: str) -> int:
+        digest = hashlib.blake2b(f"{self.seed}\x00{text}".encode("utf-8", "surrogatepass"),
+                                 digest_size=8).digest()
+        return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+    def generate(self, text: str) -> list[str]:
+        """The ``n`` queries generated for one document (not cached)."""
+        torch = self._torch
+        inputs = self.tokenizer(text, truncation=True, max_length=self.max_input_length,
+                                return_tensors="pt").to(self.device)
+        options: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
+                                   "num_return_sequences": self.n}
+        if self.mode == "sample":
+            options.update(do_sample=True, top_k=self.top_k)
+        else:
+            options.update(do_sample=False, num_beams=self.n)
+        devices = [torch.device(self.device).index or 0] if self.device.startswith("cuda") else []
+        with torch.inference_mode(), torch.random.fork_rng(devices=devices):
+            torch.manual_seed(self._document_seed(text))
+            output = self.model.generate(**inputs, **options)
+        queries = self.tokenizer.batch_decode(output, skip_special_tokens=True)
+        return [" ".join(q.split()) for q in queries]
+
+    def expand(self, texts: Sequence[str]) -> list[str]:
+        """Each text's generated queries joined by spaces; generated once, then stored."""
+        unique = list(dict.fromkeys(texts))
+        known = self.store.lookup(self.fingerprint, unique)
+        fresh: list[tuple[str, str]] = []
+        for text in unique:
+            if text not in known:
+                known[text] = " ".join(self.generate(text))
+                fresh.append((text, known[text]))
+                self.generated += 1
+                if len(fresh) >= 32:
+                    self.store.store(self.fingerprint, fresh)
+                    fresh = []
+        if fresh:
+            self.store.store(self.fingerprint, fresh)
+        return [known[t] for t in texts]
+
+
+class Doc2QueryRanker:
+    """BM25 over ``document + " " + expansion``."""
+
+    hints = RankerHints(batch_size=256, sort_by_length=False)
+
+    def __init__(self, generator: Doc2QueryGenerator, bm25: Any, name: str, stats_mode: str):
+        self.generator = generator
+        self.bm25 = bm25
+        self.name = name
+        self.fingerprint = (f"Doc2QueryBM25[{generator.fingerprint}][stats={stats_mode}]"
+                            f"[{bm25.fingerprint}]")
+
+    def expand(self, texts: Sequence[str]) -> list[str]:
+        """The generator's expansions: a ``doc2query:`` spec also serves as the DocT5Query
+        manipulation's ``doct5query_source``."""
+        return self.generator.expand(texts)
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        docs = [d for _, d in pairs]
+        expansions = self.generator.expand(docs)
+        expanded = [(q, f"{d} {e}") for (q, d), e in zip(pairs, expansions, strict=True)]
+        return checked_scores(self.name, self.bm25.score(expanded), len(pairs))
+
+
+def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryGenerator:
+    name = spec.canonical
+    ref = resolve_model(spec.argument, name, spec.param("revision"), example=example)
+    seed_text = spec.param("seed")
+    try:
+        seed = int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
+    except ValueError:
+        raise ConfigError(f"ranker {name}: seed={seed_text!r} is not an integer") from None
+    return Doc2QueryGenerator(
+        ref, name, device=getattr(env, "device", "cpu"),
+        n=positive_int(spec.param("n"), DEFAULT_QUERIES, name, "n"),
+        mode=spec.param("mode", "sample") or "sample",
+        top_k=positive_int(spec.param("top_k"), DEFAULT_TOP_K, name, "top_k"),
+        max_new_tokens=positive_int(spec.param("max_new_tokens"), DEFAULT_MAX_NEW_TOKENS, name,
+                                    "max_new_tokens"),
+        max_input_length=positive_int(spec.param("max_input_length"), DEFAULT_MAX_INPUT, name,
+                                      "max_input_length"),
+        seed=seed)
+
+
+def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
+    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.stats import CollectionStats
+
+    spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
+    mode = spec.param("stats", "original")
+    if mode not in ("original", "expanded"):
+        raise ConfigError(f"ranker {spec.canonical}: stats must be original or expanded")
+    generator = _generator_from_spec(spec, env,
+                                     "doc2query:castorini/doc2query-t5-base-msmarco")
+    if mode == "original":
+        stats = env.collection_stats()
+    else:
+        if env.collection is None:
+            raise ConfigError(f"ranker {spec.canonical}: stats=expanded needs a collection")
+        texts = list(env.collection.doc_texts())
+        expanded = [f"{t} {e}" for t, e in zip(texts, generator.expand(texts), strict=True)]
+        stats = CollectionStats.build(expanded, env.analyzer)
+    bm25 = BM25(stats, k1=spec.float_param("k1", 1.2), b=spec.float_param("b", 0.75),
+                k3=spec.float_param("k3", 8.0), name=spec.canonical)
+    return Doc2QueryRanker(generator, bm25, spec.canonical, mode)
+
+
+def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc2QueryGenerator:
+    """An expansion source from ``doc2query:<model>[+n=…]`` or a bare model name/directory.
+
+    For the DocT5Query manipulation: ``context.options["doct5query_source"]``.
+    """
+    from types import SimpleNamespace
+
+    spec = RankerSpec.parse(text if text.startswith("doc2query:") else f"doc2query:{text}")
+    spec.check_params(GENERATOR_PARAMS)
+    return _generator_from_spec(spec, SimpleNamespace(device=device, seed=seed),
+                                "doc2query:castorini/doc2query-t5-base-msmarco")
+
+
+def as_expansion_source(value: Any, device: str = "cpu", seed: int = 0) -> ExpansionSource:
+    """``context.options["doct5query_source"]`` as given: an expansion source object (Python
+    API) or a string from ``--option doct5query_source=…`` (a model name, directory or
+    ``doc2query:`` spec)."""
+    if isinstance(value, ExpansionSource):
+        return value
+    if isinstance(value, str) and value.strip():
+        return build_expansion_source(value.strip(), device=device, seed=seed)
+    raise ConfigError(f"doct5query_source: expected a doc2query model name, directory or "
+                      f"spec, got {value!r}")

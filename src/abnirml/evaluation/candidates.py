@@ -42,7 +42,7 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
             stats = stats_provider()
         else:
             stats = CollectionStats.build(collection.doc_texts(), Analyzer())
-        run = bm25_top_k(stats, dict(collection.docs), collection.queries, depth)
+        run = bm25_top_k(stats, collection.docs, collection.queries, depth)
         source = f"BM25 top {depth} computed over the collection"
     elif spec in collection.runs:
         run = collection.runs[spec]()

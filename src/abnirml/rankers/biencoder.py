@@ -55,20 +55,42 @@ def resolve_biencoder_model(argument: str, ranker: str, revision: str | None) ->
 class BiEncoderRanker:
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu", similarity: str = "cos",
                  batch_size: int = DEFAULT_BATCH):
-        self._torch = import_torch(name, "biencoder")
-        st = import_or_explain("sentence_transformers", name, "biencoder")
+        import importlib.util
+
+        # Check the dependencies now (a clear error before any work) but import them only
+        # when something is scored: a fully cached rerun never pays for torch.
+        for module in ("torch", "sentence_transformers"):
+            if importlib.util.find_spec(module) is None:
+                import_or_explain(module, name, "biencoder")
         if similarity not in SIMILARITIES:
             raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
         self.name = name
         self.device = resolve_device(device, name)
-        self.model = load_pretrained(st.SentenceTransformer, ref, name, device=self.device)
-        self.model.eval()
+        self._load = lambda: load_pretrained(
+            import_or_explain("sentence_transformers", name, "biencoder").SentenceTransformer,
+            ref, name, device=self.device)
+        self._model: Any = None
         self.similarity = similarity
         self.batch_size = batch_size
         self.hints = neural_hints(batch_size, calls_per_commit=8)
-        self.fingerprint = (f"BiEncoder[{model_identity(ref, _transformer_config(self.model))}]"
-                            f"[similarity={similarity}]")
+        # A local directory is identified by its content hash, so the weights need not be
+        # loaded until a pair is actually scored: a fully cached rerun never loads them. A hub
+        # name's identity includes the commit its loaded configuration reports.
+        identity = model_identity(ref) if ref.path is not None else \
+            model_identity(ref, _transformer_config(self.model))
+        self.fingerprint = f"BiEncoder[{identity}][similarity={similarity}]"
         self._query_memo: dict[str, Any] = {}
+
+    @property
+    def _torch(self) -> Any:
+        return import_torch(self.name, "biencoder")
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = self._load()
+            self._model.eval()
+        return self._model
 
     def encode(self, texts: Sequence[str]) -> Any:
         """Embeddings ``[n, dim]`` (a tensor on the ranker's device; unit length for cos)."""

@@ -8,6 +8,7 @@ against the original collection, as an index would.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -149,46 +150,60 @@ class QueryLikelihood(_BagOfWordsRanker):
         return total + query_length * math.log(mu / (length + mu))
 
 
-def bm25_top_k(stats: CollectionStats, docs: dict[str, str], queries: dict[str, str],
-               k: int = 100) -> dict[str, Weights]:
-    """Retrieve each query's BM25 top ``k`` over ``docs`` with a sparse term matrix.
+def bm25_top_k(stats: CollectionStats, docs: Mapping[str, str], queries: dict[str, str],
+               k: int = 100) -> dict[str, list[tuple[str, float]]]:
+    """Retrieve each query's BM25 top ``k`` over ``docs`` in one streaming pass.
 
-    Used for the default candidate set when a collection ships no run.
+    Used for the default candidate set when a collection ships no run. Documents are read
+    once, in order, and only each query's best ``k`` are kept, so the memory needed does not
+    grow with the collection (a collection on disk is never loaded whole). Documents that
+    contain a query term are retrieved, even when Terrier's idf makes their score 0; ties
+    are broken by docno.
     """
-    from scipy import sparse
-
     ranker = BM25(stats)
     analyze = stats.analyzer.analyze_cached
-    vocab: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    docnos = sorted(docs)
-    lengths = np.empty(len(docnos))
-    for row, docno in enumerate(docnos):
-        tokens = analyze(docs[docno])
-        lengths[row] = len(tokens)
-        for term, count in Counter(tokens).items():
-            rows.append(row)
-            cols.append(vocab.setdefault(term, len(vocab)))
-            vals.append(count)
-    tf = sparse.csc_matrix((vals, (rows, cols)), shape=(len(docnos), max(len(vocab), 1)))
-    avgdl = stats.avg_doc_length or 1.0
-    norm = ranker.k1 * ((1 - ranker.b) + ranker.b * lengths / avgdl)
-    results: dict[str, Weights] = {}
+    postings: dict[str, list[tuple[str, float]]] = {}
     for qid, text in sorted(queries.items()):
-        scores = np.zeros(len(docnos))
-        matched = np.zeros(len(docnos), dtype=bool)
         for term, weight, _ in ranker._query_weights(Counter(analyze(text))):
-            col = vocab.get(term)
-            if col is None:
-                continue
-            column = tf.getcol(col)
-            idx = column.indices
-            f = column.data
-            scores[idx] += weight * (ranker.k1 + 1) * f / (norm[idx] + f)
-            matched[idx] = True
-        matched = np.flatnonzero(matched)
-        order = matched[np.lexsort((np.array(docnos, dtype=object)[matched], -scores[matched]))]
-        results[qid] = [(docnos[i], float(scores[i])) for i in order[:k]]
-    return results
+            postings.setdefault(term, []).append((qid, weight))
+    heaps: dict[str, list[tuple[float, _Reversed]]] = {qid: [] for qid in queries}
+    avgdl = stats.avg_doc_length or 1.0
+    k1, b = ranker.k1, ranker.b
+    items = getattr(docs, "items_streamed", docs.items)()
+    for docno, text in items:
+        tokens = analyze(text, evict=False)
+        matched = Counter(t for t in tokens if t in postings)
+        if not matched:
+            continue
+        norm = k1 * ((1 - b) + b * len(tokens) / avgdl)
+        scores: dict[str, float] = {}
+        for term, f in matched.items():
+            saturation = (k1 + 1) * f / (norm + f)
+            for qid, weight in postings[term]:
+                scores[qid] = scores.get(qid, 0.0) + weight * saturation
+        key_doc = _Reversed(docno)
+        for qid, score in scores.items():
+            heap = heaps[qid]
+            item = (score, key_doc)
+            if len(heap) < k:
+                heapq.heappush(heap, item)
+            elif heap[0] < item:
+                heapq.heapreplace(heap, item)
+    return {qid: [(key.value, score) for score, key in sorted(heap, reverse=True)]
+            for qid, heap in sorted(heaps.items())}
+
+
+class _Reversed:
+    """Orders strings backwards, so a min-heap of (score, _Reversed(docno)) drops the lowest
+    score first and, among equal scores, the largest docno."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str):
+        self.value = value
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return self.value > other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Reversed) and self.value == other.value

@@ -41,11 +41,13 @@ def import_or_explain(module: str, ranker: str, extra: str) -> Any:
 
 def resolve_device(requested: str | None, ranker: str) -> str:
     """``cpu``, ``cuda[:N]``, ``mps`` or ``auto`` (the best available), checked up front."""
-    torch = import_torch(ranker)
     device = (requested or "cpu").strip().lower()
     if device.split(":")[0] not in _DEVICES:
         raise ConfigError(f"ranker {ranker}: unknown device {requested!r} "
                           "(use cpu, cuda, cuda:N, mps or auto)")
+    if device == "cpu":
+        return device            # always there; no need to import torch just to say so
+    torch = import_torch(ranker)
     mps = getattr(torch.backends, "mps", None)
     mps_ok = bool(mps is not None and mps.is_available())
     if device == "auto":

@@ -228,3 +228,23 @@ def test_engine_sorts_neural_batches_by_length(models):
     assert scorer.scored == len(PAIRS)
     again = scorer.score(ranker, PAIRS)                        # cached by fingerprint
     assert scorer.reused == len(PAIRS) and np.array_equal(again, engine)
+
+
+def test_pickled_weights_need_an_explicit_flag(tmp_path):
+    import torch
+    from transformers import BertForSequenceClassification
+
+    from ._tiny_models import _bert_config, _save_bert_tokenizer
+
+    path = tmp_path / "pickled"
+    path.mkdir()
+    vocab = _save_bert_tokenizer(path)
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(_bert_config(len(vocab), num_labels=1))
+    model.save_pretrained(path)
+    (path / "model.safetensors").unlink()          # keep only a pickled copy of the weights
+    torch.save(model.state_dict(), path / "pytorch_model.bin")
+    with pytest.raises(ConfigError, match="only pickled weights .*--allow-pickle"):
+        build_ranker(f"cross-encoder:{path}", RankerEnv())
+    ranker = build_ranker(f"cross-encoder:{path}", RankerEnv(allow_pickle=True))
+    assert np.isfinite(ranker.score([("a query", "a document")])).all()

@@ -173,6 +173,9 @@ def _projection_weight(ref: ModelRef, ranker: str) -> Any:
                     if "linear.weight" in handle.keys():  # noqa: SIM118 (not a dict)
                         return handle.get_tensor("linear.weight")
             else:
+                from abnirml.rankers.hf import check_weights_safe
+
+                check_weights_safe(path.parent, ranker)
                 state = torch.load(path, map_location="cpu", weights_only=True)
                 if "linear.weight" in state:
                     return state["linear.weight"]

@@ -22,6 +22,32 @@ from abnirml.errors import ConfigError
 T = TypeVar("T")
 
 _SKIPPED_FILES = {"README.md", ".gitattributes"}
+_PICKLED_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"}
+_allow_pickle = False
+
+
+def set_pickle_policy(allow: bool) -> None:
+    """Whether pickled weight files in user-supplied directories may be loaded (--allow-pickle).
+
+    Unpickling a file can run arbitrary code, so by default a local model directory must
+    hold safetensors weights; the process-wide policy is set when rankers are built.
+    """
+    global _allow_pickle
+    _allow_pickle = allow
+
+
+def check_weights_safe(root: Path, ranker: str) -> None:
+    """Refuse a local model directory whose only weights are pickled, unless allowed."""
+    if _allow_pickle or not root.is_dir():
+        return
+    files = [p for p in root.rglob("*") if p.is_file()]
+    if any(p.suffix == ".safetensors" for p in files):
+        return   # transformers and sentence-transformers prefer safetensors when present
+    pickled = sorted(p.name for p in files if p.suffix in _PICKLED_SUFFIXES)
+    if pickled:
+        raise ConfigError(f"ranker {ranker}: {root} holds only pickled weights ({pickled[0]}); "
+                          "loading them could run code from the file — convert them to "
+                          "safetensors, or pass --allow-pickle if you trust their source")
 _digest_memo: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
 
 
@@ -75,6 +101,7 @@ def load_pretrained(load: Callable[..., T], ref: ModelRef, ranker: str, **kwargs
     """
     with quiet_transformers():
         if ref.path is not None:
+            check_weights_safe(ref.path, ranker)
             try:
                 return load(str(ref.path), local_files_only=True, **kwargs)
             except Exception as exc:

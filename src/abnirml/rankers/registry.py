@@ -83,6 +83,9 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     if isinstance(target, str):
         module_name, _, attr = target.partition(":")
         target = getattr(importlib.import_module(module_name), attr)
+    from abnirml.rankers.hf import set_pickle_policy
+
+    set_pickle_policy(env.allow_pickle)
     return target(spec, env)
 
 

@@ -244,7 +244,7 @@ def test_pickled_weights_need_an_explicit_flag(tmp_path):
     model.save_pretrained(path)
     (path / "model.safetensors").unlink()          # keep only a pickled copy of the weights
     torch.save(model.state_dict(), path / "pytorch_model.bin")
-    with pytest.raises(ConfigError, match="only pickled weights .*--allow-pickle"):
+    with pytest.raises(ConfigError, match=r"only pickled weights .*--allow-pickle"):
         build_ranker(f"cross-encoder:{path}", RankerEnv())
     ranker = build_ranker(f"cross-encoder:{path}", RankerEnv(allow_pickle=True))
     assert np.isfinite(ranker.score([("a query", "a document")])).all()

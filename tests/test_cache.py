@@ -71,3 +71,26 @@ def test_concurrent_writers_do_not_corrupt(tmp_path):
         t.join()
     with ScoreCache(path) as cache:
         assert cache.count() == 3 * 20 * 50
+
+
+def test_two_runs_sharing_a_cache_concurrently(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "shared.sqlite"
+    env = {**os.environ, "ABNIRML_CACHE": str(cache)}
+    commands = [[sys.executable, "-m", "abnirml", "run", "--ranker", "bm25", "--ranker", "ql",
+                 "--probe", "mmp:*", "--probe", "tmp:shuffle-*", "--batch-size", "16",
+                 "--quiet", "--no-effectiveness", "--out", str(tmp_path / f"out{i}")]
+                for i in range(2)]
+    procs = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for c in commands]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (_, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+    first = (tmp_path / "out0" / "results.jsonl").read_bytes()
+    assert first == (tmp_path / "out1" / "results.jsonl").read_bytes()
+    conn = sqlite3.connect(cache)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()

@@ -29,8 +29,16 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
 
-bench: setup
-	$(PY) benchmarks/run.py
+# ir_axioms 1.2.5 pins numpy < 2, so the axiom comparison runs it from its own venv.
+IRAX_VENV ?= .venv-irax
+$(IRAX_VENV)/.installed:
+	$(PYTHON) -m venv $(IRAX_VENV)
+	$(IRAX_VENV)/bin/python -m pip install --quiet 'ir_axioms==1.2.5' || \
+	  echo "note: ir_axioms could not be installed; the axiom comparison will be skipped"
+	touch $@
+
+bench: setup $(IRAX_VENV)/.installed
+	IR_AXIOMS_PYTHON=$(CURDIR)/$(IRAX_VENV)/bin/python $(PY) benchmarks/run.py
 
 # Debian's chromium and chromium-driver, for the headless browser test of report.html
 # (tests/test_report_html.py). Needs root; a no-op when both are already installed.
@@ -44,4 +52,4 @@ browser-deps:
 	else echo "note: chromium/chromedriver missing and not root: the browser test will skip"; fi
 
 clean:
-	rm -rf $(VENV) out test-output
+	rm -rf $(VENV) $(IRAX_VENV) out test-output

@@ -19,6 +19,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("memory.py", []),
     ("bm25_peers.py", []),
     ("rankers.py", []),
+    ("length_sort.py", []),
     ("tmp.py", []),
     ("transfer.py", []),
     ("axioms.py", []),

@@ -119,24 +119,26 @@ def read_qrels_checked(path: Path, queries: Mapping[str, str]) -> Qrels:
     from abnirml.data.trec import read_qrels
 
     qrels = read_qrels(path)
-    unknown = sorted(set(qrels) - set(queries))
-    if unknown:
-        for number, line in read_lines(path):
-            if line.split()[0] == unknown[0]:
-                raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file; "
-                                 f"{len(unknown)} unknown in all)", path=path, line=number)
+    _reject_unknown_queries(path, qrels, queries)
     return qrels
 
 
 def load_run_file(path: Path, queries: Mapping[str, str]) -> Run:
     run = read_run(path)
-    unknown = sorted(set(run) - set(queries))
-    if unknown:
-        for number, line in read_lines(path):
-            if line.split()[0] == unknown[0]:
-                raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file)",
-                                 path=path, line=number)
+    _reject_unknown_queries(path, run, queries)
     return run
+
+
+def _reject_unknown_queries(path: Path, by_query: Mapping[str, object],
+                            queries: Mapping[str, str]) -> None:
+    """InputError at the first line of ``path`` naming a query the topics file lacks."""
+    unknown = sorted(set(by_query) - set(queries))
+    if not unknown:
+        return
+    for number, line in read_lines(path):
+        if line.split()[0] == unknown[0]:
+            raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file; "
+                             f"{len(unknown)} unknown in all)", path=path, line=number)
 
 
 def _lazy_run(path: Path, queries: Mapping[str, str]) -> Callable[[], Run]:

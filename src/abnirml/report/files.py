@@ -114,9 +114,15 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
 
 
 def _skip_lines(records: Iterable[Mapping[str, Any]], family: str) -> list[str]:
+    """One entry per distinct set of skip counts, naming the probes that share it."""
     seen: dict[str, dict[str, int]] = {}
     for r in records:
         if r["family"] == family and r.get("skipped"):
             seen.setdefault(r["probe"], r["skipped"])
-    return [f"{probe}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items())
-            for probe, counts in seen.items()]
+    groups: dict[str, list[str]] = {}
+    for probe, counts in seen.items():
+        text = ", ".join(f"{k} {v:,}" for k, v in counts.items())
+        groups.setdefault(text, []).append(probe)
+    family_size = len({r["probe"] for r in records if r["family"] == family})
+    return [(f"every probe: {text}" if len(probes) == family_size and family_size > 1
+             else f"{', '.join(probes)}: {text}") for text, probes in groups.items()]

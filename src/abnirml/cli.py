@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
                      help="fixed δ for all rankers or one ranker (skips calibration)")
     run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    from abnirml.evaluation.significance import add_arguments as add_stats_arguments
+
+    add_stats_arguments(run)
     run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
     run.add_argument("--candidates", metavar="NAME|FILE",
                      help="run giving each query's candidates (default: the collection's bm25 "
@@ -216,7 +219,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
         options=options, progress=not args.quiet, examples_per_probe=args.examples,
-        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray)
+        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
+        test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
+        permutations=args.permutations)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 

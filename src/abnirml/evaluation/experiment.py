@@ -22,7 +22,14 @@ import numpy as np
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.scoring import Scorer
-from abnirml.evaluation.statistics import bonferroni_significant, summarize
+from abnirml.evaluation.significance import (
+    StatsConfig,
+    adjust,
+    p_value,
+    record_fields,
+    significant,
+)
+from abnirml.evaluation.statistics import summarize
 from abnirml.probes.base import FAMILIES, Probe, ProbeContext, SampleTable, build_table
 from abnirml.rankers.base import Ranker
 
@@ -35,6 +42,7 @@ class ExperimentConfig:
     deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
     delta_all: float | None = None                               # one δ for every ranker
     examples_per_probe: int = 3
+    stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals
 
 
 @dataclass
@@ -44,6 +52,7 @@ class ProbeScores:
     score1: np.ndarray
     score2: np.ndarray
     grade: np.ndarray
+    cluster: np.ndarray | None = None   # per-sample query id (bootstrap clusters); None: own
 
 
 @dataclass
@@ -136,6 +145,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     for probe in probes:
         rows = offsets[probe.name]
         grade = tables[probe.name].grade
+        cluster = tables[probe.name].query   # samples of one query text form one cluster
         combine = tables[probe.name].combine
         for ranker in rankers:
             s = unique_scores[ranker.name]
@@ -143,10 +153,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 score1, score2 = s[rows[0]], s[rows[1]]
             else:
                 score1, score2 = combine([s[r] for r in rows])
-            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade)
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster)
 
     records = build_records(probes, rankers, probe_scores, tables, calibrations, context,
-                            config.alpha)
+                            config.alpha, stats=config.stats)
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {
@@ -156,7 +166,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "scored": scorer.scored, "from_cache": scorer.reused,
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
-        "alpha": config.alpha, "grade_bands": [list(b) for b in context.grade_bands],
+        "alpha": config.alpha, "stats": config.stats.as_dict(),
+        "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
 
@@ -175,11 +186,14 @@ def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
                   probe_scores: Mapping[tuple[str, str], ProbeScores],
                   tables: Mapping[str, SampleTable], calibrations: Mapping[str, Calibration],
                   context: ProbeContext, alpha: float,
-                  delta_for: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
-    """One record per probe × ranker × subset, Bonferroni-corrected per family.
+                  delta_for: Mapping[str, float] | None = None,
+                  stats: StatsConfig | None = None) -> list[dict[str, Any]]:
+    """One record per probe × ranker × subset, corrected per family (Bonferroni by default).
 
-    ``delta_for`` overrides the calibrated δ (used by the δ sweep).
+    ``delta_for`` overrides the calibrated δ (used by the δ sweep); ``stats`` chooses test,
+    correction and intervals (:mod:`.significance`; None: the defaults).
     """
+    stats = stats if stats is not None else StatsConfig(seed=getattr(context, "seed", 0))
     order = {family: i for i, family in enumerate(FAMILIES)}
     records: list[dict[str, Any]] = []
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
@@ -190,11 +204,15 @@ def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
             for subset, mask in subset_masks(ps.grade, context.grade_bands):
                 s1, s2 = ps.score1[mask], ps.score2[mask]
                 summary = summarize(s1, s2, delta, probe.symmetric)
+                cluster = None if ps.cluster is None else ps.cluster[mask]
+                key = (probe.name, subset)
+                p = summary.p_value if stats.test == "ttest" else p_value(
+                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker.name))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker.name,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
                     "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
-                    "mean_diff": _round(summary.mean_diff), "p_value": _round(summary.p_value),
+                    "mean_diff": _round(summary.mean_diff), "p_value": _round(p),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
                     "skipped": dict(sorted(table.skipped.items())) if subset == ALL else {},
@@ -207,22 +225,30 @@ def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
                         "violated_delta": summary.neg, "ties_delta": summary.neutral,
                     })
                 record.update(table.extra.get("record", {}))
+                record.update({name: _round(value) for name, value in record_fields(
+                    s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 records.append(record)
-    apply_bonferroni(records, alpha)
+    apply_bonferroni(records, alpha, stats.correction)
     return records
 
 
-def apply_bonferroni(records: list[dict[str, Any]], alpha: float) -> None:
-    """Mark significance per table (= probe family) over every test with n ≥ 2."""
+def apply_bonferroni(records: list[dict[str, Any]], alpha: float,
+                     correction: str = "bonferroni") -> None:
+    """Mark significance per table (= probe family) over every test with n ≥ 2.
+
+    The name is historical: ``correction`` picks Bonferroni (default), Holm, BH or none.
+    """
     by_family: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         if record["n"] >= 2:
             by_family.setdefault(record["family"], []).append(record)
     for group in by_family.values():
-        flags = bonferroni_significant([r["p_value"] for r in group], alpha)
-        for record, flag in zip(group, flags, strict=True):
+        p_values = [r["p_value"] for r in group]
+        flags = significant(p_values, alpha, correction)
+        for record, flag, p_adj in zip(group, flags, adjust(p_values, correction), strict=True):
             record["significant"] = bool(flag)
             record["tests_in_table"] = len(group)
+            record["p_adjusted"] = _round(p_adj)
 
 
 def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],

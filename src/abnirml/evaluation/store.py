@@ -74,7 +74,7 @@ class ScoreStore:
     calibrations: dict[str, Calibration]
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     alpha: float = 0.01
-    stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals and their seed
+    stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals
 
     @property
     def ranker_names(self) -> list[str]:

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.effectiveness import REL_LEVEL
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
 from abnirml.probes import manipulations as m
 from abnirml.probes.base import ProbeContext
@@ -40,7 +41,7 @@ ONLY_QUERY = "only-query"
 DROP_QUERY = "drop-query"
 VARIANTS = (ORIGINAL, ONLY_QUERY, DROP_QUERY)
 VARIANT_LABELS = {ORIGINAL: "Original", ONLY_QUERY: "Only Q", DROP_QUERY: "Drop Q"}
-DEFAULT_REL_LEVEL = 2
+DEFAULT_REL_LEVEL = REL_LEVEL     # one convention with the run's effectiveness table
 
 Run = dict[str, dict[str, float]]
 

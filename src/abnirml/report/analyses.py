@@ -102,7 +102,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                        if fulfilment else []))
     effectiveness = Table("Effectiveness (re-ranking the candidates)", header, rows,
                           f"Measured with ir_measures over {info.get('queries', '?')} judged "
-                          "queries; MRR counts grade ≥ 2 as relevant.")
+                          "queries; MAP and MRR count grade ≥ 2 as relevant.")
     correlation = None
     if fulfilment:
         crow = []

@@ -116,6 +116,20 @@ def test_relevance_statistics_follow_the_grades():
     assert record["relevance_agree"] == 7
     assert record["relevance_agreement"] == pytest.approx(7 / 8)
     assert record["instances"] == record["instances_uncapped"] == 18
+    assert (record["relevance_disagree"], record["relevance_ties"]) == (1, 0)   # ga
+    assert record["relevance_agreement_decided"] == pytest.approx(7 / 8)
+
+
+def test_equal_grades_are_ties_not_disagreement(monkeypatch):
+    # With a and c both grade 2, "ca" (and "ac" if mined) are ordered by no judgment.
+    monkeypatch.setitem(QRELS, "q1", {"a": 2, "c": 2, "b": 0})
+    record = AxiomProbe("tfc1").sample_table(context()).extra["record"]
+    agree, disagree, tie = (record["relevance_agree"], record["relevance_disagree"],
+                            record["relevance_ties"])
+    assert agree + disagree + tie == record["instances_relevant"] == 8
+    assert (agree, disagree, tie) == (6, 1, 1)
+    assert record["relevance_agreement"] == pytest.approx(6 / 8)       # ties count against
+    assert record["relevance_agreement_decided"] == pytest.approx(6 / 7)
 
 
 def test_cap_samples_per_query_and_reports_the_uncapped_count():

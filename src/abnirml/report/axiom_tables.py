@@ -59,6 +59,16 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
          *("–" if first[p].get("relevance_agreement") is None
            else f"{first[p]['relevance_agreement']:.2f}" for p in probes)],
     ]
+    if any(first[p].get("relevance_ties") is not None for p in probes):
+        rows += [
+            ["Agree / disagree / tie with relevance",
+             *("–" if first[p].get("relevance_ties") is None else
+               f"{first[p]['relevance_agree']:,} / {first[p]['relevance_disagree']:,} / "
+               f"{first[p]['relevance_ties']:,}" for p in probes)],
+            ["Fraction agreeing, equal grades left out",
+             *("–" if first[p].get("relevance_agreement_decided") is None
+               else f"{first[p]['relevance_agreement_decided']:.2f}" for p in probes)],
+        ]
     return Table("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)", header, rows)
 
 

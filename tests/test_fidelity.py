@@ -40,3 +40,66 @@ def test_only_query_document_has_only_query_terms_for_bm25() -> None:
 def _collection() -> Collection:
     return Collection(name="c", queries={"q": "cat food"},
                       docs={"a": "cat food", "b": "dog"}, qrels={"q": {"a": 2, "b": 0}})
+
+
+def _donor_context(mode: str | None):
+    from abnirml.probes.base import ProbeContext
+
+    collection = Collection(
+        name="donors", queries={"q1": "cat food", "q2": "river boats"},
+        docs={"a": "Cats love fish.", "b": "A cat ate the food. Dogs bark.",
+              "c": "Bread is baked daily.", "d": "Boats sail the river. Fish swim.",
+              "e": "Mountains are tall."},
+        qrels={"q1": {"a": 2, "b": 0, "c": 0}, "q2": {"d": 2, "e": 0}})
+    options = {} if mode is None else {"nonrel_donor": mode}
+    return ProbeContext(collection=collection, seed=0, options=options)
+
+
+def _donor_rows(mode: str | None):
+    from abnirml.probes.base import build_table
+    from abnirml.probes.manipulation import SPECS, DonorProbe
+
+    spec = next(s for s in SPECS if s.key == "add-nonrel-sentence")
+    table = build_table(DonorProbe(spec), _donor_context(mode))
+    appended = {}
+    for i in range(len(table)):
+        sample = table.sample(i)
+        appended[(sample.meta["qid"], sample.meta["docno"])] = sample.doc1[len(sample.doc2):]
+    return appended, table.extra["record"]
+
+
+def test_nonrel_donor_default_is_same_query_and_reports_query_term_rate() -> None:
+    appended, record = _donor_rows(None)
+    assert record["nonrel_donor"] == "same-query"
+    # q1's donors are b and c (grade 0); q2's only donor is e, so e itself takes its
+    # sentence from the collection-wide grade-0 pool (b, c)
+    q1 = ["A cat ate the food.", "Dogs bark.", "Bread is baked daily."]
+    for (qid, docno), sentence in appended.items():
+        donors = q1 if qid == "q1" or docno == "e" else ["Mountains are tall."]
+        assert sentence.strip() in donors, (qid, docno, sentence)
+    hits = sum("cat" in s or "food" in s for s in appended.values())
+    assert record["donor_query_term_rate"] == round(hits / len(appended), 6)
+
+
+def test_nonrel_donor_other_query_and_no_query_terms() -> None:
+    appended, record = _donor_rows("other-query")
+    assert record["nonrel_donor"] == "other-query"
+    for (qid, _), sentence in appended.items():
+        # never a document judged for the same query
+        mine = {"q1": "A cat ate the food. Dogs bark. Bread is baked daily. Cats love fish.",
+                "q2": "Mountains are tall. Boats sail the river. Fish swim."}[qid]
+        assert sentence.strip() not in mine
+    appended, record = _donor_rows("no-query-terms")
+    assert record["donor_query_term_rate"] == 0.0
+    for (qid, _), sentence in appended.items():
+        if qid == "q1":      # b holds "cat" and "food": only c qualifies
+            assert sentence.strip() == "Bread is baked daily."
+
+
+def test_nonrel_donor_bad_value_is_one_clear_error() -> None:
+    import pytest
+
+    from abnirml.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="nonrel_donor must be one of same-query"):
+        _donor_rows("elsewhere")

@@ -128,8 +128,28 @@ class ManipulationProbe:
                 yield Sample(query, manipulated, original, meta)
 
 
+@dataclass(frozen=True)
+class DonorProbe(ManipulationProbe):
+    """``add-nonrel-sentence``: also reports how often the donated sentence holds a query term.
+
+    A donor sentence that shares a term with the query is not "non-relevant" to a lexical
+    ranker: on TREC DL that is the common case for same-query donors and flips BM25's sign
+    against the paper. The rate and the donor choice (``--option nonrel_donor=…``) go into
+    every result record of the probe.
+    """
+
+    def sample_table(self, context: ProbeContext):
+        from abnirml.probes.base import table_from_samples
+
+        table = table_from_samples(self.samples(context))
+        table.extra["record"] = {"nonrel_donor": donor_mode(context.options),
+                                 "donor_query_term_rate": donor_query_term_rate(table, context)}
+        return table
+
+
 def available() -> list[ManipulationProbe]:
-    return [ManipulationProbe(spec) for spec in SPECS]
+    return [DonorProbe(spec) if DONORS in spec.needs else ManipulationProbe(spec)
+            for spec in SPECS]
 
 
 # --------------------------------------------------------------------------- shared inputs
@@ -174,7 +194,8 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     if EXPANSIONS in needs:
         extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
     if DONORS in needs:
-        donors, fallback = context.memo("tmp:donors", lambda: _donors(context))
+        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context.options)}",
+                                        lambda: _donors(context))
         extra["donors"] = donors
         extra["fallback_donors"] = fallback
     return replace(base, **extra) if extra else base
@@ -199,18 +220,63 @@ def _expansions(context: ProbeContext) -> dict[str, str]:
     return found
 
 
+#: Where ``add-nonrel-sentence`` takes its sentence from (``--option nonrel_donor=…``):
+#: ``same-query`` — a grade-0 document of the same query (ABNIRML's choice, the default);
+#: ``other-query`` — a grade-0 document judged only for other queries;
+#: ``no-query-terms`` — a grade-0 document without any of the query's terms (same query
+#: when one exists, else any query's).
+DONOR_MODES = ("same-query", "other-query", "no-query-terms")
+
+
+def donor_mode(options: dict[str, Any]) -> str:
+    mode = str(options.get("nonrel_donor", DONOR_MODES[0]))
+    if mode not in DONOR_MODES:
+        raise ConfigError(f"nonrel_donor must be one of {', '.join(DONOR_MODES)}, got {mode!r}")
+    return mode
+
+
 def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
-    """Non-relevant (grade 0) document texts per query text, and for the whole collection."""
+    """Donor (grade 0) document texts per query text, and the fallback for queries without."""
     collection = context.collection
+    mode = donor_mode(context.options)
     per_query: dict[str, list[str]] = {}
+    judged_texts: dict[str, set[str]] = {}
     everywhere: dict[str, None] = {}
     for qid, docno, grade in collection.judged():
+        text = collection.docs[docno]
+        query = collection.queries[qid]
+        judged_texts.setdefault(query, set()).add(text)
         if grade != 0:
             continue
-        text = collection.docs[docno]
-        per_query.setdefault(collection.queries[qid], []).append(text)
+        per_query.setdefault(query, []).append(text)
         everywhere.setdefault(text)
-    return per_query, list(everywhere)
+    pool = list(everywhere)
+    if mode == "same-query":
+        return per_query, pool
+    if mode == "other-query":
+        return {q: [t for t in pool if t not in judged_texts[q]] for q in judged_texts}, []
+    analyzer = context.analyzer
+    terms_of = {t: set(analyzer.analyze_cached(t)) for t in pool}
+    chosen: dict[str, list[str]] = {}
+    for query in judged_texts:
+        keys = set(analyzer.analyze(query))
+        same = [t for t in per_query.get(query, ()) if not keys & terms_of[t]]
+        chosen[query] = same or [t for t in pool if not keys & terms_of[t]]
+    return chosen, []
+
+
+def donor_query_term_rate(table, context: ProbeContext) -> float | None:
+    """Share of samples whose appended sentence shares an analysed term with the query."""
+    if not len(table):
+        return None
+    analyzer = context.analyzer
+    hits = 0
+    for i in range(len(table)):
+        query = table.texts[table.query[i]]
+        original = table.texts[table.doc2[i]]
+        appended = table.texts[table.doc1[i]][len(original):]
+        hits += bool(set(analyzer.analyze(query)) & set(analyzer.analyze(appended)))
+    return round(hits / len(table), 6)
 
 
 def _mask_token(options: dict[str, Any]) -> str:

@@ -52,7 +52,8 @@ class ProbeScores:
     score1: np.ndarray
     score2: np.ndarray
     grade: np.ndarray
-    cluster: np.ndarray | None = None   # per-sample query id (bootstrap clusters); None: own
+    cluster: np.ndarray | None = None   # per-sample query code (bootstrap clusters); None: own
+    queries: tuple[str, ...] = ()       # query text of each cluster code (per-query tables)
 
 
 @dataclass
@@ -145,7 +146,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     for probe in probes:
         rows = offsets[probe.name]
         grade = tables[probe.name].grade
-        cluster = tables[probe.name].query   # samples of one query text form one cluster
+        # samples of one query text form one cluster (the unit the bootstrap resamples)
+        used, cluster = np.unique(tables[probe.name].query, return_inverse=True)
+        cluster = cluster.reshape(-1)
+        queries = tuple(tables[probe.name].texts[i] for i in used.tolist())
         combine = tables[probe.name].combine
         for ranker in rankers:
             s = unique_scores[ranker.name]
@@ -153,7 +157,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 score1, score2 = s[rows[0]], s[rows[1]]
             else:
                 score1, score2 = combine([s[r] for r in rows])
-            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster)
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
+                                                                  queries)
 
     records = build_records(probes, rankers, probe_scores, tables, calibrations, context,
                             config.alpha, stats=config.stats)

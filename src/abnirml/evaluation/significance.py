@@ -20,7 +20,8 @@ the papers'), ``holm`` (family-wise, uniformly more powerful), ``bh`` (Benjamini
 false-discovery rate) and ``none``. A test is significant when its adjusted p-value is
 strictly below α.
 
-The effect size is Cohen's d_z for paired data: mean difference / SD of the differences.
+The effect size is Cohen's d_z for paired data: mean difference / SD of the differences
+(None for symmetric probes, whose score is already a rate).
 With thousands of samples almost everything is significant; d_z says how large the shift is
 relative to its noise (|d_z| ≈ 0.2 small, 0.5 medium, 0.8 large by Cohen's rule of thumb).
 """
@@ -198,10 +199,13 @@ def effect_size(score1: np.ndarray, score2: np.ndarray, delta: float,
                 symmetric: bool = False) -> float | None:
     """Cohen's d_z: mean paired difference / SD of the differences (None when undefined).
 
-    For symmetric probes the tested quantity is |diff| − δ, so that is what is standardised.
+    Symmetric probes get None: their d1/d2 order is arbitrary, so the signed difference has
+    no direction to standardise, and their score — the share of pairs the ranker tells
+    apart — is already a rate, the natural effect size.
     """
-    diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
-    values = np.abs(diff) - delta if symmetric else diff
+    if symmetric:
+        return None
+    values = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     if values.shape[0] < 2:
         return None
     sd = float(values.std(ddof=1))

@@ -171,6 +171,7 @@ def save_scores(path: Path, store: ScoreStore) -> None:
         cluster = per_ranker[0].cluster if per_ranker else None
         if cluster is not None:
             arrays[f"cluster_{i}"] = np.asarray(cluster, dtype=np.int64)
+            arrays[f"queries_{i}"] = np.array(per_ranker[0].queries, dtype=np.str_)
     for j, name in enumerate(names):
         arrays[f"gaps_{j}"] = np.asarray(store.calibrations[name].gaps, dtype=np.float64)
     manifest = {
@@ -220,8 +221,11 @@ def load_scores(path: Path) -> ScoreStore:
                 grade, s1, s2 = data[f"grade_{i}"], data[f"score1_{i}"], data[f"score2_{i}"]
                 # Older files have no query clusters: each sample is then its own cluster.
                 cluster = data[f"cluster_{i}"] if f"cluster_{i}" in data.files else None
+                queries = (tuple(data[f"queries_{i}"].tolist())
+                           if f"queries_{i}" in data.files else ())
                 for j, ranker in enumerate(rankers):
-                    scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade, cluster)
+                    scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade, cluster,
+                                                                   queries)
     except (KeyError, ValueError, OSError) as exc:
         raise InputError(f"unreadable score file ({exc})", path=path) from None
     return ScoreStore(probes=probes, rankers=rankers, scores=scores, calibrations=calibrations,

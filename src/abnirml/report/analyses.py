@@ -230,15 +230,16 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             section.tables.append(("axiom-effectiveness", correlation))
         sections.append(section)
 
-    options = run_info.get("options") or {}
+    from abnirml.report.intervals import significance_phrase, statistics_section
+
     for family in FAMILIES:
         table = family_table(records, family)
         if table is None:
             continue
         section = Section(f"family-{family}", table.title,
                           "Cells: probe score; a leading * marks a score that is not "
-                          "significant (paired t-test, Bonferroni per table, "
-                          f"α = {options.get('alpha', 0.01)}). Samples: per-row sample count.")
+                          f"significant ({significance_phrase(run_info)}). Samples: per-row "
+                          "sample count. Intervals and effect sizes: section Statistics.")
         section.tables.append((family, Table("", table.header, table.rows, table.note)))
         section.tinted.add(family)
         if family == "axiom":
@@ -246,6 +247,10 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             if counts_table is not None:
                 section.tables.append(("axiom-counts", counts_table))
         sections.append(section)
+
+    stats_section = statistics_section(directory, records, run_info)
+    if stats_section is not None:
+        sections.append(stats_section)
 
     origin_section = Section("rank-origin", "Rank origin",
                              "Rau & Kamps, figure 1: for each rank range of a ranking, the "

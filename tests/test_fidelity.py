@@ -103,3 +103,22 @@ def test_nonrel_donor_bad_value_is_one_clear_error() -> None:
 
     with pytest.raises(ConfigError, match="nonrel_donor must be one of same-query"):
         _donor_rows("elsewhere")
+
+
+def test_calibration_depth_is_stated_and_changes_delta(tmp_path) -> None:
+    import json
+
+    from abnirml.pipeline import RunConfig, run
+
+    deltas = {}
+    for depth in (5, 100):
+        out = tmp_path / f"d{depth}"
+        run(RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:tf:length"],
+                      out=str(out), cache=None, progress=False, effectiveness=False,
+                      candidate_depth=depth))
+        info = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        assert info["delta_calibration"]["candidate_depth"] == depth
+        assert f"depth {depth}" in info["delta_calibration"]["note"]
+        assert f"top {depth}" in info["delta_calibration"]["candidates"]
+        deltas[depth] = info["rankers"][0]["delta"]
+    assert deltas[5] != deltas[100]      # a shallower candidate set calibrates another δ

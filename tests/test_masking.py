@@ -116,6 +116,8 @@ def test_cli_writes_csv_and_markdown(tmp_path, capsys):
     report = (out / "masking.md").read_text(encoding="utf-8")
     assert "| Ranker | Input | nDCG@10 | MAP (rel=2) | MRR (rel=2) | Queries |" in report
     assert f"| bm25 | Only Q | {100 * float(rows[1][NDCG]):.2f} |" in report
+    assert "bm25 Drop Q: 100.0 % of the candidates tie" in report
+    assert "mean over 10 seeded random tie-breaks" in report and "cannot order" in report
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):

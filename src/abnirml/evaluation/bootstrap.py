@@ -9,8 +9,8 @@ the probe score's definition). The interval is the percentile interval of the re
 statistics.
 
 Everything is vectorised: each query's sum and count are computed once (``np.bincount``),
-and every resample is one row of a (resamples × queries) multiplicity matrix drawn with
-``rng.multinomial``, so a probe costs one matrix product however many samples it has.
+and every resample is one row of a (resamples × queries) multiplicity matrix (drawn
+indices counted with one ``bincount``), so a probe costs one matrix product however many samples it has.
 
 The generator is seeded from the run's seed, the probe and the subset (never the ranker),
 so every ranker of one probe sees the *same* resampled queries — their intervals are
@@ -44,9 +44,14 @@ def cluster_codes(cluster: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
 def resample_weights(k: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(resamples × k) multiplicities: row r says how often each cluster is drawn in resample r.
 
-    Each row is a draw of ``k`` clusters with replacement, i.e. a multinomial(k, 1/k).
+    Each row counts ``k`` cluster indices drawn uniformly with replacement (a
+    multinomial(k, 1/k) row). Drawing the indices and counting them with one ``bincount``
+    over row-offset codes is ~10× faster than ``rng.multinomial`` for these sizes.
     """
-    return rng.multinomial(k, np.full(k, 1.0 / k), size=resamples).astype(np.float64)
+    drawn = rng.integers(0, k, size=(resamples, k))
+    drawn += np.arange(resamples, dtype=drawn.dtype)[:, None] * k
+    counts = np.bincount(drawn.ravel(), minlength=resamples * k)
+    return counts.reshape(resamples, k).astype(np.float64)
 
 
 def clustered_means(values: np.ndarray, codes: np.ndarray, k: int,

@@ -10,7 +10,8 @@ statistics.
 
 Everything is vectorised: each query's sum and count are computed once (``np.bincount``),
 and every resample is one row of a (resamples × queries) multiplicity matrix (drawn
-indices counted with one ``bincount``), so a probe costs one matrix product however many samples it has.
+indices counted with one ``bincount``), so a probe costs one matrix product however many
+samples it has.
 
 The generator is seeded from the run's seed, the probe and the subset (never the ranker),
 so every ranker of one probe sees the *same* resampled queries — their intervals are

@@ -122,3 +122,23 @@ def test_calibration_depth_is_stated_and_changes_delta(tmp_path) -> None:
         assert f"top {depth}" in info["delta_calibration"]["candidates"]
         deltas[depth] = info["rankers"][0]["delta"]
     assert deltas[5] != deltas[100]      # a shallower candidate set calibrates another δ
+
+
+def test_dl19_same_query_donors_hold_query_terms_and_flip_bm25(dl19) -> None:
+    # Issue #15: on DL19 most same-query grade-0 donors share a term with the query, which
+    # makes BM25 prefer the "non-relevant" addition; donors without query terms restore the
+    # paper's negative sign.
+    from abnirml.pipeline import RunConfig, run
+
+    scores = {}
+    for mode in ("same-query", "no-query-terms"):
+        output = run(RunConfig(collection=str(dl19), rankers=["bm25"],
+                               probes=["tmp:add-nonrel-sentence"], cache=None, progress=False,
+                               effectiveness=False, bootstrap=200,
+                               options={"nonrel_donor": mode}))
+        record = next(r for r in output.result.records if r["subset"] == "all")
+        scores[mode] = record
+    assert 0.6 < scores["same-query"]["donor_query_term_rate"] < 0.75
+    assert scores["no-query-terms"]["donor_query_term_rate"] == 0.0
+    assert scores["same-query"]["score"] > 0
+    assert scores["no-query-terms"]["ci_high"] < 0

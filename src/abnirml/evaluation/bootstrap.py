@@ -21,6 +21,7 @@ paired — and the result does not depend on the order records are built in.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -91,6 +92,14 @@ def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
     if resamples <= 0 or n == 0:
         return None
     codes, k = cluster_codes(cluster, n)
-    rng = np.random.default_rng(stable_seed(seed, *key))
-    weights = resample_weights(k, resamples, rng)
+    weights = seeded_weights(k, resamples, seed, tuple(map(str, key)))
     return percentile_interval(clustered_means(values, codes, k, weights), level)
+
+
+@lru_cache(maxsize=8)
+def seeded_weights(k: int, resamples: int, seed: int, key: tuple[str, ...]) -> np.ndarray:
+    """The multiplicity matrix of one (seed, key): every ranker of a probe and subset asks
+    for the same one, so it is drawn once (read-only; callers never modify it)."""
+    weights = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
+    weights.flags.writeable = False
+    return weights

@@ -213,7 +213,6 @@ def significance_phrase(run_info: Mapping[str, Any]) -> str:
 def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
                        run_info: Mapping[str, Any]):
     """The page's "Statistics" section; writes tables/per-query.csv when scores.npz exists."""
-    from abnirml.probes.base import FAMILIES
     from abnirml.report.html import Figure, Section
 
     table = intervals_table(records, run_info)
@@ -231,7 +230,7 @@ def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
         driving = driving_queries_table(rows, records)
         if driving is not None:
             section.tables.append(("driving-queries", driving))
-    for family in FAMILIES:
+    for family in dict.fromkeys(r["family"] for r in records):
         try:
             png = interval_figure(records, family)
         except ImportError:

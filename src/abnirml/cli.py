@@ -111,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="breakdown subsets, e.g. non-relevant=0-1,relevant=2-3")
     run.add_argument("--mmp-tolerance", type=parse_tolerance,
                      help="control tolerance: a number or control=value,…")
-    run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                     help="probe option (see the README), repeatable")
+    run.add_argument("--option", action="append", default=[], metavar="FAMILY.KEY=VALUE",
+                     help="probe option, e.g. tmp.typo_rate=0.2 (see the README), repeatable")
     run.add_argument("--transfer-data", metavar="DIR",
                      help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
                           "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "
@@ -196,13 +196,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         deltas.update(named)
     options = dict(parse_option(o) for o in args.option)
     if args.mmp_tolerance is not None:
-        options["mmp_tolerance"] = args.mmp_tolerance
+        options["mmp.tolerance"] = args.mmp_tolerance
     probes = args.probes or ["all"]
     if args.transfer_data is not None or args.pairs is not None:
         from abnirml.probes.transfer import check_transfer_data, register_pairs_probe
 
         if args.transfer_data is not None:
-            options["transfer_data"] = check_transfer_data(args.transfer_data)
+            options["dtp.data"] = check_transfer_data(args.transfer_data)
         if args.pairs is not None:
             name = register_pairs_probe(args.pairs, args.name, args.pairs_symmetric)
             if args.probes:

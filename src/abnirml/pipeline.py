@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,17 @@ def run(config: RunConfig) -> RunOutput:
         check_delta(value, f"delta for {name}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
+    from abnirml.probes.family import check_requirements, get_family, resolve_options
+    from abnirml.run_folder import RunFolder
+
+    resolved = resolve_options(config.options)
+    for note in resolved.notes:
+        warnings.warn(note, FutureWarning, stacklevel=2)
     probes = select_probes(config.probes)
+    check_requirements(probes)
+    folder = None if config.out is None else RunFolder(config.out)
+    if folder is not None:
+        folder.check_replaceable()
     collection = load_collection(config.collection)
     analyzer = Analyzer(stopwords=config.stopwords)
     env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
@@ -98,9 +108,9 @@ def run(config: RunConfig) -> RunOutput:
         return memo["c"]
 
     context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           options=dict(config.options), grade_bands=config.grade_bands,
-                           candidates=lambda: candidates().ranking)
-    context.options.setdefault("ranker_env", env)
+                           options=resolved.flat, typed_options=resolved.settings,
+                           grade_bands=config.grade_bands,
+                           candidates=lambda: candidates().ranking, ranker_env=env)
     needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
     cache_path = None if config.cache is None else (
         default_cache_path() if config.cache == "default" else Path(config.cache))
@@ -139,37 +149,12 @@ def run(config: RunConfig) -> RunOutput:
                                                   "scored", "from_cache")},
         "options": {"alpha": config.alpha, "seed": config.seed, "stopwords": config.stopwords,
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
-                    **{k: v for k, v in _public_options(config.options).items()}},
+                    **resolved.public},
+        "families": [get_family(key).describe()
+                     for key in dict.fromkeys(p.family for p in probes)],
+        "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
     run_info.update(analyses)
-    out = None
-    if config.out is not None:
-        out = Path(config.out)
-        write_outputs(out, result, run_info)
-    return RunOutput(result, run_info, out)
-
-
-def _public_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (v if isinstance(v, (str, int, float, bool)) else str(v))
-            for k, v in sorted(options.items()) if not k.startswith("_") and k != "ranker_env"}
-
-
-def write_outputs(out: Path, result: ExperimentResult, run_info: Mapping[str, Any]) -> None:
-    from abnirml.report.files import markdown_report, write_json, write_jsonl
-
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "results.jsonl", result.records)
-    write_jsonl(out / "examples.jsonl", result.examples)
-    write_json(out / "run.json", run_info)
-    write_json(out / "calibration.json",
-               {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
-                       "gaps": [float(g) for g in c.gaps]}
-                for name, c in result.calibrations.items()})
-    (out / "report.md").write_text(markdown_report(result.records, run_info), encoding="utf-8")
-    from abnirml.report.analyses import write_from_result  # scores.npz, report.html, tables/
-
-    write_from_result(out, result, run_info)
-
-
-def config_dict(config: RunConfig) -> dict[str, Any]:
-    return asdict(config)
+    if folder is not None:
+        folder.write(result, run_info)
+    return RunOutput(result, run_info, None if folder is None else folder.path)

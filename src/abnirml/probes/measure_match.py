@@ -14,7 +14,7 @@ Definitions (analysed terms = lowercased, stopped, Porter-stemmed):
 * Sum-TF — the sum of that vector;
 * overlap — Sum-TF / length (compared exactly as fractions).
 
-Controls match exactly by default; ``options["mmp_tolerance"]`` (a number, or a mapping
+Controls match exactly by default; the ``mmp.tolerance`` option (a number, or a mapping
 from control name to number) allows a tolerance, e.g. ``{"length": 2}`` pairs documents
 whose lengths differ by at most 2. TF with Sum-TF (either way round) is omitted: TF
 dominance always changes Sum-TF, so such pairs cannot exist.
@@ -101,8 +101,8 @@ def measure_collection(context: ProbeContext) -> _Measured:
     return context.memo("mmp:measures", build)
 
 
-def _tolerance(options: Mapping[str, Any], control: str) -> float:
-    raw = options.get("mmp_tolerance", 0)
+def _tolerance(context: ProbeContext, control: str) -> float:
+    raw = context.family_options("mmp").tolerance
     if isinstance(raw, Mapping):
         raw = raw.get(control, 0)
     return float(raw)
@@ -157,7 +157,7 @@ class MeasureMatchProbe:
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         measured = measure_collection(context)
-        tol = _tolerance(context.options, self.control)
+        tol = _tolerance(context, self.control)
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("q", "d1", "d2", "i", "j", "o")}
         for q_pos, m in enumerate(measured.queries):
             mask = _control_mask(m, self.control, tol) & _higher_mask(m, self.variable)

@@ -24,7 +24,7 @@ says where the data was expected. Options read: ``transfer_data`` (the directory
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -65,17 +65,6 @@ def _seeded_rank(seed: int, key: str) -> bytes:
     return hashlib.blake2b(f"{seed}\x00cap\x00{key}".encode(), digest_size=8).digest()
 
 
-def _number_option(options: Mapping[str, Any], key: str, kind: type) -> Any:
-    raw = options.get(key)
-    if raw in (None, ""):
-        return None
-    try:
-        return kind(raw)
-    except (TypeError, ValueError):
-        what = "an integer" if kind is int else "a number"
-        raise ConfigError(f"option {key}: {raw!r} is not {what}") from None
-
-
 def _normalised(text: str) -> str:
     return " ".join(text.split())
 
@@ -104,9 +93,7 @@ def transfer_samples(items: Iterable[TextPair | Skip], context: ProbeContext,
         seen.add(signature)  # type: ignore[arg-type]
         pairs.append(item)
 
-    limit = _number_option(context.options, "dtp_max_pairs", int)
-    if limit is not None and limit < 0:
-        raise ConfigError(f"dtp_max_pairs must be ≥ 0, got {limit}")
+    limit = context.family_options("dtp").max_pairs
     if limit is not None and len(pairs) > limit:
         chosen = set(sorted(range(len(pairs)),
                             key=lambda i: _seeded_rank(context.seed, pairs[i].key))[:limit])
@@ -157,17 +144,15 @@ class TransferProbe:
     sample_rate: float | None = None
     family: str = "dtp"
 
-    def _keep(self, options: Mapping[str, Any]) -> Keep:
+    def _keep(self, context: ProbeContext) -> Keep:
         if self.sample_rate is None:
             return keep_all
-        given = _number_option(options, "dtp_sample_rate", float)
+        given = context.family_options("dtp").sample_rate
         rate = self.sample_rate if given is None else given
-        if not 0.0 < rate <= 1.0:
-            raise ConfigError(f"dtp_sample_rate must be in (0, 1], got {rate}")
         return lambda key: hash_fraction(key) < rate
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
-        keep = self._keep(context.options)
+        keep = self._keep(context)
         items, missing = load_items(lambda: self.source.items(context.options, keep))
         if missing is not None:
             yield missing

@@ -21,9 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abnirml.probes.base import FAMILIES
 from abnirml.report.html import Figure, Section, esc, examples_html, page
-from abnirml.report.tables import Table, family_table, to_markdown
+from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
 
 RERANKED_DIR = "reranked"
 CANDIDATE_RUN = "candidates.run"
@@ -151,7 +150,7 @@ def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, S
                       + ". Sample standard deviation over the variants.")
     families = family_variance(variances)
     fam_cells = {(f.group, f.family): f for f in families}
-    order = [f for f in FAMILIES if any(k[1] == f for k in fam_cells)]
+    order = list(dict.fromkeys(k[1] for k in fam_cells))
     frows = [[family, *[("–" if (g, family) not in fam_cells
                          or fam_cells[(g, family)].mean_std is None
                          else f"{fam_cells[(g, family)].mean_std:.3f}") for g in names]]
@@ -231,8 +230,11 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         sections.append(section)
 
     options = run_info.get("options") or {}
-    for family in FAMILIES:
-        table = family_table(records, family)
+    labels = probe_labels(records, run_info)
+    views = family_views(records, run_info)
+    for view in views:
+        family = view.key
+        table = family_table(records, view, labels)
         if table is None:
             continue
         section = Section(f"family-{family}", table.title,
@@ -241,7 +243,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                           f"α = {options.get('alpha', 0.01)}). Samples: per-row sample count.")
         section.tables.append((family, Table("", table.header, table.rows, table.note)))
         section.tinted.add(family)
-        if family == "axiom":
+        if view.layout == "axiom":
             counts_table = axiom_counts_table(records)
             if counts_table is not None:
                 section.tables.append(("axiom-counts", counts_table))
@@ -274,7 +276,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
 
     store_path = directory / "scores.npz"
     if store_path.is_file():
-        sections.append(_sweep_section(directory, store_path, plots))
+        sections.append(_sweep_section(directory, store_path, plots,
+                                       [v.key for v in views]))
 
     groups = run_info.get("variant_groups") or {}
     per_probe, per_family = variance_tables(records, groups)
@@ -330,7 +333,8 @@ def _origin_figure(plots, fractions, subset: str, title: str) -> Figure:
     return Figure(f"Rank origin: {title}", png, f"Rank origin: {title}")
 
 
-def _sweep_section(directory: Path, store_path: Path, plots) -> Section:
+def _sweep_section(directory: Path, store_path: Path, plots, families: Sequence[str]
+                   ) -> Section:
     from abnirml.evaluation.store import load_scores
     from abnirml.evaluation.sweep import sweep, sweep_rows
 
@@ -354,7 +358,7 @@ def _sweep_section(directory: Path, store_path: Path, plots) -> Section:
         section.intro += " No ranker has calibration gaps (every δ was given), so no curves."
         return section
     symmetric = {p.name: p.symmetric for p in store.probes}
-    for family in FAMILIES:
+    for family in families:
         chosen = [p for p in points if p.family == family]
         if chosen:
             _add_figure(section, lambda c=chosen, f=family: Figure(

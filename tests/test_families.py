@@ -138,7 +138,7 @@ def test_options_are_typed_and_flat_names_still_work_with_a_note():
 
 def test_bad_option_fails_before_any_work(tmp_path):
     out = tmp_path / "out"
-    with pytest.raises(ConfigError, match="did you mean tmp.typo_rate"):
+    with pytest.raises(ConfigError, match=r"did you mean tmp\.typo_rate"):
         run(RunConfig(collection="/does/not/exist", out=str(out), options={"typo_rat": 3}))
     assert not out.exists()
 

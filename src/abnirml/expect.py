@@ -116,10 +116,12 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
             memo["c"] = resolve_candidates(loaded, candidates, stats_provider=env.collection_stats)
         return memo["c"]
 
+    from abnirml.probes.family import resolve_options
+
+    resolved = resolve_options(options or {})
     context = ProbeContext(collection=loaded, analyzer=analyzer, seed=seed,
-                           options=dict(options or {}),
-                           candidates=lambda: get_candidates().ranking)
-    context.options.setdefault("ranker_env", env)
+                           options=resolved.flat, typed_options=resolved.settings,
+                           candidates=lambda: get_candidates().ranking, ranker_env=env)
     with ScoreCache(cache) as store:
         result = run_experiment(selected, [model], context, Scorer(store, progress=False),
                                 ExperimentConfig(alpha=alpha, delta_all=delta,

@@ -139,12 +139,20 @@ def _axiom_probes() -> list[Any]:
 def _mmp_label(probe: Any) -> list[str]:
     from abnirml.probes.measure_match import LABELS
 
-    _, variable, control = probe.name.split(":")
+    parts = probe.name.split(":")
+    if len(parts) != 3:            # a user's mmp probe named otherwise
+        return [probe.name, ""]
+    _, variable, control = parts
     return [LABELS.get(variable, variable), LABELS.get(control, control)]
 
 
 def _dtp_label(probe: Any) -> list[str]:
-    return [str(getattr(probe, "characteristic", "")), str(getattr(probe, "dataset", ""))]
+    """(characteristic, dataset); a user's pairs probe without them: parsed from its name."""
+    characteristic = getattr(probe, "characteristic", None)
+    if characteristic:
+        return [str(characteristic), str(getattr(probe, "dataset", "") or "")]
+    head, _, dataset = probe.name.removeprefix("dtp:").partition("-")
+    return [head.capitalize(), dataset]
 
 
 def _axiom_counts(score1: Any, score2: Any, summary: Any) -> dict[str, int]:

@@ -13,6 +13,7 @@ validates everything a run was given before any work starts.
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -199,12 +200,20 @@ def resolve_options(given: Mapping[str, Any]) -> ResolvedOptions:
     public: dict[str, Any] = {}
     for key, values in per_family.items():
         fields = {f.name: f for f in settings_fields(registry[key].options)}
-        for name in values:
+        for name, raw in values.items():
             value = getattr(settings[key], name)
             flat[fields[name].metadata.get("legacy") or f"{key}.{name}"] = value
-            public[f"{key}.{name}"] = (value if isinstance(value, (str, int, float, bool))
-                                       or value is None else str(value))
+            public[f"{key}.{name}"] = _public(value, raw)
     return ResolvedOptions(settings, flat, dict(sorted(public.items())), notes)
+
+
+def _public(value: Any, raw: Any) -> Any:
+    """A JSON value for run.json: the typed value, or as given when JSON cannot hold it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return raw if isinstance(raw, str) else str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
 
 
 def check_requirements(probes: Sequence[Any]) -> None:

@@ -7,6 +7,8 @@ probes users registered one by one with :func:`register`, in family order.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.probes.base import Probe
@@ -29,6 +31,16 @@ def register(probe: Probe) -> None:
 def unregister(name: str) -> None:
     """Forget a probe added with :func:`register` (tests, notebooks)."""
     _EXTRA[:] = [p for p in _EXTRA if p.name != name]
+
+
+@contextmanager
+def scoped_registrations() -> Iterator[None]:
+    """Undo every :func:`register` made inside the block (tests, notebooks)."""
+    saved = list(_EXTRA)
+    try:
+        yield
+    finally:
+        _EXTRA[:] = saved
 
 
 def all_probes() -> list[Probe]:

@@ -69,7 +69,8 @@ def test_pairs_flag_adds_a_probe(tmp_path):
                  "--pairs-symmetric", "--ranker", "bm25", "--out", str(out), "--quiet"]) == 0
     (mine,) = [r for r in records_of(out) if r["probe"] == "dtp:mine"]
     assert mine["symmetric"] and mine["n"] == 1
-    assert "| Mine | mine.jsonl |" in (out / "report.md").read_text()   # dataset: the file
+    # labels as the probe gives them: its name and its file
+    assert "| mine | mine.jsonl |" in (out / "report.md").read_text()
 
 
 def test_pairs_default_name_is_the_file_stem(tmp_path):

@@ -14,7 +14,7 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
 from abnirml.evaluation.statistics import check_alpha, check_delta
-from abnirml.probes.base import DEFAULT_GRADE_BANDS, ProbeContext
+from abnirml.probes.base import DEFAULT_GRADE_BANDS
 
 DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 
@@ -54,13 +54,11 @@ class RunOutput:
 
 
 def run(config: RunConfig) -> RunOutput:
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.variance import expand_rankers
+    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.probes.family import check_requirements, get_family, resolve_options
     from abnirml.probes.registry import select_probes
-    from abnirml.rankers.cache import ScoreCache, default_cache_path
-    from abnirml.rankers.registry import RankerEnv, build_ranker
-    from abnirml.text.analyzer import Analyzer
+    from abnirml.run_folder import RunFolder
 
     check_alpha(config.alpha)
     if config.delta is not None:
@@ -69,9 +67,6 @@ def run(config: RunConfig) -> RunOutput:
         check_delta(value, f"delta for {name}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
-    from abnirml.probes.family import check_requirements, get_family, resolve_options
-    from abnirml.run_folder import RunFolder
-
     resolved = resolve_options(config.options)
     for note in resolved.notes:
         warnings.warn(note, FutureWarning, stacklevel=2)
@@ -80,45 +75,17 @@ def run(config: RunConfig) -> RunOutput:
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()
-    collection = load_collection(config.collection)
-    analyzer = Analyzer(stopwords=config.stopwords)
-    env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
-                    batch_size=config.batch_size, seed=config.seed,
-                    allow_pickle=config.allow_pickle, progress=config.progress)
-    from abnirml.evaluation.variance import expand_rankers
-
-    specs = expand_rankers(config.rankers, config.variant_groups)
-    if not specs:
-        raise ConfigError("no ranker given")
-    rankers = [build_ranker(spec, env) for spec in specs]
+    workspace = Workspace(SessionSettings.from_config(config))
+    collection = workspace.collection
+    rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
     names = [r.name for r in rankers]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"ranker {duplicates[0]!r} given twice")
     unknown = sorted(set(config.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
-
-    memo: dict[str, Any] = {}
-
-    def candidates():
-        if "c" not in memo:
-            memo["c"] = resolve_candidates(collection, config.candidates, config.candidate_depth,
-                                           env.collection_stats)
-        return memo["c"]
-
-    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           options=resolved.flat, typed_options=resolved.settings,
-                           grade_bands=config.grade_bands,
-                           candidates=lambda: candidates().ranking, ranker_env=env)
+    context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
-    cache_path = None if config.cache is None else (
-        default_cache_path() if config.cache == "default" else Path(config.cache))
-    with ScoreCache(cache_path) as cache:
-        from abnirml.evaluation.parallel import make_executor
-
-        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress,
-                        executor=make_executor(config.workers, config.ray_address))
+    with workspace.scorer(config.workers, config.ray_address) as scorer:
+        candidates = workspace.candidates
         result = run_experiment(
             probes, rankers, context, scorer,
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,

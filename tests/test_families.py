@@ -13,9 +13,8 @@ import pytest
 from abnirml.errors import ConfigError
 from abnirml.pipeline import RunConfig, run
 from abnirml.probes.base import ProbeContext
-from abnirml.probes.family import (
-    Family,
-    Requirement,
+from abnirml.probes.family import Family, Requirement
+from abnirml.probes.family_registry import (
     check_requirements,
     family_keys,
     register_family,

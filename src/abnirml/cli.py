@@ -194,7 +194,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["mmp.tolerance"] = args.mmp_tolerance
     probes = args.probes or ["all"]
     if args.transfer_data is not None or args.pairs is not None:
-        from abnirml.probes.transfer import check_transfer_data, register_pairs_probe
+        from abnirml.probes.registry import register_pairs_probe
+        from abnirml.probes.transfer import check_transfer_data
 
         if args.transfer_data is not None:
             options["dtp.data"] = check_transfer_data(args.transfer_data)

@@ -87,7 +87,7 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
     from abnirml.evaluation.statistics import check_alpha, check_delta
     from abnirml.evaluation.workspace import SessionSettings, Workspace
-    from abnirml.probes.family import resolve_options
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.rankers.base import Ranker
 

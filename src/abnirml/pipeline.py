@@ -56,7 +56,7 @@ class RunOutput:
 def run(config: RunConfig) -> RunOutput:
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
-    from abnirml.probes.family import check_requirements, get_family, resolve_options
+    from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.run_folder import RunFolder
 

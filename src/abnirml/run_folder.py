@@ -18,16 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
+from abnirml.run_files import CALIBRATION, EXAMPLES, OWNED, RESULTS, RUN_INFO
 
-RESULTS = "results.jsonl"
-EXAMPLES = "examples.jsonl"
-RUN_INFO = "run.json"
-CALIBRATION = "calibration.json"
-REPORT_MD = "report.md"
-SCORES = "scores.npz"
-#: names an earlier run may have left; a folder holding only these may be replaced
-OWNED = frozenset({RESULTS, EXAMPLES, RUN_INFO, CALIBRATION, REPORT_MD, SCORES, "report.html",
-                   "tables", "reranked", "rank_origin.csv", "rank_origin.json"})
 _STAGING = ".abnirml-staging-"
 _RETIRED = ".abnirml-retired-"
 

@@ -23,7 +23,7 @@ from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.scoring import Scorer
 from abnirml.evaluation.statistics import bonferroni_significant, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
-from abnirml.probes.family import family_keys, get_family
+from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import Ranker
 
 ALL = "all"

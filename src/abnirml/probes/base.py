@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from abnirml.probes.options import options_from_flat
 from abnirml.text.analyzer import Analyzer
 from abnirml.types import Sample, Skip
 
@@ -66,12 +67,18 @@ class ProbeContext:
         digest = hashlib.blake2b(f"{self.seed}\x00{probe_name}".encode(), digest_size=8)
         return np.random.default_rng(int.from_bytes(digest.digest(), "little"))
 
-    def family_options(self, family: str) -> Any:
-        """The typed options of ``family`` (validated from ``options`` on first use)."""
-        if self.typed_options is None:
-            from abnirml.probes.family import resolve_options
+    def family_options(self, family: str, options_type: type | None = None) -> Any:
+        """The typed options of ``family``.
 
-            self.typed_options = resolve_options(self.options).settings
+        A run resolves them up front (``typed_options``); a context built by hand parses
+        them from ``options`` on first use, which needs the family's ``options_type``.
+        """
+        if self.typed_options is None:
+            self.typed_options = {}
+        if family not in self.typed_options:
+            if options_type is None:
+                raise RuntimeError(f"no typed options for family {family!r} in this context")
+            self.typed_options[family] = options_from_flat(options_type, family, self.options)
         return self.typed_options[family]
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:

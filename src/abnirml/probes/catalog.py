@@ -7,109 +7,13 @@ family's probes are listed.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from abnirml.errors import ConfigError
-from abnirml.probes.family import Family, Requirement
-from abnirml.probes.options import setting
-
-SPACY = Requirement("spacy", "nlp", "spaCy parses")
-CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
-
-
-def _tolerance(value: Any, key: str) -> Any:
-    """A number ≥ 0, or a mapping control → number ≥ 0."""
-    items = value.items() if isinstance(value, Mapping) else [(None, value)]
-    for control, raw in items:
-        where = key if control is None else f"{key}[{control}]"
-        try:
-            number = float(raw)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: {raw!r} is not a number") from None
-        if not math.isfinite(number) or number < 0:
-            raise ConfigError(f"{where} must be a finite number ≥ 0, got {raw!r}")
-    return value
-
-
-def _duplication_factors(value: Any, key: str) -> Any:
-    parts = value.split(",") if isinstance(value, str) else (
-        list(value) if isinstance(value, (list, tuple)) else [value])
-    for part in parts:
-        try:
-            number = float(part)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: {part!r} is not a whole number") from None
-        if not math.isfinite(number) or not number.is_integer() or number < 2:
-            raise ConfigError(f"{key}: every duplication factor must be a whole number ≥ 2, "
-                              f"got {part!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class MeasureMatchOptions:
-    tolerance: Any = setting(0, legacy="mmp_tolerance", check=_tolerance,
-                             help="how far the controlled measure may differ (number, or a "
-                                  "mapping control → number; default 0, exact match)")
-
-
-@dataclass(frozen=True)
-class ManipulationOptions:
-    sample: int | None = setting(None, minimum=1, legacy="tmp_sample",
-                                 help="use N judged pairs drawn at random (seeded)")
-    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0, legacy="typo_rate",
-                               help="probability that a word with a known misspelling is "
-                                    "misspelt")
-    mask_token: str = setting("[MASK]", legacy="mask_token",
-                              help="the token Only-Q / Drop-Q put in place of terms")
-    doct5query_file: str | None = setting(None, legacy="doct5query_file",
-                                          help="DocT5Query expansions file")
-    doct5query_source: Any = setting(None, legacy="doct5query_source",
-                                     help="a ranker spec or object that writes expansions")
-
-
-@dataclass(frozen=True)
-class TransferOptions:
-    data: str | None = setting(None, legacy="transfer_data",
-                               help="the folder holding the transfer corpora")
-    online: bool = setting(False, legacy="transfer_online",
-                           help="download corpora from the Hugging Face hub when absent")
-    max_pairs: int | None = setting(None, minimum=0, legacy="dtp_max_pairs",
-                                    help="keep at most N pairs per probe (seeded)")
-    sample_rate: float | None = setting(None, above=0.0, maximum=1.0,
-                                        legacy="dtp_sample_rate",
-                                        help="fraction of pairs kept by sub-sampling probes")
-
-
-@dataclass(frozen=True)
-class AxiomFamilyOptions:
-    pool: str = setting("candidates", choices=("candidates", "judged"), legacy="axiom_pool",
-                        help="each query's candidates or its judged documents")
-    depth: int = setting(100, minimum=1, legacy="axiom_depth",
-                         help="candidates per query")
-    length_tolerance: float = setting(10.0, minimum=0.0, allow_inf=True,
-                                      words={"any": math.inf, "inf": math.inf,
-                                             "none": math.inf},
-                                      legacy="axiom_length_tolerance",
-                                      help="δ_len in analysed tokens, or 'any'")
-    cap: int | None = setting(5000, minimum=0, legacy="axiom_cap",
-                              help="instances kept per query and axiom (0 or none: all)")
-    lnc2_k: Any = setting("2,3,4", legacy="axiom_lnc2_k", check=_duplication_factors,
-                          help="duplication factors for LNC2")
-    lnc2_max_length: int | None = setting(None, minimum=1, legacy="axiom_lnc2_max_length",
-                                          help="largest duplicated document, in words")
-    stmc2_threshold: float = setting(0.2, minimum=-1.0, maximum=1.0,
-                                     legacy="axiom_stmc2_threshold",
-                                     help="STMC2's minimum similarity of the non-query parts")
-    relevant_grade: int | None = setting(None, legacy="axiom_relevant_grade",
-                                         help="lowest grade counted as relevant")
-    stem: bool | None = setting(None, legacy="axiom_stem", help="Porter-stem terms")
-    embeddings: Any = setting(None, legacy="axiom_embeddings",
-                              help="term vectors (glove-6b-50d or an object)")
-    similarity: Any = setting(None, legacy="axiom_similarity",
-                              help="'cosine' or a callable (A, B) -> similarities")
+from abnirml.probes.axioms.options import AxiomFamilyOptions
+from abnirml.probes.family import SPACY, Family
+from abnirml.probes.manipulation import ManipulationOptions
+from abnirml.probes.measure_match import MeasureMatchOptions
+from abnirml.probes.transfer_pairs import TransferOptions
 
 
 def _mmp_probes() -> list[Any]:

@@ -39,15 +39,30 @@ from typing import Any
 
 from abnirml.probes import manipulations as m
 from abnirml.probes.base import ProbeContext
-from abnirml.probes.catalog import CODESPELL
-from abnirml.probes.catalog import SPACY as SPACY_MODULE
-from abnirml.probes.family import Requirement
+from abnirml.probes.family import CODESPELL, Requirement
+from abnirml.probes.family import SPACY as SPACY_MODULE
+from abnirml.probes.options import setting
 from abnirml.types import Sample, Skip
 
 SPACY = "spacy"
 TYPOS = "typos"
 EXPANSIONS = "expansions"
 DONORS = "donors"
+
+
+@dataclass(frozen=True)
+class ManipulationOptions:
+    sample: int | None = setting(None, minimum=1, legacy="tmp_sample",
+                                 help="use N judged pairs drawn at random (seeded)")
+    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0, legacy="typo_rate",
+                               help="probability that a word with a known misspelling is "
+                                    "misspelt")
+    mask_token: str = setting("[MASK]", legacy="mask_token",
+                              help="the token Only-Q / Drop-Q put in place of terms")
+    doct5query_file: str | None = setting(None, legacy="doct5query_file",
+                                          help="DocT5Query expansions file")
+    doct5query_source: Any = setting(None, legacy="doct5query_source",
+                                     help="a ranker spec or object that writes expansions")
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,7 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
     def build() -> list[tuple[str, str, int]]:
         pairs = list(context.collection.judged())
-        size = context.family_options("tmp").sample
+        size = context.family_options("tmp", ManipulationOptions).sample
         if size is None or size >= len(pairs):
             return pairs
         chosen = context.rng("tmp:sample").choice(len(pairs), size=size, replace=False)
@@ -159,14 +174,14 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
 
 def missing_text(context: ProbeContext) -> int:
-    if context.family_options("tmp").sample:
+    if context.family_options("tmp", ManipulationOptions).sample:
         return 0
     return int(getattr(context.collection, "skipped", {}).get("judged_without_text", 0))
 
 
 def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.ManipulationContext:
     """The :class:`~.manipulations.ManipulationContext` a probe needs, built from shared parts."""
-    settings = context.family_options("tmp")
+    settings = context.family_options("tmp", ManipulationOptions)
     base = context.memo("tmp:base", lambda: m.ManipulationContext(
         stopwords=context.analyzer.stopword_set, stem=context.analyzer.stem,
         mask_token=settings.mask_token, typo_rate=settings.typo_rate))

@@ -59,6 +59,19 @@ def parse_settings(options_type: type, given: Mapping[str, Any], prefix: str) ->
     return options_type(**values)
 
 
+def options_from_flat(options_type: type, prefix: str, options: Mapping[str, Any]) -> Any:
+    """``options_type`` from a flat options dict: keys ``prefix.name`` or a field's legacy
+    name; other keys belong to other families and are left alone."""
+    given: dict[str, Any] = {}
+    for f in settings_fields(options_type):
+        legacy = f.metadata.get("legacy")
+        if f"{prefix}.{f.name}" in options:
+            given[f.name] = options[f"{prefix}.{f.name}"]
+        elif legacy and legacy in options:
+            given[f.name] = options[legacy]
+    return parse_settings(options_type, given, prefix)
+
+
 def describe(options_type: type, prefix: str) -> list[tuple[str, str, str]]:
     """(key, default, help) per setting, for ``abnirml probes --options``-style listings."""
     return [(f"{prefix}.{f.name}", repr(f.default), f.metadata.get("help", ""))

@@ -9,10 +9,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
-from abnirml.errors import ConfigError, did_you_mean
+from abnirml.errors import ConfigError, InputError, did_you_mean
 from abnirml.probes.base import Probe
-from abnirml.probes.family import families, family_keys
+from abnirml.probes.family_registry import families, family_keys
 
 _EXTRA: list[Probe] = []
 
@@ -23,7 +24,7 @@ def register(probe: Probe) -> None:
     if probe.family not in keys:
         raise ConfigError(f"probe {probe.name}: family {probe.family!r} is not registered"
                           f"{did_you_mean(probe.family, keys)}; known: {', '.join(keys)} "
-                          "(abnirml.probes.family.register_family adds one)")
+                          "(abnirml.probes.family_registry.register_family adds one)")
     _EXTRA[:] = [p for p in _EXTRA if p.name != probe.name]
     _EXTRA.append(probe)
 
@@ -41,6 +42,18 @@ def scoped_registrations() -> Iterator[None]:
         yield
     finally:
         _EXTRA[:] = saved
+
+
+def register_pairs_probe(path: str | Path, name: str | None = None,
+                         symmetric: bool = False) -> str:
+    """Register a transfer probe over a text-pair file (the CLI's ``--pairs``); its name."""
+    from abnirml.probes.transfer import pairs_probe
+
+    if not Path(path).is_file():
+        raise InputError("pairs file not found", path=path)
+    probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
+    register(probe)
+    return probe.name
 
 
 def all_probes() -> list[Probe]:

@@ -23,109 +23,24 @@ says where the data was expected. Options read: ``transfer_data`` (the directory
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.pairs import DataNotFound, TextPair, read_pairs_file
+from abnirml.data.pairs import read_pairs_file
 from abnirml.data.transfer import Keep, Source, check_transfer_data, keep_all
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext
-from abnirml.probes.transfer_queries import (
-    FeatureStore,
-    chunk_query,
-    given_query,
-    texts_needing_parse,
+from abnirml.probes.transfer_pairs import (
+    NEWS_SAMPLE_RATE,
+    TransferOptions,
+    hash_fraction,
+    load_items,
+    transfer_samples,
 )
 from abnirml.types import Sample, Skip
-
-NO_DATA = "no-data"
-IDENTICAL = "identical"
-DUPLICATE = "duplicate"
-CAPPED = "capped"
-NEWS_SAMPLE_RATE = 0.1
-
-
-def feature_store(context: ProbeContext) -> FeatureStore:
-    """The run's shared parse cache (one spaCy parse per distinct text)."""
-    return context.memo("dtp:features", lambda: FeatureStore(context.analyzer.stopword_set))
-
-
-def hash_fraction(key: str) -> float:
-    """A fixed pseudo-random number in [0, 1) per key: the deterministic sub-sample is the
-    keys below the rate, the same for every seed (as in the paper's 10 % news sample)."""
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0**64
-
-
-def _seeded_rank(seed: int, key: str) -> bytes:
-    return hashlib.blake2b(f"{seed}\x00cap\x00{key}".encode(), digest_size=8).digest()
-
-
-def _normalised(text: str) -> str:
-    return " ".join(text.split())
-
-
-def transfer_samples(items: Iterable[TextPair | Skip], context: ProbeContext,
-                     symmetric: bool = False, group: str | None = None
-                     ) -> Iterator[Sample | Skip]:
-    """Turn a source's pairs (and its own discards) into samples; see the module docstring."""
-    pairs: list[TextPair] = []
-    seen: set[tuple[str, str]] = set()
-    for item in items:
-        item_group = item.meta.get("group", "") if isinstance(item, Skip) else item.group
-        if group is not None and item_group != group:
-            continue
-        if isinstance(item, Skip):
-            yield item
-            continue
-        first, second = _normalised(item.doc1), _normalised(item.doc2)
-        if first == second:
-            yield Skip(IDENTICAL, {"key": item.key})
-            continue
-        signature = tuple(sorted((first, second))) if symmetric else (first, second)
-        if signature in seen:
-            yield Skip(DUPLICATE, {"key": item.key})
-            continue
-        seen.add(signature)  # type: ignore[arg-type]
-        pairs.append(item)
-
-    limit = context.family_options("dtp").max_pairs
-    if limit is not None and len(pairs) > limit:
-        chosen = set(sorted(range(len(pairs)),
-                            key=lambda i: _seeded_rank(context.seed, pairs[i].key))[:limit])
-        for i in range(len(pairs)):
-            if i not in chosen:
-                yield Skip(CAPPED)
-        pairs = [p for i, p in enumerate(pairs) if i in chosen]
-
-    store = feature_store(context)
-    full, light = texts_needing_parse([(p.query, p.doc1, p.doc2) for p in pairs])
-    store.ensure(full, chunks=True)
-    store.ensure(light, chunks=False)
-    for pair in pairs:
-        if pair.query is None:
-            choice = chunk_query(store, pair.doc1, pair.doc2, context.seed, pair.key)
-        else:
-            choice = given_query(store, pair.query, pair.doc1, pair.doc2)
-        if choice.skip is not None:
-            yield Skip(choice.skip, {"key": pair.key, "query": choice.query})
-            continue
-        meta: dict[str, Any] = {"key": pair.key, "query_source": choice.source}
-        if pair.group:
-            meta["group"] = pair.group
-        meta.update(pair.meta)
-        yield Sample(str(choice.query), pair.doc1, pair.doc2, meta)
-
-
-def load_items(load: Callable[[], Iterable[Any]]) -> tuple[list[Any] | None, Skip | None]:
-    try:
-        return list(load()), None
-    except DataNotFound as exc:
-        return None, Skip(NO_DATA, {"where": exc.where})
 
 
 @dataclass(frozen=True)
@@ -147,7 +62,7 @@ class TransferProbe:
     def _keep(self, context: ProbeContext) -> Keep:
         if self.sample_rate is None:
             return keep_all
-        given = context.family_options("dtp").sample_rate
+        given = context.family_options("dtp", TransferOptions).sample_rate
         rate = self.sample_rate if given is None else given
         return lambda key: hash_fraction(key) < rate
 
@@ -190,21 +105,8 @@ def pairs_probe(name: str, path: str | Path, symmetric: bool = False) -> PairsFi
                           characteristic=label, dataset=Path(path).name)
 
 
-def register_pairs_probe(path: str | Path, name: str | None = None,
-                         symmetric: bool = False) -> str:
-    """Register a :func:`pairs_probe` (the CLI's ``--pairs``); returns its name."""
-    from abnirml.errors import InputError
-    from abnirml.probes.registry import register
-
-    if not Path(path).is_file():
-        raise InputError("pairs file not found", path=path)
-    probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
-    register(probe)
-    return probe.name
-
-
 __all__ = ["PairsFileProbe", "TransferProbe", "available", "check_transfer_data",
-           "hash_fraction", "pairs_probe", "register_pairs_probe", "transfer_samples"]
+           "hash_fraction", "pairs_probe", "transfer_samples"]
 
 
 # --- the catalogue ------------------------------------------------------------------------

@@ -23,20 +23,7 @@ from typing import Any
 
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
-
-RERANKED_DIR = "reranked"
-CANDIDATE_RUN = "candidates.run"
-
-
-def run_file_name(name: str, taken: set[str]) -> str:
-    """A safe, unique file name for a ranker's run (ranker names may hold ``/`` or ``:``)."""
-    base = re.sub(r"[^A-Za-z0-9._+=-]+", "_", name).strip("._") or "ranker"
-    candidate, i = base, 2
-    while candidate + ".run" in taken or candidate + ".run" == CANDIDATE_RUN:
-        candidate, i = f"{base}-{i}", i + 1
-    taken.add(candidate + ".run")
-    return candidate + ".run"
-
+from abnirml.run_files import CANDIDATE_RUN, RERANKED_DIR
 
 # -- tables -------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     seen = {v.key for v in views}
     missing = [k for k in dict.fromkeys(r["family"] for r in records) if k not in seen]
     if missing:
-        from abnirml.probes.family import family_keys, get_family
+        from abnirml.probes.family_registry import family_keys, get_family
 
         registered = family_keys()
         for key in sorted(missing, key=lambda k: registered.index(k) if k in registered
@@ -57,7 +57,7 @@ def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     labels = {k: list(v) for k, v in (run_info.get("probe_labels") or {}).items()}
     wanted = {r["probe"] for r in records} - set(labels)
     if wanted:
-        from abnirml.probes.family import get_family
+        from abnirml.probes.family_registry import get_family
         from abnirml.probes.registry import all_probes
 
         for probe in all_probes():

@@ -258,6 +258,8 @@ def test_dl19_word_order_is_invisible_to_bag_of_words_models_on_every_document(d
 @pytest.fixture(scope="module")
 def dl19_battery(dl19, tmp_path_factory):
     """The whole battery on 250 sampled judged pairs of DL19, BM25 and QL, via the CLI."""
+    pytest.importorskip("spacy")
+    pytest.importorskip("codespell_lib")
     from abnirml.cli import main
     from abnirml.data.collection import load_collection
 

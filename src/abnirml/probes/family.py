@@ -81,14 +81,14 @@ class Family:
         return {"key": self.key, "title": self.title, "positive": self.positive,
                 "row_header": list(self.row_header), "layout": self.layout}
 
-    def missing(self, probes: Sequence[Any] = ()) -> list[str]:
-        """One message per requirement of this family or of ``probes`` that is absent."""
-        out: list[str] = []
+    def missing(self, probes: Sequence[Any] = ()) -> list[tuple[str, Requirement]]:
+        """(who, requirement) per absent requirement of this family or of ``probes``."""
+        out: list[tuple[str, Requirement]] = []
         for req in self.requires:
             if req.missing():
-                out.append(req.message(f"the {self.key} probes"))
+                out.append((f"the {self.key} probes", req))
         for probe in probes:
             for req in getattr(probe, "requires", ()):
                 if req.missing():
-                    out.append(req.message(probe.name))
+                    out.append((probe.name, req))
         return out

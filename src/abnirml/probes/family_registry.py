@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.errors import ConfigError, did_you_mean
+from abnirml.errors import ConfigError, MissingExtra, did_you_mean
 from abnirml.probes.family import Family
 from abnirml.probes.options import parse_settings, settings_fields
 
@@ -136,9 +136,10 @@ def check_requirements(probes: Sequence[Any]) -> None:
     by_family: dict[str, list[Any]] = {}
     for probe in probes:
         by_family.setdefault(probe.family, []).append(probe)
-    problems: list[str] = []
+    problems: list[tuple[str, Any]] = []
     for key, chosen in by_family.items():
         problems += get_family(key).missing(chosen)
     if problems:
-        raise ConfigError(problems[0] + (f" (and {len(problems) - 1} more)"
-                                         if len(problems) > 1 else ""))
+        who, requirement = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MissingExtra(requirement.message(who) + more, requirement.extra)

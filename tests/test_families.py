@@ -170,3 +170,23 @@ def test_manipulation_probes_declare_what_they_need():
     assert needs["tmp:shuffle-words"] == set()
     assert needs["tmp:typos"] == {"codespell_lib"}
     assert any(modules == {"spacy"} for modules in needs.values())
+
+
+def test_probes_command_lists_every_option_with_its_default(capsys):
+    from abnirml.cli import main
+
+    assert main(["probes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "tmp.typo_rate\t0.1\tprobability that a word with a known misspelling is " \
+           "misspelt" in lines
+    assert any(line.startswith("axiom.length_tolerance\t10.0\t") for line in lines)
+
+
+def test_every_axiom_is_one_object_with_a_claim_and_a_precondition():
+    from abnirml.probes.axioms.probe import AXIOM_LIST, AxiomProbe
+
+    assert [a.label for a in AXIOM_LIST] == ["TFC1", "TFC2", "M-TDC", "LNC1", "LNC2", "TP",
+                                             "STMC1", "STMC2", "STMC3"]
+    assert all(a.claim.startswith("S(") and a.precondition for a in AXIOM_LIST)
+    assert {a.shape for a in AXIOM_LIST} == {"pair", "triple", "duplicate"}
+    assert AxiomProbe("lnc2").definition.shape == "duplicate"

@@ -268,11 +268,17 @@ def cmd_masking(args: argparse.Namespace) -> int:
 
 
 def cmd_probes(_: argparse.Namespace) -> int:
+    from abnirml.probes.family_registry import families
+    from abnirml.probes.options import describe
     from abnirml.probes.registry import all_probes
 
     for probe in all_probes():
         flag = " (symmetric)" if probe.symmetric else ""
         print(f"{probe.name}\t{probe.family}{flag}")
+    print("\noptions (--option KEY=VALUE):")
+    for family in families():
+        for key, default, text in describe(family.options, family.key):
+            print(f"{key}\t{default}\t{text}")
     return 0
 
 

@@ -5,20 +5,23 @@ d1 has it (fluent, formal, simpler, neutral, succinct, factual) and d2 does not,
 positive score means the ranker prefers the text with the characteristic. The paraphrase
 probe is symmetric (neither text is "better"): it counts how often |R(q,d1) − R(q,d2)| > δ.
 
-From pairs to samples (:func:`transfer_samples`), with every discard counted by reason:
+From pairs to samples (:func:`~.transfer_pairs.transfer_samples`), with every discard
+counted by reason:
 
 1. pairs outside the probe's subset (``group``) are ignored — they belong to a sibling probe;
 2. ``identical`` — both texts equal after collapsing white space (no signal);
    ``duplicate`` — the same two texts already formed a sample of this probe;
-3. ``capped`` — beyond ``options["dtp_max_pairs"]`` (a seeded, order-independent choice;
+3. ``capped`` — beyond the ``dtp.max_pairs`` option (a seeded, order-independent choice;
    unset by default), for quick runs;
 4. the query: the source's own (title, question) or a shared noun chunk, see
    :mod:`.transfer_queries` (``no-shared-chunk``, ``no-query-overlap``).
 
 Sources whose data is absent yield one ``Skip("no-data", {"where": …})``; the report then
-says where the data was expected. Options read: ``transfer_data`` (the directory holding
-``mrpc/``, ``jfleg/`` …), ``transfer_online`` (fall back to hub copies), ``dtp_sample_rate``
-(fraction of news articles kept, default 0.1 as in the paper), ``dtp_max_pairs``.
+says where the data was expected. Options (:class:`~.transfer_pairs.TransferOptions`):
+``dtp.data`` (the directory holding ``mrpc/``, ``jfleg/`` …), ``dtp.online`` (fall back to
+hub copies), ``dtp.sample_rate`` (fraction of news articles kept, default 0.1 as in the
+paper), ``dtp.max_pairs``. Probe and data code still read the flat names
+(``transfer_data``) from ``ProbeContext.options``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from abnirml.errors import MissingExtra
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.manipulation import SPACY, SPECS
 from abnirml.text.stem import porter
 from abnirml.text.stopwords import load_stopwords

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import Ranker, hints
 

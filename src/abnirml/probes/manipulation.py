@@ -21,13 +21,13 @@ and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
     manipulation probe. Handy for expensive rankers.
 ``tmp.typo_rate``
     Probability that a word with a known misspelling is misspelt (default 0.1; see
-    :func:`~abnirml.probes.manipulations.typos`).
+    :func:`~abnirml.probes.text_manipulations.typos`).
 ``tmp.mask_token``
     The token Only-Q / Drop-Q put in place of terms (default ``[MASK]``). Probe texts are
     shared by all rankers of a run, so one token serves them all; the masking analysis
     (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
 ``tmp.doct5query_file`` / ``tmp.doct5query_source``
-    DocT5Query expansions (see :mod:`abnirml.probes.expansions`).
+    DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
@@ -180,7 +180,7 @@ def missing_text(context: ProbeContext) -> int:
 
 
 def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.ManipulationContext:
-    """The :class:`~.manipulations.ManipulationContext` a probe needs, built from shared parts."""
+    """The :class:`~.text_manipulations.ManipulationContext` a probe needs, from shared parts."""
     settings = context.family_options("tmp", ManipulationOptions)
     base = context.memo("tmp:base", lambda: m.ManipulationContext(
         stopwords=context.analyzer.stopword_set, stem=context.analyzer.stem,
@@ -213,7 +213,7 @@ def spacy_parses(context: ProbeContext) -> dict[str, Any]:
 
 
 def _expansions(context: ProbeContext) -> dict[str, str]:
-    from abnirml.probes.expansions import expansions_for
+    from abnirml.probes.doct5query_expansions import expansions_for
 
     docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
     found, _ = expansions_for(context.options, context.collection, docnos,

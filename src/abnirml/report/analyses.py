@@ -322,7 +322,7 @@ def _origin_figure(plots, fractions, subset: str, title: str) -> Figure:
 
 def _sweep_section(directory: Path, store_path: Path, plots, families: Sequence[str]
                    ) -> Section:
-    from abnirml.evaluation.store import load_scores
+    from abnirml.evaluation.score_file import load_scores
     from abnirml.evaluation.sweep import sweep, sweep_rows
 
     store = load_scores(store_path)
@@ -394,11 +394,11 @@ def write_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None =
 def write_from_result(out: Path, result, run_info: Mapping[str, Any]) -> None:
     """The pipeline's hook: persist per-sample scores and re-rankings, then the reports."""
     from abnirml.data.trec import write_run
-    from abnirml.evaluation.store import ScoreStore, save_scores
+    from abnirml.evaluation.score_file import ScoreStore, save_scores
 
     store = ScoreStore.from_result(result)
     fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
-    from abnirml.evaluation.store import RankerInfo
+    from abnirml.evaluation.score_file import RankerInfo
 
     store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
     save_scores(out / "scores.npz", store)

@@ -44,12 +44,12 @@ def test_a_failure_while_writing_keeps_the_earlier_run_whole(tmp_path, monkeypat
     _run(out, ["mmp:tf:length"])
     before = {f: (out / f).read_bytes() for f in _files(out)}
 
-    import abnirml.report.analyses as analyses
+    import abnirml.run_folder as run_folder
 
     def killed(*_args, **_kwargs):
         raise KeyboardInterrupt   # as if the process were stopped half-way through writing
 
-    monkeypatch.setattr(analyses, "write_from_result", killed)
+    monkeypatch.setattr(run_folder, "_write_reranked", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(out, ["tmp:reverse-words"])
     assert {f: (out / f).read_bytes() for f in _files(out)} == before

@@ -11,6 +11,7 @@ a user's files are never touched.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -18,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
-from abnirml.run_files import CALIBRATION, EXAMPLES, OWNED, RESULTS, RUN_INFO
+from abnirml.run_files import (
+    CALIBRATION,
+    CANDIDATE_RUN,
+    EXAMPLES,
+    OWNED,
+    RERANKED_DIR,
+    RESULTS,
+    RUN_INFO,
+    SCORES,
+)
 
 _STAGING = ".abnirml-staging-"
 _RETIRED = ".abnirml-retired-"
@@ -99,7 +109,8 @@ class RunFolder:
 
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
-    from abnirml.report.analyses import write_from_result
+    """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
+    from abnirml.report.analyses import write_reports
     from abnirml.report.files import write_json, write_jsonl
 
     write_jsonl(out / RESULTS, result.records)
@@ -109,4 +120,38 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
                {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
                        "gaps": [float(g) for g in c.gaps]}
                 for name, c in result.calibrations.items()})
-    write_from_result(out, result, run_info)   # scores.npz, reranked/, report.md/html, tables/
+    _write_scores(out, result, run_info)
+    _write_reranked(out, result, run_info)
+    write_reports(out, result.records, run_info)
+
+
+def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """scores.npz: per-sample scores for δ sweeps and comparisons without rescoring."""
+    from abnirml.evaluation.score_file import RankerInfo, ScoreStore, save_scores
+
+    store = ScoreStore.from_result(result)
+    fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
+    store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
+    save_scores(out / SCORES, store)
+
+
+def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """reranked/*.run: each ranker's re-ranking of the candidates, and the candidates."""
+    from abnirml.data.trec import write_run
+
+    reranked = result.extras.get("reranked") or {}
+    files = (run_info.get("effectiveness") or {}).get("run_files") or {}
+    if not (reranked and files):
+        return
+    folder = out / RERANKED_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for ranker, run in reranked.items():
+        if ranker in files:
+            write_run(folder / files[ranker], run, tag=_slug(ranker))
+    candidates = result.extras.get("candidate_run")
+    if candidates is not None:
+        write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"

@@ -389,28 +389,3 @@ def write_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None =
                                            encoding="utf-8")
     written += [directory / "report.md", directory / "report.html"]
     return written
-
-
-def write_from_result(out: Path, result, run_info: Mapping[str, Any]) -> None:
-    """The pipeline's hook: persist per-sample scores and re-rankings, then the reports."""
-    from abnirml.data.trec import write_run
-    from abnirml.evaluation.score_file import ScoreStore, save_scores
-
-    store = ScoreStore.from_result(result)
-    fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
-    from abnirml.evaluation.score_file import RankerInfo
-
-    store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
-    save_scores(out / "scores.npz", store)
-    reranked = result.extras.get("reranked") or {}
-    files = (run_info.get("effectiveness") or {}).get("run_files") or {}
-    if reranked and files:
-        folder = out / RERANKED_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        for ranker, run in reranked.items():
-            if ranker in files:
-                write_run(folder / files[ranker], run, tag=_slug(ranker))
-        candidates = result.extras.get("candidate_run")
-        if candidates is not None:
-            write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
-    write_reports(out, result.records, run_info)

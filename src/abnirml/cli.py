@@ -232,19 +232,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from abnirml.report.files import markdown_report, read_results
-
-    directory = Path(args.directory)
-    records = read_results(directory / "results.jsonl")
-    run_info: dict[str, Any] = {}
-    if (directory / "run.json").is_file():
-        import json
-
-        run_info = json.loads((directory / "run.json").read_text("utf-8"))
-    (directory / "report.md").write_text(markdown_report(records, run_info), encoding="utf-8")
     from abnirml.report.analyses import write_reports
+    from abnirml.run_folder import RunFolder
 
-    write_reports(directory, records, run_info)
+    folder = RunFolder(args.directory)
+    directory = folder.path
+    write_reports(directory, folder.read_records(), folder.read_run_info())
     print(f"abnirml: wrote {directory / 'report.md'}, {directory / 'report.html'} and "
           f"{directory / 'tables'}/")
     return 0

@@ -50,7 +50,7 @@ def main() -> None:
     rows = []
     dl19 = require_dl19()
     if dl19 is not None:
-        from abnirml.evaluation.store import ScoreStore
+        from abnirml.evaluation.score_file import ScoreStore
         from abnirml.pipeline import RunConfig, run
 
         with tempfile.TemporaryDirectory() as tmp:

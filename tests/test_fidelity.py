@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from abnirml.data.collection import Collection
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.text.analyzer import Analyzer
 
 
@@ -51,7 +51,7 @@ def _donor_context(mode: str | None):
               "c": "Bread is baked daily.", "d": "Boats sail the river. Fish swim.",
               "e": "Mountains are tall."},
         qrels={"q1": {"a": 2, "b": 0, "c": 0}, "q2": {"d": 2, "e": 0}})
-    options = {} if mode is None else {"nonrel_donor": mode}
+    options = {} if mode is None else {"tmp.nonrel_donor": mode}
     return ProbeContext(collection=collection, seed=0, options=options)
 
 
@@ -135,7 +135,7 @@ def test_dl19_same_query_donors_hold_query_terms_and_flip_bm25(dl19) -> None:
         output = run(RunConfig(collection=str(dl19), rankers=["bm25"],
                                probes=["tmp:add-nonrel-sentence"], cache=None, progress=False,
                                effectiveness=False, bootstrap=200,
-                               options={"nonrel_donor": mode}))
+                               options={"tmp.nonrel_donor": mode}))
         record = next(r for r in output.result.records if r["subset"] == "all")
         scores[mode] = record
     assert 0.6 < scores["same-query"]["donor_query_term_rate"] < 0.75

@@ -25,9 +25,9 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
+from abnirml.evaluation.score_file import ScoreStore
 from abnirml.evaluation.significance import StatsConfig, p_value, significant
 from abnirml.evaluation.statistics import effects
-from abnirml.evaluation.store import ScoreStore
 
 
 @dataclass(frozen=True)

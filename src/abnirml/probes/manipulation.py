@@ -13,20 +13,23 @@ counted as ``missing-text``.
 Randomness: each sample draws from its own generator, seeded by (run seed, probe name, qid,
 docno), so a sample never depends on which other samples or probes are built.
 
-Probe options (``--option KEY=VALUE``):
+Probe options (``--option tmp.KEY=VALUE``; the flat names used before still work), typed
+and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
 
-``tmp_sample``
+``tmp.sample`` (formerly ``tmp_sample``)
     Use N judged pairs drawn at random (seeded) instead of all — the same pairs for every
     manipulation probe. Handy for expensive rankers.
-``typo_rate``
+``tmp.typo_rate``
     Probability that a word with a known misspelling is misspelt (default 0.1; see
-    :func:`~abnirml.probes.manipulations.typos`).
-``mask_token``
+    :func:`~abnirml.probes.text_manipulations.typos`).
+``tmp.mask_token``
     The token Only-Q / Drop-Q put in place of terms (default ``[MASK]``). Probe texts are
     shared by all rankers of a run, so one token serves them all; the masking analysis
     (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
-``doct5query_file`` / ``doct5query_source``
-    DocT5Query expansions (see :mod:`abnirml.probes.expansions`).
+``tmp.doct5query_file`` / ``tmp.doct5query_source``
+    DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
+``tmp.nonrel_donor`` (formerly ``nonrel_donor``)
+    Where ``add-nonrel-sentence`` takes its sentence (see :data:`DONOR_MODES`).
 """
 
 from __future__ import annotations
@@ -36,15 +39,43 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abnirml.errors import ConfigError
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
+from abnirml.probes.family import CODESPELL, Requirement
+from abnirml.probes.family import SPACY as SPACY_MODULE
+from abnirml.probes.options import setting
 from abnirml.types import Sample, Skip
 
 SPACY = "spacy"
 TYPOS = "typos"
 EXPANSIONS = "expansions"
 DONORS = "donors"
+
+
+#: Where ``add-nonrel-sentence`` takes its sentence from (``--option tmp.nonrel_donor=…``):
+#: ``same-query`` — a grade-0 document of the same query (ABNIRML's choice, the default);
+#: ``other-query`` — a grade-0 document judged only for other queries;
+#: ``no-query-terms`` — a grade-0 document without any of the query's terms (same query
+#: when one exists, else any query's).
+DONOR_MODES = ("same-query", "other-query", "no-query-terms")
+
+
+@dataclass(frozen=True)
+class ManipulationOptions:
+    sample: int | None = setting(None, minimum=1, legacy="tmp_sample",
+                                 help="use N judged pairs drawn at random (seeded)")
+    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0, legacy="typo_rate",
+                               help="probability that a word with a known misspelling is "
+                                    "misspelt")
+    mask_token: str = setting("[MASK]", legacy="mask_token",
+                              help="the token Only-Q / Drop-Q put in place of terms")
+    doct5query_file: str | None = setting(None, legacy="doct5query_file",
+                                          help="DocT5Query expansions file")
+    doct5query_source: Any = setting(None, legacy="doct5query_source",
+                                     help="a ranker spec or object that writes expansions")
+    nonrel_donor: str = setting(DONOR_MODES[0], choices=DONOR_MODES, legacy="nonrel_donor",
+                                help="donors of add-nonrel-sentence: same-query (ABNIRML), "
+                                     "other-query or no-query-terms")
 
 
 @dataclass(frozen=True)
@@ -102,6 +133,12 @@ class ManipulationProbe:
     def label(self) -> str:
         return self.spec.label
 
+    @property
+    def requires(self) -> tuple[Requirement, ...]:
+        """Optional dependencies, checked before a run starts."""
+        return tuple(req for need, req in ((SPACY, SPACY_MODULE), (TYPOS, CODESPELL))
+                     if need in self.spec.needs)
+
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         collection = context.collection
         judged = judged_pairs(context)
@@ -134,7 +171,7 @@ class DonorProbe(ManipulationProbe):
 
     A donor sentence that shares a term with the query is not "non-relevant" to a lexical
     ranker: on TREC DL that is the common case for same-query donors and flips BM25's sign
-    against the paper. The rate and the donor choice (``--option nonrel_donor=…``) go into
+    against the paper. The rate and the donor choice (``--option tmp.nonrel_donor=…``) go into
     every result record of the probe.
     """
 
@@ -142,7 +179,7 @@ class DonorProbe(ManipulationProbe):
         from abnirml.probes.base import table_from_samples
 
         table = table_from_samples(self.samples(context))
-        table.extra["record"] = {"nonrel_donor": donor_mode(context.options),
+        table.extra["record"] = {"nonrel_donor": donor_mode(context),
                                  "donor_query_term_rate": donor_query_term_rate(table, context)}
         return table
 
@@ -160,12 +197,8 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
     def build() -> list[tuple[str, str, int]]:
         pairs = list(context.collection.judged())
-        size = context.options.get("tmp_sample")
-        if size is None or size == "":
-            return pairs
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise ConfigError(f"tmp_sample must be a positive whole number, got {size!r}")
-        if size >= len(pairs):
+        size = context.family_options("tmp", ManipulationOptions).sample
+        if size is None or size >= len(pairs):
             return pairs
         chosen = context.rng("tmp:sample").choice(len(pairs), size=size, replace=False)
         return [pairs[i] for i in sorted(chosen.tolist())]
@@ -174,16 +207,17 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
 
 def missing_text(context: ProbeContext) -> int:
-    if context.options.get("tmp_sample"):
+    if context.family_options("tmp", ManipulationOptions).sample:
         return 0
     return int(getattr(context.collection, "skipped", {}).get("judged_without_text", 0))
 
 
 def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.ManipulationContext:
-    """The :class:`~.manipulations.ManipulationContext` a probe needs, built from shared parts."""
+    """The :class:`~.text_manipulations.ManipulationContext` a probe needs, from shared parts."""
+    settings = context.family_options("tmp", ManipulationOptions)
     base = context.memo("tmp:base", lambda: m.ManipulationContext(
         stopwords=context.analyzer.stopword_set, stem=context.analyzer.stem,
-        mask_token=_mask_token(context.options), typo_rate=_typo_rate(context.options)))
+        mask_token=settings.mask_token, typo_rate=settings.typo_rate))
     extra: dict[str, Any] = {}
     if SPACY in needs:
         extra["parses"] = spacy_parses(context)
@@ -194,7 +228,7 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     if EXPANSIONS in needs:
         extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
     if DONORS in needs:
-        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context.options)}",
+        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context)}",
                                         lambda: _donors(context))
         extra["donors"] = donors
         extra["fallback_donors"] = fallback
@@ -213,32 +247,24 @@ def spacy_parses(context: ProbeContext) -> dict[str, Any]:
 
 
 def _expansions(context: ProbeContext) -> dict[str, str]:
-    from abnirml.probes.expansions import expansions_for
+    from abnirml.probes.doct5query_expansions import expansions_for
 
     docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
-    found, _ = expansions_for(context.options, context.collection, docnos)
+    found, _ = expansions_for(context.options, context.collection, docnos,
+                              env=context.ranker_env)
     return found
 
 
-#: Where ``add-nonrel-sentence`` takes its sentence from (``--option nonrel_donor=…``):
-#: ``same-query`` — a grade-0 document of the same query (ABNIRML's choice, the default);
-#: ``other-query`` — a grade-0 document judged only for other queries;
-#: ``no-query-terms`` — a grade-0 document without any of the query's terms (same query
-#: when one exists, else any query's).
-DONOR_MODES = ("same-query", "other-query", "no-query-terms")
 
 
-def donor_mode(options: dict[str, Any]) -> str:
-    mode = str(options.get("nonrel_donor", DONOR_MODES[0]))
-    if mode not in DONOR_MODES:
-        raise ConfigError(f"nonrel_donor must be one of {', '.join(DONOR_MODES)}, got {mode!r}")
-    return mode
+def donor_mode(context: ProbeContext) -> str:
+    return context.family_options("tmp", ManipulationOptions).nonrel_donor
 
 
 def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
     """Donor (grade 0) document texts per query text, and the fallback for queries without."""
     collection = context.collection
-    mode = donor_mode(context.options)
+    mode = donor_mode(context)
     per_query: dict[str, list[str]] = {}
     judged_texts: dict[str, set[str]] = {}
     everywhere: dict[str, None] = {}
@@ -277,22 +303,3 @@ def donor_query_term_rate(table, context: ProbeContext) -> float | None:
         appended = table.texts[table.doc1[i]][len(original):]
         hits += bool(set(analyzer.analyze(query)) & set(analyzer.analyze(appended)))
     return round(hits / len(table), 6)
-
-
-def _mask_token(options: dict[str, Any]) -> str:
-    token = options.get("mask_token", m.DEFAULT_MASK)
-    if not isinstance(token, str):
-        token = str(token)
-    return token
-
-
-def _typo_rate(options: dict[str, Any]) -> float:
-    raw = options.get("typo_rate", m.DEFAULT_TYPO_RATE)
-    try:
-        rate = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"typo_rate must be a number in [0, 1], got {raw!r}") from None
-    if not 0.0 <= rate <= 1.0:
-        raise ConfigError(f"typo_rate must be in [0, 1], got {rate}")
-    return rate
-

@@ -223,7 +223,7 @@ def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
     section.tables.append(("intervals", table))
     store_path = directory / "scores.npz"
     if store_path.is_file():
-        from abnirml.evaluation.store import load_scores
+        from abnirml.evaluation.score_file import load_scores
 
         rows = per_query_rows(load_scores(store_path))
         write_per_query(directory / "tables" / PER_QUERY_FILE, rows)

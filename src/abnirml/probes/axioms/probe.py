@@ -146,8 +146,9 @@ def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
 class _TableBuilder:
     """Accumulates capped instances of all queries into one SampleTable."""
 
-    def __init__(self, axiom: str, options: AxiomOptions):
+    def __init__(self, axiom: str, options: AxiomOptions, label: str | None = None):
         self.axiom = axiom
+        self.label = label if label is not None else AXIOMS[axiom][0]
         self.options = options
         self.pool: dict[str, int] = {}
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in
@@ -229,8 +230,8 @@ class _TableBuilder:
         return SampleTable(
             texts=list(self.pool), query=cols["q"], doc1=cols["d1"], doc2=cols["d2"],
             grade=np.full(n, np.nan), skipped=Counter(data.skipped),
-            meta=_MetaView(self.axiom, data.queries, cols),
-            extra={"record": record, "axiom": AXIOMS[self.axiom][0],
+            meta=_MetaView(self.axiom, data.queries, cols, self.label),
+            extra={"record": record, "axiom": self.label,
                    "features": data.queries,
                    "instances": {"query": cols["o"], "a": cols["a"], "b": cols["b"],
                                  "c": cols["c"]}},
@@ -241,8 +242,10 @@ class _TableBuilder:
 class _MetaView:
     """Rebuilds one sample's metadata on demand (keeps millions of samples cheap)."""
 
-    def __init__(self, axiom: str, queries: list[QueryFeatures], cols: dict[str, np.ndarray]):
+    def __init__(self, axiom: str, queries: list[QueryFeatures], cols: dict[str, np.ndarray],
+                 label: str):
         self.axiom = axiom
+        self.label = label
         self.queries = queries
         self.cols = cols
 
@@ -250,7 +253,7 @@ class _MetaView:
         f = self.queries[int(self.cols["o"][index])]
         a, b = int(self.cols["a"][index]), int(self.cols["b"][index])
         sums = f.sums
-        meta: dict[str, Any] = {"qid": f.qid, "axiom": AXIOMS[self.axiom][0],
+        meta: dict[str, Any] = {"qid": f.qid, "axiom": self.label,
                                 "docno1": f.docnos[a], "docno2": f.docnos[b],
                                 "grade1": _grade(f, a), "grade2": _grade(f, b),
                                 "length1": int(f.lengths[a]), "length2": int(f.lengths[b]),

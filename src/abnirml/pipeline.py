@@ -120,6 +120,9 @@ def run(config: RunConfig) -> RunOutput:
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
+        from abnirml.evaluation.axiom_breakdown import attach_overlap_split
+
+        attach_overlap_split(result, collection, analyzer, config.seed)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)

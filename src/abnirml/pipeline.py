@@ -123,6 +123,9 @@ def run(config: RunConfig) -> RunOutput:
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, analyzer, config.seed)
+        from abnirml.probes.query_variation import attach_ndcg_change
+
+        attach_ndcg_change(result)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)

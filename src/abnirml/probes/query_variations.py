@@ -15,9 +15,9 @@ deterministic given the seed):
   (Penha et al. also misspell one word per query);
 * word order: a random permutation of the words that changes the order;
 * stopword removal: every stopword (not applicable when none, or when nothing would remain);
-* "summarisation": drop the single least informative term, the one with the lowest idf
-  (ties: the earlier), keeping at least one term — a cheap stand-in for their T5 summaries,
-  which mostly drop the least specific words;
+* "summarisation": drop the single least informative content term (not a stopword), the
+  one with the lowest idf (ties: the earlier), keeping at least one — a cheap stand-in
+  for their T5 summaries, which mostly drop the least specific words;
 * synonym: one word, drawn among those with a GloVe vector, replaced by its nearest GloVe
   neighbour (cosine) among the ``SYNONYM_VOCABULARY`` most frequent words that is not a
   form of the same word (same Porter stem) — the paper's embedding-based paraphrase.
@@ -127,10 +127,11 @@ def remove_stopwords(query: str, context: VariationContext, rng: np.random.Gener
 
 def drop_least_informative(query: str, context: VariationContext, rng: np.random.Generator
                            ) -> str | None:
-    """The term with the lowest idf deleted (queries of one term do not apply)."""
+    """The content term (not a stopword) with the lowest idf deleted; queries with fewer
+    than two content terms do not apply (dropping a stopword is ``remove_stopwords``' job)."""
     if context.idf is None:
         raise ValueError("drop_least_informative needs an idf function")
-    spans = _words(query)
+    spans = [s for s in _words(query) if query[s[0]:s[1]].lower() not in context.stopwords]
     if len(spans) < 2:
         return None
     values = [context.idf(query[a:b].lower()) for a, b in spans]

@@ -18,6 +18,7 @@ _PROVIDERS: list[str] = [
     "abnirml.probes.manipulation",
     "abnirml.probes.axioms",
     "abnirml.probes.transfer",
+    "abnirml.probes.query_variation",
 ]
 _EXTRA: list[Probe] = []
 

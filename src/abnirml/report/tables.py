@@ -16,6 +16,7 @@ FAMILY_TITLES = {
     "tmp": "Textual-manipulation probes",
     "dtp": "Dataset-transfer probes",
     "axiom": "Axiomatic diagnostic datasets (probe scores)",
+    "qvp": "Query-variation probes",
 }
 FAMILY_NOTES = {
     "mmp": "Positive scores: the ranker prefers the document with the higher variable.",
@@ -23,6 +24,8 @@ FAMILY_NOTES = {
     "dtp": "Positive scores: the ranker prefers d1 (e.g. the fluent, formal or simpler text). "
            "Symmetric probes (paraphrase) are unsigned, in [0, 1].",
     "axiom": "Positive scores: the ranker prefers the document the axiom favours.",
+    "qvp": "Positive scores: the ranker scores the same document higher under the varied "
+           "query than under the original (d1 = varied query, d2 = original).",
 }
 
 

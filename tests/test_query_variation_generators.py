@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abnirml.probes import query_variations as qv
+from abnirml.probes import query_variation_generators as qv
 from abnirml.text.stopwords import load_stopwords
 from abnirml.text.tokenize import terms
 

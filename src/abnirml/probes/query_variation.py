@@ -33,7 +33,11 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext, SampleTable
-from abnirml.probes.query_variation_generators import VARIATIONS, NearestNeighbours, VariationContext
+from abnirml.probes.query_variation_generators import (
+    VARIATIONS,
+    NearestNeighbours,
+    VariationContext,
+)
 from abnirml.types import Sample, Skip
 
 DEFAULT_DEPTH = 100

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from abnirml.probes import manipulations as m
-from abnirml.probes import manipulations_abnirml as mo
+from abnirml.probes import text_manipulations as m
+from abnirml.probes import text_manipulations_abnirml as mo
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.manipulation import available
 from abnirml.text.tokenize import sentence_spans, terms

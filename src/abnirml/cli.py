@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
 
+    from abnirml.triples import add_parser as add_triples_parser
+
+    add_triples_parser(sub)
+
     masking = sub.add_parser("masking", parents=[session],
                              help="query-term masking: rank candidates with original, Only-Q "
                                   "and Drop-Q documents (Rau & Kamps)")
@@ -333,6 +337,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 COMMANDS["train"] = cmd_train
+
+
+def _export_triples(args: argparse.Namespace) -> int:
+    from abnirml.triples import cmd_export_triples
+
+    return cmd_export_triples(args, dict(parse_option(o) for o in args.option))
+
+
+COMMANDS["export-triples"] = _export_triples
 
 
 if __name__ == "__main__":

@@ -111,6 +111,12 @@ def run(config: RunConfig) -> RunOutput:
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
+        from abnirml.evaluation.axiom_breakdown import attach_overlap_split
+
+        attach_overlap_split(result, collection, context.analyzer, config.seed)
+        from abnirml.probes.query_variation import attach_ndcg_change
+
+        attach_ndcg_change(result)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)

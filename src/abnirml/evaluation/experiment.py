@@ -108,7 +108,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         columns = [table.doc1, table.doc2, *table.more_docs]
         q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
         docs = [local[c] if len(table) else np.zeros(0, dtype=np.int64) for c in columns]
-        codes[name] = (q, np.stack(docs))
+        queries = [q] * len(columns)
+        if table.query1 is not None and len(table):
+            queries[0] = local[table.query1]          # doc1 scored with its own query (qvp)
+        codes[name] = (np.stack(queries), np.stack(docs))
         slots += len(columns) * len(table)
 
     needs_calibration = [r for r in rankers
@@ -125,7 +128,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             slots += len(d_ids)
 
     base = max(len(interner.ids), 1)
-    all_codes = [q * base + d for q, docs in codes.values() for d in docs]
+    all_codes = [q * base + d for qs, docs in codes.values()
+                 for q, d in zip(qs, docs, strict=True)]
     all_codes += [q * base + d for q, d in calib_codes.values()]
     flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
     unique, inverse = np.unique(flat, return_inverse=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from abnirml.probes import text_manipulations as m
+from abnirml.probes import text_manipulations_abnirml as mo
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
@@ -114,6 +115,19 @@ SPECS: tuple[Spec, ...] = (
     _spec("duplicate-k4", "Duplicate (k = 4)", m.duplicate(4)),
     _spec("only-query", "Only-Q (mask non-query terms)", m.only_query),
     _spec("drop-query", "Drop-Q (mask query terms)", m.drop_query),
+    # the original ABNIRML code's further manipulations (text_manipulations_abnirml)
+    _spec("case-fold", "Case fold", mo.case_fold),
+    _spec("delete-sentence-start", "Delete first sent.", mo.delete_sentence("start")),
+    _spec("delete-sentence-end", "Delete last sent.", mo.delete_sentence("end")),
+    _spec("delete-sentence-random", "Delete random sent.", mo.delete_sentence("random")),
+    _spec("add-nonrel-sentence-start", "Add non-rel. sent. (start)",
+          mo.add_nonrel_sentence_start, DONORS),
+    _spec("shuffle-words-keep-noun-chunks", "Shuf. words (keep NPs)",
+          mo.shuffle_words_keep_noun_chunks, SPACY),
+    _spec("shuffle-words-in-sentences-keep-noun-chunks", "Shuf. words (in sents., keep NPs)",
+          mo.shuffle_words_in_sentences_keep_noun_chunks, SPACY),
+    _spec("reverse-noun-chunks", "Reverse noun chunks", mo.reverse_noun_chunks, SPACY),
+    _spec("swap-number-chunks", "Swap number noun chunks", mo.swap_number_chunks, SPACY),
 )
 
 

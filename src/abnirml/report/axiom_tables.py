@@ -18,10 +18,13 @@ from abnirml.report.tables import Table, to_markdown
 
 
 def _label(probe: str) -> str:
+    from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
     from abnirml.probes.axioms.probe import AXIOMS
 
     suffix = probe.split(":", 1)[-1]
-    return AXIOMS[suffix][0] if suffix in AXIOMS else suffix
+    if suffix in AXIOMS:
+        return AXIOMS[suffix][0]
+    return DEFINITIONS[suffix][0] if suffix in DEFINITIONS else suffix
 
 
 def _order(probes: Sequence[str]) -> list[str]:
@@ -131,4 +134,7 @@ def axiom_sections(records: Sequence[Mapping[str, Any]]) -> list[str]:
                   "Cells: fraction satisfied (fraction of ties). TFC2 compares the score "
                   "increases d1→d2 and d2→d3; for M-TDC, LNC1, LNC2 and STMC2 the axiom claims "
                   "≥, so satisfied + ties meets it.", "", to_markdown(table)]
+    from abnirml.report.axiom_breakdown_tables import breakdown_sections
+
+    lines += breakdown_sections(records, _order(list(first)), _label)
     return lines

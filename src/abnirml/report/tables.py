@@ -99,11 +99,12 @@ def to_markdown(table: Table) -> str:
 def escape_md(text: object) -> str:
     """User text (names, paths, specs) made inert in Markdown: no raw HTML, no broken tables.
 
-    ``&``, ``<`` and ``>`` become entities, so ``<script>`` or ``<img onerror=…>`` in a
-    collection directory, ranker spec or probe name is shown, never interpreted; ``|`` is
-    escaped so it cannot split a table cell.
+    ``&`` and ``<`` become entities, so ``<script>`` or ``<img onerror=…>`` in a collection
+    directory, ranker spec or probe name is shown, never interpreted (a lone ``>`` opens no
+    tag and stays, so headers like ``>100`` are unchanged); ``|`` is escaped so it cannot
+    split a table cell.
     """
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;")
             .replace("|", "\\|").replace("\n", " "))
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from abnirml.errors import InputError
+from abnirml.errors import InputError, MissingExtra
 
 DEFAULT = "default"
 
@@ -52,7 +52,11 @@ def _builtin(spec: str) -> frozenset[str]:
         return _parse(text)
     if spec == "none":
         return frozenset()
-    from spacy.lang.en.stop_words import STOP_WORDS
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:
+        raise MissingExtra("--stopwords spacy needs spaCy: pip install 'abnirml[nlp]'",
+                           "nlp") from None
 
     return frozenset(w.lower() for w in STOP_WORDS)
 

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import Ranker, hints
-from abnirml.report.tables import escape_md, escape_md_code
 
 ORIGINAL = "original"
 ONLY_QUERY = "only-query"

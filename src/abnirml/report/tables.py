@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
+
 
 @dataclass(frozen=True)
 class FamilyView:
@@ -134,21 +136,4 @@ def to_markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-def escape_md(text: object) -> str:
-    """User text (names, paths, specs) made inert in Markdown: no raw HTML, no broken tables.
-
-    ``&`` and ``<`` become entities, so ``<script>`` or ``<img onerror=…>`` in a collection
-    directory, ranker spec or probe name is shown, never interpreted (a lone ``>`` opens no
-    tag and stays, so headers like ``>100`` are unchanged); ``|`` is escaped so it cannot
-    split a table cell.
-    """
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;")
-            .replace("|", "\\|").replace("\n", " "))
-
-
-def escape_md_code(text: object) -> str:
-    """Text for inside a Markdown code span in a table: backticks and ``|`` made harmless."""
-    return str(text).replace("`", "'").replace("|", "\\|").replace("\n", " ")
-
-
-_escape_md = escape_md
+_escape_md = escape_md   # defined in abnirml.markup (masking uses it too)

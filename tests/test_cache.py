@@ -32,8 +32,9 @@ def test_corrupted_cache_is_moved_aside_and_rebuilt(tmp_path):
     path = tmp_path / "c.sqlite"
     with ScoreCache(path) as cache:
         cache.store("r", [(b"q", b"d", 1.0)])
-    path.write_bytes(b"this is not a database" * 100)
-    with pytest.warns(UserWarning, match="unreadable"), ScoreCache(path) as cache:
+    # A SQLite header followed by garbage: a damaged cache, the only thing ever moved aside.
+    path.write_bytes(b"SQLite format 3\x00" + b"this is not a database" * 100)
+    with pytest.warns(UserWarning, match="damaged"), ScoreCache(path) as cache:
         assert cache.count() == 0
         cache.store("r", [(b"q", b"d", 2.0)])
     assert (tmp_path / "c.sqlite.corrupt").exists()

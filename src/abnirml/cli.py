@@ -30,14 +30,19 @@ def parse_number_map(text: str, what: str) -> tuple[float | None, dict[str, floa
 
 
 def _float(raw: str, what: str) -> float:
+    """A finite number in plain notation (no ``nan``, ``1_0`` or full-width digits)."""
+    from abnirml.numbers import strict_float
+
     try:
-        return float(raw)
-    except ValueError:
-        raise ConfigError(f"{what}: {raw!r} is not a number") from None
+        return strict_float(raw.strip())
+    except ValueError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
 
 
 def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
     """``non-relevant=0-1,relevant=2-3`` → bands."""
+    from abnirml.numbers import strict_int
+
     bands = []
     for part in text.split(","):
         name, sep, span = part.partition("=")
@@ -45,7 +50,7 @@ def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
         try:
             if not sep or not dash:
                 raise ValueError
-            band = (name.strip(), int(lo), int(hi))
+            band = (name.strip(), strict_int(lo.strip()), strict_int(hi.strip()))
         except ValueError:
             raise ConfigError(f"--grade-bands: {part!r} is not NAME=LOW-HIGH") from None
         if band[1] > band[2] or not band[0] or band[0] == "all":
@@ -55,13 +60,34 @@ def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
 
 
 def parse_tolerance(text: str) -> float | dict[str, float]:
+    """A tolerance ≥ 0 for all controls, or ``control=value,…`` for named controls."""
+    from abnirml.errors import did_you_mean
+    from abnirml.probes.measure_match import CHARACTERISTICS
+
+    def checked(raw: str) -> float:
+        value = _float(raw, "--mmp-tolerance")
+        if value < 0:
+            raise ConfigError(f"--mmp-tolerance: {raw.strip()} must be ≥ 0")
+        return value
+
     if "=" not in text:
-        return _float(text, "--mmp-tolerance")
+        return checked(text)
     out = {}
     for part in text.split(","):
         name, _, raw = part.partition("=")
-        out[name.strip()] = _float(raw, "--mmp-tolerance")
+        name = name.strip()
+        if name not in CHARACTERISTICS:
+            raise ConfigError(f"--mmp-tolerance: unknown control {name!r}"
+                              f"{did_you_mean(name, CHARACTERISTICS)}; known: "
+                              f"{', '.join(CHARACTERISTICS)}")
+        out[name] = checked(raw)
     return out
+
+
+def _check_count(value: int, name: str, low: int) -> None:
+    """Integer options argparse accepted but whose range it does not know."""
+    if value < low:
+        raise ConfigError(f"{name} must be ≥ {low}, got {value}")
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -189,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args: argparse.Namespace) -> int:
     from abnirml.pipeline import RunConfig, run
 
+    _check_count(args.examples, "--examples", 0)
+    _check_count(args.candidate_depth, "--candidate-depth", 1)
+    _check_count(args.workers, "--workers", 1)
+    if args.batch_size is not None:
+        _check_count(args.batch_size, "--batch-size", 1)
+
     delta_all: float | None = None
     deltas: dict[str, float] = {}
     for text in args.delta:
@@ -241,12 +273,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from abnirml.errors import InputError
     from abnirml.report.analyses import write_reports
     from abnirml.run_folder import RunFolder
 
     folder = RunFolder(args.directory)
     directory = folder.path
-    write_reports(directory, folder.read_records(), folder.read_run_info())
+    try:
+        write_reports(directory, folder.read_records(), folder.read_run_info())
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # Hand-edited or foreign files of the right syntax but the wrong shape.
+        raise InputError(f"run.json, results.jsonl or scores.npz do not have the shape "
+                         f"'abnirml run' writes ({type(exc).__name__}: {exc})",
+                         path=directory) from None
     print(f"abnirml: wrote {directory / 'report.md'}, {directory / 'report.html'} and "
           f"{directory / 'tables'}/")
     return 0
@@ -254,6 +293,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_masking(args: argparse.Namespace) -> int:
     from abnirml.evaluation.masking import MaskingConfig, run_masking
+
+    _check_count(args.rel_level, "--rel-level", 1)
+    _check_count(args.candidate_depth, "--candidate-depth", 1)
 
     config = MaskingConfig(
         collection=args.collection, rankers=args.rankers or ["bm25"], out=args.out,
@@ -322,13 +364,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        # inside the try: option parsers (--grade-bands, --mmp-tolerance) raise ConfigError
+        args = parser.parse_args(argv)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](args)
     except AbnirmlError as exc:
         print(f"abnirml: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        # The file system refused something (an unreadable input, --out under a file, a full
+        # disk): the user can act on it, so one line naming the path, not a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"abnirml: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("abnirml: interrupted; scores computed so far are cached — rerun to resume",

@@ -66,6 +66,19 @@ class RunOutput:
     out: Path | None
 
 
+def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
+    """Judgments no --grade-bands band covers appear in 'all' only; say how many."""
+    import warnings
+
+    from abnirml.data.collection import grades_outside
+
+    outside = grades_outside(collection, bands)
+    if outside:
+        listed = ", ".join(f"grade {g} × {n}" for g, n in outside.items())
+        warnings.warn(f"{sum(outside.values())} judgment(s) fall outside every grade band "
+                      f"({listed}); they count in the 'all' rows only", stacklevel=2)
+
+
 def run(config: RunConfig) -> RunOutput:
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
@@ -91,6 +104,7 @@ def run(config: RunConfig) -> RunOutput:
         folder.check_replaceable()
     workspace = Workspace(SessionSettings.from_config(config))
     collection = workspace.collection
+    _warn_grades_outside_bands(collection, config.grade_bands)
     rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
     names = [r.name for r in rankers]
     unknown = sorted(set(config.deltas) - set(names))

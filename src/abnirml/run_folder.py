@@ -49,20 +49,9 @@ class RunFolder:
 
     def read_run_info(self) -> dict[str, Any]:
         """run.json, or {} when absent (reports of older runs render without it)."""
-        import json
+        from abnirml.report.files import read_run_info
 
-        from abnirml.errors import InputError
-
-        path = self.path / RUN_INFO
-        if not path.is_file():
-            return {}
-        try:
-            value = json.loads(path.read_text("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise InputError(f"not valid JSON ({error})", path=path) from None
-        if not isinstance(value, dict):
-            raise InputError("expected a JSON object", path=path)
-        return value
+        return read_run_info(self.path / RUN_INFO)
 
     # -- writing ------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ Judged documents (and run entries) whose text is unavailable are skipped and cou
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -56,6 +56,16 @@ class Collection:
 
     def __len__(self) -> int:
         return len(self.docs)
+
+
+def grades_outside(collection: Collection, bands: Sequence[tuple[str, int, int]]
+                   ) -> dict[int, int]:
+    """Judged grades no band covers → how many judgments carry each (breakdowns skip them)."""
+    outside: dict[int, int] = {}
+    for _, _, grade in collection.judged():
+        if not any(lo <= grade <= hi for _, lo, hi in bands):
+            outside[grade] = outside.get(grade, 0) + 1
+    return dict(sorted(outside.items()))
 
 
 def count_missing_judged(queries: Mapping[str, str], docs: Mapping[str, str],

@@ -9,13 +9,13 @@ costs ~16 bytes per document in memory instead of its whole text.
 from __future__ import annotations
 
 import hashlib
-import json
 from array import array
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from abnirml.data.trec import json_id, parse_json_line
 from abnirml.errors import InputError
 
 
@@ -35,7 +35,11 @@ class DiskDocStore(Mapping[str, str]):
         self.id_keys, self.text_keys = id_keys, text_keys
         keys = array("q")     # 8 bytes per document, not a Python int object each
         offsets = array("q")
-        with self.path.open("rb") as handle:
+        try:
+            handle = self.path.open("rb")
+        except OSError as exc:
+            raise InputError(f"cannot read the file ({exc.strerror})", path=self.path) from None
+        with handle:
             offset = 0
             for number, raw in enumerate(handle, start=1):
                 parsed = self._parse(raw, number)
@@ -63,11 +67,7 @@ class DiskDocStore(Mapping[str, str]):
         if not line.strip():
             return None
         if self.jsonl:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON ({exc.msg})", path=self.path,
-                                 line=number) from None
+            record = parse_json_line(line, self.path, number)
             if not isinstance(record, dict):
                 raise InputError("expected a JSON object", path=self.path, line=number)
             ident = next((record[k] for k in self.id_keys if k in record), None)
@@ -75,7 +75,7 @@ class DiskDocStore(Mapping[str, str]):
             if ident is None or text is None:
                 raise InputError(f"expected fields {'/'.join(self.id_keys)} and "
                                  f"{'/'.join(self.text_keys)}", path=self.path, line=number)
-            ident = str(ident).strip()
+            ident = json_id(ident, self.path, number, "document id")
         else:
             ident, sep, text = line.partition("\t")
             ident = ident.strip()
@@ -104,7 +104,8 @@ class DiskDocStore(Mapping[str, str]):
     def _read_at(self, offset: int) -> tuple[str, str]:
         with self.path.open("rb") as handle:
             handle.seek(offset)
-            parsed = self._parse(handle.readline(), 0)
+            # line "1" at offset 0 so that a UTF-8 BOM is stripped there as in the scan
+            parsed = self._parse(handle.readline(), 1 if offset == 0 else 0)
         assert parsed is not None
         return parsed
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.trec import iter_json_objects, read_lines
+from abnirml.data.trec import iter_json_objects, json_id, read_lines
 from abnirml.errors import InputError
 
 
@@ -130,9 +130,14 @@ def _make_pair(path: Path, number: int, record: Mapping[str, Any]) -> TextPair:
     values: dict[str, str | None] = {}
     for key in ("doc1", "doc2", "query", "id"):
         value = record.get(key)
-        if value is not None and not isinstance(value, (str, int)):
+        if value is None:
+            values[key] = None
+        elif key == "id":
+            values[key] = json_id(value, path, number, "field 'id'")
+        elif not isinstance(value, str):   # true, 3, [..] are not texts
             raise InputError(f"field {key!r} must be a string", path=path, line=number)
-        values[key] = None if value is None else str(value).strip()
+        else:
+            values[key] = value.strip()
     for key in ("doc1", "doc2"):
         if not values[key]:
             raise InputError(f"empty or missing {key}", path=path, line=number)

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import InputError
+from abnirml.numbers import strict_float, strict_int
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[tuple[str, float]]]
+MAX_GRADE = 1_000_000   # relevance grades are small; anything larger is a typo or garbage
 
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -28,7 +30,11 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
         raise InputError("file not found", path=path)
     if not path.is_file():
         raise InputError("expected a file, found a directory", path=path)
-    with path.open("rb") as handle:
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+    with handle:
         for number, raw in enumerate(handle, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -36,20 +42,62 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
                                  path=path, line=number) from None
             line = line.rstrip("\r\n")
+            if "\r" in line:
+                raise InputError("carriage return inside a line: the file seems to use CR-only "
+                                 "(classic Mac) line endings; convert them to newlines",
+                                 path=path, line=number)
             if number == 1:
                 line = line.removeprefix("\ufeff")
             if line.strip():
                 yield number, line
 
 
+def parse_json_line(line: str, path: str | Path, number: int) -> Any:
+    """One JSON value, with every way ``json.loads`` can fail turned into an InputError.
+
+    Besides syntax errors that covers integers longer than Python's digit limit
+    (``ValueError``), nesting deep enough to exhaust recursion, and lone UTF-16 surrogates
+    (``"\\ud800"``) that cannot be written back out as UTF-8 later.
+    """
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path, line=number) from None
+    except ValueError as exc:
+        raise InputError(f"invalid JSON ({str(exc).split(';')[0]})", path=path,
+                         line=number) from None
+    if "\\u" in line.lower():   # only escaped text can hold a lone surrogate
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError("JSON text holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                             "which is not valid Unicode text", path=path, line=number) from None
+    return value
+
+
+def json_id(value: object, path: str | Path, number: int, what: str) -> str:
+    """An identifier from JSON: a string, or an integer written without a fraction.
+
+    ``true``, ``1234.0`` or a list would otherwise be turned into the strings ``'True'``,
+    ``'1234.0'``…, which silently match nothing.
+    """
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 30 else shown[:27] + "…"
+    raise InputError(f"{what} must be a string or an integer, found {shown}", path=path,
+                     line=number)
+
+
 def iter_json_objects(path: str | Path, what: str = "a JSON object"
                       ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, object)`` for each JSON-lines record; anything else is an InputError."""
     for number, line in read_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
+        record = parse_json_line(line, path, number)
         if not isinstance(record, dict):
             raise InputError(f"expected {what}", path=path, line=number)
         yield number, record
@@ -70,6 +118,8 @@ def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
         if ident in out:
             raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
         out[ident] = text
+    if not out:
+        raise InputError(f"no {kind} lines (the file is empty or blank)", path=path)
     return out
 
 
@@ -83,13 +133,15 @@ def read_id_text_jsonl(path: str | Path, kind: str, id_keys: tuple[str, ...],
         if ident is None or text is None:
             raise InputError(f"expected fields {'/'.join(id_keys)} and {'/'.join(text_keys)}",
                              path=path, line=number)
-        ident = str(ident).strip()
+        ident = json_id(ident, path, number, f"{kind} id")
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"empty or non-string {kind} text for id {ident!r}",
                              path=path, line=number)
         if ident in out:
             raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
         out[ident] = text
+    if not out:
+        raise InputError(f"no {kind} records (the file is empty or blank)", path=path)
     return out
 
 
@@ -103,13 +155,18 @@ def read_qrels(path: str | Path) -> Qrels:
                              path=path, line=number)
         qid, _, docno, grade = parts
         try:
-            value = int(grade)
+            value = strict_int(grade)
         except ValueError:
             raise InputError(f"grade {grade!r} is not an integer", path=path, line=number) from None
+        if abs(value) > MAX_GRADE:
+            raise InputError(f"grade {grade} is out of range (|grade| ≤ {MAX_GRADE})", path=path,
+                             line=number)
         per_query = qrels.setdefault(qid, {})
         if docno in per_query and per_query[docno] != value:
             raise InputError(f"conflicting grades for ({qid}, {docno})", path=path, line=number)
         per_query[docno] = value
+    if not qrels:
+        raise InputError("no judgments (the qrels file is empty or blank)", path=path)
     return qrels
 
 
@@ -124,7 +181,7 @@ def read_run(path: str | Path) -> Run:
                              path=path, line=number)
         qid, _, docno, _rank, score, _tag = parts
         try:
-            value = float(score)
+            value = strict_float(score, finite=False)
         except ValueError:
             raise InputError(f"score {score!r} is not a number", path=path, line=number) from None
         if value != value:
@@ -134,6 +191,8 @@ def read_run(path: str | Path) -> Run:
                              path=path, line=number)
         seen.add((qid, docno))
         run.setdefault(qid, []).append((docno, value))
+    if not run:
+        raise InputError("the run is empty (no 'qid Q0 docno rank score tag' lines)", path=path)
     for ranking in run.values():
         ranking.sort(key=lambda item: (-item[1], item[0]))
     return run

@@ -40,6 +40,12 @@ def calibrate(per_query_scores: Mapping[str, np.ndarray], top: int = TOP) -> Cal
     gaps = [adjacent_gaps(per_query_scores[qid], top) for qid in sorted(per_query_scores)]
     pooled = np.concatenate(gaps) if gaps else np.zeros(0)
     delta = float(np.median(pooled)) if pooled.size else 0.0
+    if not pooled.size:
+        import warnings
+
+        warnings.warn(f"δ calibrated from no score gaps ({len(gaps)} candidate queries, none "
+                      "with two or more candidates): δ = 0, so every score difference counts "
+                      "as an effect; give --delta or a deeper candidate run", stacklevel=2)
     return Calibration(delta=delta, gaps=pooled, queries=len(gaps), source="calibrated")
 
 

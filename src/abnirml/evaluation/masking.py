@@ -32,6 +32,7 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.evaluation.effectiveness import REL_LEVEL
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
+from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import Ranker, hints
@@ -175,13 +176,15 @@ def markdown(result: MaskingResult) -> str:
              "Each query's candidates re-ranked with the original documents, with only the "
              "query terms kept (Only Q: every other term masked) and with the query terms "
              "masked (Drop Q). Values ×100.", "",
-             "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+             "| " + " | ".join(escape_md(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
     for row in result.rows:
         cells = [row.ranker, VARIANT_LABELS.get(row.variant, row.variant),
                  *(f"{100 * row.values[name]:.2f}" for name in result.measures), str(row.queries)]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(escape_md(c) for c in cells) + " |")
     tokens = sorted({(row.ranker, row.mask_token) for row in result.rows})
-    lines += ["", "Mask token: " + ", ".join(f"{r} `{t}`" for r, t in tokens) + "."]
+    lines += ["", "Mask token: " + ", ".join(f"{escape_md(r)} `{escape_md_code(t)}`"
+                                             for r, t in tokens) + "."]
     lines += [tie_note(row, result.measures) for row in result.rows if row.tied > 0]
     return "\n".join(lines) + "\n"
 

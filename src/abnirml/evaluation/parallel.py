@@ -42,6 +42,25 @@ class SerialExecutor:
             yield ranker.score(batch)
 
 
+def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
+    """Pool initializer: end this worker as soon as the parent process is gone.
+
+    A SIGKILLed parent cannot stop its pool, and the orphaned workers would keep
+    computing batches nobody will read (for up to a minute, measured). A daemon thread
+    watching the parent's pid — the child is re-parented when it dies — exits instead.
+    """
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="abnirml-parent-watch", daemon=True).start()
+
+
 def _score_in_worker(batch: Sequence[Pair]) -> np.ndarray:
     assert _WORKER_RANKER is not None
     return np.asarray(_WORKER_RANKER.score(batch), dtype=np.float64)
@@ -67,7 +86,10 @@ class ProcessExecutor:
         _WORKER_RANKER = ranker
         context = multiprocessing.get_context("fork")
         try:
-            with context.Pool(self.workers) as pool:
+            import os
+
+            with context.Pool(self.workers, initializer=_exit_with_parent,
+                              initargs=(os.getpid(),)) as pool:
                 yield from pool.imap(_score_in_worker, batches, chunksize=1)
         finally:
             _WORKER_RANKER = None
@@ -92,6 +114,7 @@ class RayExecutor:
                 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                          configure_logging=False)
             else:
+                check_reachable(self.address)
                 try:
                     ray.init(address=self.address, log_to_driver=False)
                 except ConnectionError as exc:
@@ -110,6 +133,30 @@ class RayExecutor:
                 yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
         while pending:
             yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
+
+
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Fail within ``timeout`` seconds when nothing listens at a ``host:port`` address.
+
+    ``ray.init`` retries an unreachable address for minutes; a plain TCP connection
+    answers quickly. Addresses without a port (``auto``) are left to Ray.
+    """
+    import socket
+
+    target = address.split("://", 1)[-1]
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address} "
+                          f"({exc.strerror or exc}); is 'ray start --head' running there?"
+                          ) from None
 
 
 def _ray_score(ranker: Ranker, batch: list[Pair]) -> np.ndarray:

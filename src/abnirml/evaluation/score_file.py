@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,8 +220,11 @@ def load_scores(path: Path) -> ScoreStore:
                 for j, ranker in enumerate(rankers):
                     scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade, cluster,
                                                                    queries)
-    except (KeyError, ValueError, OSError) as exc:
-        raise InputError(f"unreadable score file ({exc})", path=path) from None
+    except (KeyError, ValueError, OSError, TypeError, AttributeError, IndexError, EOFError,
+            zipfile.BadZipFile, zlib.error) as exc:
+        # truncated or hand-edited archives fail in all of these ways inside numpy/zipfile
+        raise InputError(f"unreadable score file ({type(exc).__name__}: {exc})",
+                         path=path) from None
     return ScoreStore(probes=probes, rankers=rankers, scores=scores, calibrations=calibrations,
                       grade_bands=_bands(manifest.get("grade_bands", DEFAULT_GRADE_BANDS)),
                       alpha=float(manifest.get("alpha", 0.01)),

@@ -9,9 +9,10 @@ returns; from Python, :func:`wrap_pyterrier` wraps any object with PyTerrier's
 
 HTTP — ``http:<url>[+batch_size=64][+timeout=60][+version=V]`` (``http:http://host:8000/score``;
 ``https`` works too): POSTs ``{"pairs": [{"query": …, "text": …}, …]}`` as JSON and expects
-``{"scores": [number, …]}`` in the same order. An unreachable or failing endpoint stops the
-run with one line naming the ranker. Spec strings cannot hold ``+``, so URLs with ``+`` in
-them need the Python API (:class:`HttpRanker`).
+``{"scores": [number, …]}`` in the same order (JSON numbers only: strings and booleans are
+refused). ``+timeout`` bounds each whole request, answers over 64 MiB are refused, and an
+unreachable or failing endpoint stops the run with one line naming the ranker. Spec strings
+cannot hold ``+``, so URLs with ``+`` in them need the Python API (:class:`HttpRanker`).
 
 abnirml cannot see inside either kind of model, so their fingerprints name the factory or
 URL and ``+version=``: change the version whenever the model behind them changes, or cached
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -36,6 +38,8 @@ from abnirml.rankers.torch_support import positive_int
 
 DEFAULT_HTTP_BATCH = 64
 DEFAULT_PYTERRIER_BATCH = 256
+MAX_HTTP_RESPONSE_BYTES = 64 * 2**20
+"""An answer larger than this is refused (a 64-pair batch of scores is a few kB)."""
 
 
 class PyTerrierRanker:
@@ -149,9 +153,11 @@ class HttpRanker:
         body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]}).encode()
         request = urllib.request.Request(self.url, data=body, method="POST",
                                          headers={"Content-Type": "application/json"})
+        deadline = time.monotonic() + self.timeout
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = json.loads(response.read().decode("utf-8"))
+                raw = self._read_body(response, deadline)
+            payload = json.loads(raw.decode("utf-8"))
         except urllib.error.HTTPError as exc:
             raise ScoringError(f"ranker {self.name}: {self.url} answered HTTP {exc.code} "
                                f"{exc.reason}") from None
@@ -160,20 +166,60 @@ class HttpRanker:
                                f"({exc.reason})") from None
         except (TimeoutError, ConnectionError, OSError) as exc:
             raise ScoringError(f"ranker {self.name}: cannot reach {self.url} ({exc})") from None
-        except ValueError:
-            raise ScoringError(f"ranker {self.name}: {self.url} did not answer JSON") from None
+        except (ValueError, RecursionError):
+            # Broken JSON, numbers longer than Python's digit limit, or nesting deep enough
+            # to exhaust the parser's recursion all mean the same thing to the user.
+            raise ScoringError(f"ranker {self.name}: {self.url} did not answer valid JSON "
+                               "(or nested it too deeply)") from None
         scores = payload.get("scores") if isinstance(payload, dict) else None
         if not isinstance(scores, list):
             raise ScoringError(f"ranker {self.name}: {self.url} answered without a 'scores' list")
         if len(scores) != len(pairs):
             raise ScoringError(f"ranker {self.name}: {self.url} returned {len(scores)} scores "
                                f"for {len(pairs)} pairs")
+        return np.array([self._number(s) for s in scores], dtype=np.float64)
+
+    def _read_body(self, response: Any, deadline: float) -> bytes:
+        """Read at most ``MAX_HTTP_RESPONSE_BYTES`` before ``deadline``.
+
+        ``timeout`` alone bounds each socket read, so a server trickling a byte a second
+        would never time out; the deadline bounds the whole answer instead.
+        """
+        sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            late = ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
+                                f"within {self.timeout:g} s (+timeout)")
+            if remaining <= 0:
+                raise late
+            if sock is not None:
+                sock.settimeout(remaining)
+            try:
+                chunk = response.read1(65536)
+            except TimeoutError:
+                raise late from None
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if size > MAX_HTTP_RESPONSE_BYTES:
+                raise ScoringError(f"ranker {self.name}: {self.url} answered more than "
+                                   f"{MAX_HTTP_RESPONSE_BYTES // 2**20} MiB; refusing it")
+            parts.append(chunk)
+
+    def _number(self, value: object) -> float:
+        """A JSON number (or null, refused later as NaN); strings and booleans are errors."""
+        if value is None:
+            return float("nan")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ScoringError(f"ranker {self.name}: {self.url} returned a non-numeric score "
+                               f"{str(value)[:40]!r}; scores must be JSON numbers")
         try:
-            return np.array([np.nan if s is None else float(s) for s in scores],
-                            dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ScoringError(f"ranker {self.name}: {self.url} returned a non-numeric "
-                               "score") from None
+            return float(value)
+        except OverflowError:
+            raise ScoringError(f"ranker {self.name}: {self.url} returned a score too large "
+                               "for a float") from None
 
 
 def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
@@ -184,9 +230,7 @@ def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
     if not url:
         raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
     spec.check_params({"batch_size", "timeout", "version"})
-    timeout = spec.float_param("timeout", 60.0)
-    if timeout <= 0:
-        raise ConfigError(f"ranker {name}: timeout must be positive")
+    timeout = spec.float_param("timeout", 60.0, low=0, low_open=True)
     return HttpRanker(url, name,
                       batch_size=positive_int(spec.param("batch_size"),
                                               env.batch_size or DEFAULT_HTTP_BATCH, name,

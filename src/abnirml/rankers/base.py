@@ -66,8 +66,11 @@ class RankerSpec:
         params: list[tuple[str, str]] = []
         for raw in raw_params:
             key, sep, value = raw.partition("=")
-            if not sep or not key:
+            if not sep or not key.strip():
                 raise ConfigError(f"ranker spec {text!r}: parameter {raw!r} is not key=value")
+            if any(k == key.strip() for k, _ in params):
+                raise ConfigError(f"ranker spec {text!r}: parameter {key.strip()!r} is given "
+                                  "twice")
             params.append((key.strip(), value.strip()))
         return cls(family.strip().lower(), argument.strip(), tuple(params))
 
@@ -79,14 +82,28 @@ class RankerSpec:
     def param(self, key: str, default: str | None = None) -> str | None:
         return dict(self.params).get(key, default)
 
-    def float_param(self, key: str, default: float) -> float:
+    def float_param(self, key: str, default: float, *, low: float | None = None,
+                    high: float | None = None, low_open: bool = False) -> float:
+        """A finite number in plain notation, checked against ``[low, high]`` when given."""
+        from abnirml.numbers import describe_range, in_range, strict_float
+
         raw = self.param(key)
         if raw is None:
             return default
         try:
-            return float(raw)
-        except ValueError:
-            raise ConfigError(f"ranker {self.canonical}: {key}={raw!r} is not a number") from None
+            value = strict_float(raw)
+        except ValueError as exc:
+            raise ConfigError(f"ranker {self.canonical}: {key}: {exc}") from None
+        if not in_range(value, low=low, high=high, low_open=low_open):
+            raise ConfigError(f"ranker {self.canonical}: {key}={raw} must be "
+                              f"{describe_range(low, high, low_open=low_open)}")
+        return value
+
+    def check_no_argument(self) -> None:
+        """Refuse ``family:argument`` for families that take none (it would be ignored)."""
+        if self.argument:
+            raise ConfigError(f"ranker {self.canonical}: {self.family} takes no ':' argument "
+                              f"(found {self.argument!r}); parameters go after '+'")
 
     def check_params(self, allowed: set[str]) -> None:
         unknown = [k for k, _ in self.params if k not in allowed]

@@ -93,15 +93,45 @@ class BiEncoderRanker:
         return self._model
 
     def encode(self, texts: Sequence[str]) -> Any:
-        """Embeddings ``[n, dim]`` (a tensor on the ranker's device; unit length for cos)."""
+        """Embeddings ``[n, dim]`` (a tensor on the ranker's device; unit length for cos).
+
+        Texts are encoded only together with texts of exactly the same token length, so no
+        text is ever padded. Padding and batch shape change the floating-point reductions
+        inside the model, which made a text's embedding (and every score) differ in the
+        last bits with ``--batch-size``, the probe selection or after a resume; without
+        padding a text's embedding is the same whatever else is scored (checked on
+        all-MiniLM-L6-v2: identical to encoding each text alone).
+        """
         torch = self._torch
         if not texts:
             return torch.zeros((0, 1), device=self.device)
+        groups = self._same_length_groups(texts)
         with torch.inference_mode():
-            emb = self.model.encode(list(texts), batch_size=self.batch_size,
-                                    convert_to_tensor=True, show_progress_bar=False,
-                                    normalize_embeddings=self.similarity == "cos")
-        return emb.float()
+            parts = []
+            for indices in groups:
+                parts.append(self.model.encode(
+                    [texts[i] for i in indices], batch_size=self.batch_size,
+                    convert_to_tensor=True, show_progress_bar=False,
+                    normalize_embeddings=self.similarity == "cos").float())
+            stacked = torch.cat(parts)
+            order = torch.tensor([i for indices in groups for i in indices],
+                                 device=stacked.device)
+            emb = torch.empty_like(stacked)
+            emb[order] = stacked
+        return emb
+
+    def _same_length_groups(self, texts: Sequence[str]) -> list[list[int]]:
+        """Indices of ``texts`` grouped by token count (one group if it cannot be counted)."""
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if tokenizer is None:
+            return [list(range(len(texts)))]
+        limit = getattr(self.model, "max_seq_length", None)
+        ids = tokenizer(list(texts), truncation=limit is not None, max_length=limit,
+                        add_special_tokens=True)["input_ids"]
+        groups: dict[int, list[int]] = {}
+        for i, row in enumerate(ids):
+            groups.setdefault(len(row), []).append(i)
+        return [groups[length] for length in sorted(groups)]
 
     def _query_embeddings(self, queries: list[str]) -> Any:
         torch = self._torch

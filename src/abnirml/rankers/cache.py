@@ -4,24 +4,46 @@ Keyed by (ranker fingerprint, hash(query text), hash(document text)), so a score
 whenever the same model sees the same texts — across probes, runs and collections — and a
 ranker whose parameters change (a different fingerprint) never reuses stale scores.
 Writes happen in one transaction per batch, so an interrupted run loses at most the batch
-in flight. Nothing is pickled: the file holds only hashes and floats.
+in flight. Nothing is pickled: the file holds only hashes, floats and per-row checksums;
+a cached value that is not finite or fails its checksum is scored again, never reused.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sqlite3
+import struct
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+from abnirml.errors import ConfigError, ScoringError
+
+SCHEMA_VERSION = 2   # 2: per-row checksum column ``chk`` (version 1 caches gain it on open)
 _CHUNK = 400  # rows per lookup statement (SQLite's parameter limit is 32766)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> bytes:
+    """A short digest binding a score to its ranker and texts.
+
+    Not a security measure (there is no secret): it catches a value edited by hand or by a
+    tool, a row copied under another ranker, and bit rot, so such a score is rescored
+    instead of silently reused.
+    """
+    h = hashlib.blake2b(digest_size=8)
+    h.update(fingerprint.encode("utf-8", "surrogatepass"))
+    h.update(b"\x00")
+    h.update(bytes(qhash))
+    h.update(bytes(dhash))
+    h.update(struct.pack("<d", float(score)))
+    return h.digest()
 
 
 def default_cache_path() -> Path:
@@ -33,51 +55,137 @@ def default_cache_path() -> Path:
     return Path(base) / "abnirml" / "scores.sqlite"
 
 
+def free_sibling(path: Path, suffix: str) -> Path:
+    """``path`` + ``suffix``, or + ``suffix-1``, ``-2``…: the first name nothing uses."""
+    candidate = path.with_name(path.name + suffix)
+    n = 0
+    while any(Path(str(candidate) + side).exists() or Path(str(candidate) + side).is_symlink()
+              for side in ("", "-wal", "-shm")):
+        n += 1
+        candidate = path.with_name(f"{path.name}{suffix}-{n}")
+    return candidate
+
+
 class ScoreCache:
-    """Scores by (fingerprint, query hash, document hash). ``path=None`` keeps them in memory."""
+    """Scores by (fingerprint, query hash, document hash). ``path=None`` keeps them in memory.
+
+    What happens to ``path`` is deliberately narrow, because it is a name the user typed:
+
+    * missing → a new cache is created (its folder too);
+    * a SQLite score cache → used; if it is damaged, and only then, it is moved aside to
+      ``NAME.corrupt`` (or ``NAME.corrupt-1``… — an existing file is never overwritten);
+    * readable but not writable → used read-only: lookups work, new scores are kept in
+      memory for this run, and one warning says so;
+    * a directory, a file that is not SQLite, or anything the permissions forbid →
+      :class:`~abnirml.errors.ConfigError` (one line, exit 2), touching nothing.
+    """
 
     def __init__(self, path: str | Path | None):
         self.path = None if path is None else Path(path)
+        self.read_only = False
+        self._overlay: ScoreCache | None = None   # new scores of a read-only cache
+        self._identity: tuple[int, int] | None = None
+        self._gone_warned = False
+        self.rejected = 0    # cached rows refused (not finite, or failing their checksum)
+        self._checked_columns = True
         self._conn = self._open()
         self._ranker_ids: dict[str, int] = {}
+        self._fingerprints: dict[int, str] = {}
 
     def _open(self) -> sqlite3.Connection:
         if self.path is None:
             conn = sqlite3.connect(":memory:")
             self._create(conn)
             return conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_path()
         try:
             conn = self._connect_checked()
         except sqlite3.DatabaseError as exc:
-            broken = self.path.with_name(self.path.name + ".corrupt")
-            warnings.warn(f"score cache {self.path} is unreadable ({exc}); moved it to "
+            if self.read_only:
+                raise ConfigError(f"--cache {self.path}: the score cache is damaged ({exc}) "
+                                  "and read-only, so it cannot be moved aside; give another "
+                                  "--cache or --no-cache") from None
+            broken = free_sibling(self.path, ".corrupt")
+            warnings.warn(f"score cache {self.path} is damaged ({exc}); moved it to "
                           f"{broken.name} and starting an empty cache", stacklevel=2)
             for suffix in ("", "-wal", "-shm"):
                 side = Path(str(self.path) + suffix)
                 if side.exists():
-                    os.replace(side, Path(str(broken) + suffix))
+                    _move_without_overwriting(side, Path(str(broken) + suffix))
             conn = self._connect_checked()
+        self._identity = self._stat_identity()
         return conn
+
+    def _check_path(self) -> None:
+        """Refuse, with one line, every ``path`` that is not (or cannot become) a cache."""
+        assert self.path is not None
+        path = self.path
+        where = f"--cache {path}"
+        if path.is_dir():
+            raise ConfigError(f"{where}: is a directory; expected a score cache file")
+        if path.exists():
+            try:
+                with path.open("rb") as handle:
+                    head = handle.read(len(_SQLITE_MAGIC))
+            except OSError as exc:
+                raise ConfigError(f"{where}: cannot read it ({exc.strerror})") from None
+            if head and head != _SQLITE_MAGIC:
+                raise ConfigError(f"{where}: is not a SQLite score cache; refusing to use or "
+                                  "move it (name a new file, or delete it yourself)")
+            folder_writable = os.access(path.parent, os.W_OK | os.X_OK)
+            if not os.access(path, os.W_OK) or not folder_writable:
+                self.read_only = True
+                warnings.warn(f"score cache {path} is read-only; using its scores, keeping new "
+                              "ones in memory for this run only", stacklevel=3)
+            return
+        parent = path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise ConfigError(f"{where}: {_first_file(parent)} is a file, not a folder") from None
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot create its folder ({exc.strerror})") from None
+        if not parent.is_dir():
+            raise ConfigError(f"{where}: {parent} is not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ConfigError(f"{where}: cannot create the cache, folder {parent} is not "
+                              "writable (give another --cache or --no-cache)")
 
     def _connect_checked(self) -> sqlite3.Connection:
         assert self.path is not None
-        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        if self.read_only:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+        else:
+            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
             status = conn.execute("PRAGMA quick_check").fetchone()
             if status is None or status[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {status}")
-            self._create(conn)
+            if self.read_only:
+                self._checked_columns = self._has_check_column(conn)
+                self._overlay = ScoreCache(None)
+            else:
+                self._create(conn)
+                self._checked_columns = True
         except sqlite3.DatabaseError:
             conn.close()
             raise
         return conn
 
     @staticmethod
-    def _create(conn: sqlite3.Connection) -> None:
+    def _has_check_column(conn: sqlite3.Connection) -> bool:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(scores)")}
+        if "score" not in columns:
+            raise sqlite3.DatabaseError("no scores table")
+        return "chk" in columns
+
+    @classmethod
+    def _create(cls, conn: sqlite3.Connection) -> None:
         conn.executescript(
             """
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,26 +193,61 @@ class ScoreCache:
                 id INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE NOT NULL);
             CREATE TABLE IF NOT EXISTS scores (
                 ranker INTEGER NOT NULL, qhash BLOB NOT NULL, dhash BLOB NOT NULL,
-                score REAL NOT NULL, PRIMARY KEY (ranker, qhash, dhash)) WITHOUT ROWID;
+                score REAL NOT NULL, chk BLOB, PRIMARY KEY (ranker, qhash, dhash)) WITHOUT ROWID;
             """
         )
+        if not cls._has_check_column(conn):
+            cls._migrate_add_checks(conn)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+
+    @staticmethod
+    def _migrate_add_checks(conn: sqlite3.Connection) -> None:
+        """Version 1 → 2: add the checksum column and sign every existing row once."""
+        conn.create_function("abnirml_row_check", 4, row_check, deterministic=True)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if "chk" not in {row[1] for row in conn.execute("PRAGMA table_info(scores)")}:
+                conn.execute("ALTER TABLE scores ADD COLUMN chk BLOB")
+                conn.execute(
+                    "UPDATE scores SET chk = abnirml_row_check((SELECT fingerprint FROM rankers "
+                    "WHERE rankers.id = scores.ranker), qhash, dhash, score)")
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)",
+                             (str(SCHEMA_VERSION),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _stat_identity(self) -> tuple[int, int] | None:
+        try:
+            info = os.stat(self.path) if self.path is not None else None
+        except OSError:
+            return None
+        return None if info is None else (info.st_dev, info.st_ino)
 
     def _ranker_id(self, fingerprint: str) -> int:
         rid = self._ranker_ids.get(fingerprint)
         if rid is None:
-            self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) VALUES (?)",
-                               (fingerprint,))
+            if not self.read_only:
+                self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) VALUES (?)",
+                                   (fingerprint,))
             row = self._conn.execute("SELECT id FROM rankers WHERE fingerprint = ?",
                                      (fingerprint,)).fetchone()
-            rid = self._ranker_ids[fingerprint] = int(row[0])
+            rid = self._ranker_ids[fingerprint] = -1 if row is None else int(row[0])
         return rid
 
     def lookup(self, fingerprint: str, keys: Sequence[tuple[bytes, bytes]]
                ) -> dict[tuple[bytes, bytes], float]:
-        """The cached scores among ``keys`` (missing keys are absent from the result)."""
+        """The trusted cached scores among ``keys`` (missing keys are absent from the result).
+
+        A row whose value is not finite or does not match its checksum is left out (so it is
+        scored again and replaced) and counted in :attr:`rejected`.
+        """
         rid = self._ranker_id(fingerprint)
         found: dict[tuple[bytes, bytes], float] = {}
+        rejected = 0
+        check = self._checked_columns
+        column = "chk" if check else "NULL"
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start:start + _CHUNK]
             values = ",".join("(?,?)" for _ in chunk)
@@ -112,19 +255,53 @@ class ScoreCache:
             for qh, dh in chunk:
                 params.extend((qh, dh))
             rows = self._conn.execute(
-                f"SELECT qhash, dhash, score FROM scores WHERE ranker = ? AND (qhash, dhash) "
-                f"IN (VALUES {values})", params)
-            for qh, dh, score in rows:
-                found[(bytes(qh), bytes(dh))] = float(score)
+                f"SELECT qhash, dhash, score, {column} FROM scores WHERE ranker = ? AND "
+                f"(qhash, dhash) IN (VALUES {values})", params)
+            for qh, dh, score, chk in rows:
+                value = float(score) if isinstance(score, (int, float)) else math.nan
+                if not math.isfinite(value) or (
+                        check and (chk is None
+                                   or bytes(chk) != row_check(fingerprint, qh, dh, value))):
+                    rejected += 1
+                    continue
+                found[(bytes(qh), bytes(dh))] = value
+        if rejected:
+            self.rejected += rejected
+            warnings.warn(f"score cache {self.path}: {rejected} cached score(s) for this ranker "
+                          "were not finite or did not match their checksum (edited or "
+                          "damaged); scoring those pairs again", stacklevel=2)
+        if self._overlay is not None:
+            missing = [k for k in keys if k not in found]
+            if missing:
+                found.update(self._overlay.lookup(fingerprint, missing))
         return found
 
     def store(self, fingerprint: str, items: Sequence[tuple[bytes, bytes, float]]) -> None:
-        """Store one batch atomically."""
+        """Store one batch atomically (finite scores only)."""
+        bad = [s for _, _, s in items if not math.isfinite(float(s))]
+        if bad:
+            raise ScoringError(f"refusing to cache {len(bad)} non-finite score(s) for "
+                               f"{fingerprint}")
+        if self._overlay is not None:
+            self._overlay.store(fingerprint, items)
+            return
+        self._warn_if_removed()
         rid = self._ranker_id(fingerprint)
         with self._transaction():
             self._conn.executemany(
-                "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)",
-                [(rid, qh, dh, float(s)) for qh, dh, s in items])
+                "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
+                 for qh, dh, s in items])
+
+    def _warn_if_removed(self) -> None:
+        """Say once when the cache file was deleted or replaced while this run used it."""
+        if self.path is None or self._gone_warned:
+            return
+        if self._stat_identity() != self._identity:
+            self._gone_warned = True
+            warnings.warn(f"score cache {self.path} was deleted or replaced during the run; "
+                          "this run's scores will not be kept there (rerun to rebuild it)",
+                          stacklevel=3)
 
     def count(self, fingerprint: str | None = None) -> int:
         if fingerprint is None:
@@ -137,13 +314,38 @@ class ScoreCache:
         return _Transaction(self._conn)
 
     def close(self) -> None:
+        self._warn_if_removed()
         self._conn.close()
+        if self._overlay is not None:
+            self._overlay.close()
 
     def __enter__(self) -> ScoreCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _move_without_overwriting(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target`` unless ``target`` exists (a hard link fails then)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise ConfigError(f"cannot move {source} aside: {target} appeared meanwhile") from None
+    except OSError:   # file systems without hard links: check, then rename
+        if target.exists():
+            raise ConfigError(f"cannot move {source} aside: {target} exists") from None
+        os.replace(source, target)
+        return
+    os.unlink(source)
+
+
+def _first_file(folder: Path) -> Path:
+    """The nearest ancestor of ``folder`` that exists (a file, when mkdir said it exists)."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            return candidate
+    return folder
 
 
 class _Transaction:

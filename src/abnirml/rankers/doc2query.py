@@ -150,11 +150,13 @@ class Doc2QueryRanker:
 
 
 def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryGenerator:
+    from abnirml.numbers import strict_int
+
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"), example=example)
     seed_text = spec.param("seed")
     try:
-        seed = int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
+        seed = strict_int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
     except ValueError:
         raise ConfigError(f"ranker {name}: seed={seed_text!r} is not an integer") from None
     return Doc2QueryGenerator(
@@ -187,8 +189,9 @@ def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
         texts = list(env.collection.doc_texts())
         expanded = [f"{t} {e}" for t, e in zip(texts, generator.expand(texts), strict=True)]
         stats = CollectionStats.build(expanded, env.analyzer)
-    bm25 = BM25(stats, k1=spec.float_param("k1", 1.2), b=spec.float_param("b", 0.75),
-                k3=spec.float_param("k3", 8.0), name=spec.canonical)
+    bm25 = BM25(stats, k1=spec.float_param("k1", 1.2, low=0),
+                b=spec.float_param("b", 0.75, low=0, high=1),
+                k3=spec.float_param("k3", 8.0, low=0), name=spec.canonical)
     return Doc2QueryRanker(generator, bm25, spec.canonical, mode)
 
 

@@ -36,18 +36,36 @@ def set_pickle_policy(allow: bool) -> None:
     _allow_pickle = allow
 
 
+_SAFE_WEIGHTS = {"model.safetensors", "model.safetensors.index.json",
+                 "adapter_model.safetensors"}
+"""The names under which transformers and sentence-transformers look for safetensors weights
+(they then ignore pickled files beside them); any other ``*.safetensors`` is never loaded."""
+
+
 def check_weights_safe(root: Path, ranker: str) -> None:
-    """Refuse a local model directory whose only weights are pickled, unless allowed."""
+    """Refuse a local model directory where a pickled file would be loaded, unless allowed.
+
+    Decided per folder (a sentence-transformers model has modules in sub-folders): pickled
+    files there are only safe to ignore if that same folder has weights under a name the
+    loaders prefer. A stray ``notes.safetensors`` proves nothing.
+    """
     if _allow_pickle or not root.is_dir():
         return
-    files = [p for p in root.rglob("*") if p.is_file()]
-    if any(p.suffix == ".safetensors" for p in files):
-        return   # transformers and sentence-transformers prefer safetensors when present
-    pickled = sorted(p.name for p in files if p.suffix in _PICKLED_SUFFIXES)
-    if pickled:
-        raise ConfigError(f"ranker {ranker}: {root} holds only pickled weights ({pickled[0]}); "
-                          "loading them could run code from the file — convert them to "
-                          "safetensors, or pass --allow-pickle if you trust their source")
+    by_folder: dict[Path, list[Path]] = {}
+    for path in root.rglob("*"):
+        if path.is_file():
+            by_folder.setdefault(path.parent, []).append(path)
+    for folder in sorted(by_folder):
+        names = {p.name for p in by_folder[folder]}
+        if names & _SAFE_WEIGHTS:
+            continue   # the loaders take these and never unpickle the rest
+        pickled = sorted(p.name for p in by_folder[folder] if p.suffix in _PICKLED_SUFFIXES)
+        if pickled:
+            where = folder.relative_to(root) / pickled[0]
+            raise ConfigError(f"ranker {ranker}: {root} has only pickled weights ({where}) "
+                              "where the loaders look; "
+                              "loading them could run code from the file — convert them to "
+                              "safetensors, or pass --allow-pickle if you trust their source")
 _digest_memo: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
 
 

@@ -97,28 +97,29 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
 def _bm25(spec: RankerSpec, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import BM25
 
+    spec.check_no_argument()
     spec.check_params({"k1", "b", "k3"})
-    return BM25(env.collection_stats(), k1=spec.float_param("k1", 1.2),
-                b=spec.float_param("b", 0.75), k3=spec.float_param("k3", 8.0),
-                name=spec.canonical)
+    return BM25(env.collection_stats(), k1=spec.float_param("k1", 1.2, low=0),
+                b=spec.float_param("b", 0.75, low=0, high=1),
+                k3=spec.float_param("k3", 8.0, low=0), name=spec.canonical)
 
 
 def _ql(spec: RankerSpec, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import QueryLikelihood
 
+    spec.check_no_argument()
     spec.check_params({"mu"})
-    mu = spec.float_param("mu", 2500.0)
-    if mu <= 0:
-        raise ConfigError(f"ranker {spec.canonical}: mu must be positive")
+    mu = spec.float_param("mu", 2500.0, low=0, low_open=True)
     return QueryLikelihood(env.collection_stats(), mu=mu, name=spec.canonical)
 
 
 def _tfidf(spec: RankerSpec, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import TFIDF
 
+    spec.check_no_argument()
     spec.check_params({"k1", "b"})
-    return TFIDF(env.collection_stats(), k1=spec.float_param("k1", 1.2),
-                 b=spec.float_param("b", 0.75), name=spec.canonical)
+    return TFIDF(env.collection_stats(), k1=spec.float_param("k1", 1.2, low=0),
+                 b=spec.float_param("b", 0.75, low=0, high=1), name=spec.canonical)
 
 
 # Neural, embedding and learned rankers and adapters; each module documents its spec.

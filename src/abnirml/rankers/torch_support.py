@@ -62,10 +62,12 @@ def resolve_device(requested: str | None, ranker: str) -> str:
 def positive_int(value: str | None, default: int, ranker: str, key: str) -> int:
     if value is None:
         return default
+    from abnirml.numbers import strict_int
+
     try:
-        number = int(value)
-    except ValueError:
-        raise ConfigError(f"ranker {ranker}: {key}={value!r} is not an integer") from None
+        number = strict_int(value)
+    except ValueError as exc:
+        raise ConfigError(f"ranker {ranker}: {key}: {exc}") from None
     if number < 1:
         raise ConfigError(f"ranker {ranker}: {key} must be ≥ 1, got {number}")
     return number

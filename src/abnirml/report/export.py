@@ -19,6 +19,7 @@ _NUMBER = re.compile(r"^(\* )?([+\-−]?\d[\d,]*(?:\.\d+)?)(%?)$")
 _SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
 }
 
 

@@ -16,7 +16,14 @@ from typing import Any
 
 from abnirml.errors import InputError
 from abnirml.report.axiom_tables import axiom_sections
-from abnirml.report.tables import family_table, family_views, probe_labels, to_markdown
+from abnirml.report.tables import (
+    escape_md,
+    escape_md_code,
+    family_table,
+    family_views,
+    probe_labels,
+    to_markdown,
+)
 
 RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
                  "mean_diff", "p_value", "significant", "delta")
@@ -47,20 +54,54 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [record for _, record in iter_json_objects(path)]
 
 
+_NUMERIC_FIELDS = ("score", "n", "pos", "neg", "neutral", "mean_diff", "p_value", "delta")
+_TEXT_FIELDS = ("probe", "family", "ranker", "subset")
+
+
 def read_results(path: Path) -> list[dict[str, Any]]:
-    records = read_jsonl(path)
-    for number, record in enumerate(records, start=1):
+    """``results.jsonl`` records, each checked for the fields and types reports rely on."""
+    from abnirml.data.trec import iter_json_objects
+
+    records = []
+    for number, record in iter_json_objects(path):
         missing = [f for f in RESULT_FIELDS if f not in record]
         if missing:
             raise InputError(f"result record lacks {', '.join(missing)}", path=path, line=number)
+        for name in _NUMERIC_FIELDS:
+            value = record[name]
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, (int, float))):
+                raise InputError(f"field {name!r} must be a number or null, found "
+                                 f"{json.dumps(value)[:30]}", path=path, line=number)
+        for name in _TEXT_FIELDS:
+            if not isinstance(record[name], str):
+                raise InputError(f"field {name!r} must be a string", path=path, line=number)
+        records.append(record)
     return records
+
+
+def read_run_info(path: Path) -> dict[str, Any]:
+    """``run.json`` as a dict ({} when absent); malformed JSON is one located error."""
+    if not path.is_file():
+        return {}
+    from abnirml.data.trec import parse_json_line
+
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read it ({exc})", path=path) from None
+    info = parse_json_line(text, path, 1) if text.strip() else None
+    if not isinstance(info, dict):
+        raise InputError("expected a JSON object (written by 'abnirml run')", path=path)
+    return info
 
 
 def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any]) -> str:
     parts = ["# abnirml report", ""]
     collection = run_info.get("collection", {})
     if collection:
-        parts.append(f"Collection: **{collection.get('name')}** ({collection.get('source', '')}); "
+        parts.append(f"Collection: **{escape_md(collection.get('name'))}** "
+                     f"({escape_md(collection.get('source', ''))}); "
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     skipped = {k: v for k, v in (run_info.get("skipped") or {}).items() if v}
@@ -72,8 +113,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
         for r in rankers:
-            parts.append(f"| {r['name']} | {r['delta']:.6g} | {r['delta_source']} | "
-                         f"`{r['fingerprint']}` |")
+            parts.append(f"| {escape_md(r['name'])} | {r['delta']:.6g} | "
+                         f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
     counts = run_info.get("counts", {})
     if counts:
         parts.append("")
@@ -85,7 +126,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     options = run_info.get("options", {})
     if options:
         parts.append("")
-        parts.append("Options: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
+        parts.append("Options: " + ", ".join(f"{escape_md(k)} = {escape_md(v)}"
+                                             for k, v in options.items()) + ".")
     parts.append("")
     from abnirml.report.intervals import significance_phrase
 

@@ -126,6 +126,10 @@ def table_html(table: Table, slug: str = "", tint: bool = False) -> str:
 
 
 _TOKEN = re.compile(r"\s+|[^\s]+")
+DIFF_WORDS = 2000
+"""Words of each text compared for highlighting. The word diff is quadratic in the worst
+case (a shuffled 32k-word pair took seconds, three 1M-character passages minutes), so
+longer texts are highlighted over their first ``DIFF_WORDS`` words and the page says so."""
 
 
 def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, bool]:
@@ -133,11 +137,13 @@ def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, bool]:
 
     Texts sharing less than ``min_ratio`` of their words are different documents (as in
     measure-and-match probes): marking everything would say nothing, so they stay plain.
+    Only the first :data:`DIFF_WORDS` words are compared (see there).
     """
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     wa = [t for t in ta if not t.isspace()]
     wb = [t for t in tb if not t.isspace()]
-    matcher = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False)
+    cut = len(wa) > DIFF_WORDS or len(wb) > DIFF_WORDS
+    matcher = difflib.SequenceMatcher(a=wa[:DIFF_WORDS], b=wb[:DIFF_WORDS], autojunk=False)
     if matcher.ratio() < min_ratio:
         return esc(a), esc(b), False
     changed_a: set[int] = set()
@@ -146,7 +152,9 @@ def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, bool]:
         if op != "equal":
             changed_a.update(range(i1, i2))
             changed_b.update(range(j1, j2))
-    return _marked(ta, changed_a, "del"), _marked(tb, changed_b, "ins"), True
+    note = (f' <span class="note">[highlighting covers the first {DIFF_WORDS:,} words '
+            "only]</span>") if cut else ""
+    return (_marked(ta, changed_a, "del") + note, _marked(tb, changed_b, "ins") + note, True)
 
 
 def _marked(tokens: Sequence[str], changed: set[int], css: str) -> str:

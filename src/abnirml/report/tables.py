@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
+
 
 @dataclass(frozen=True)
 class FamilyView:
@@ -128,11 +130,10 @@ def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
 
 
 def to_markdown(table: Table) -> str:
-    lines = ["| " + " | ".join(table.header) + " |",
+    lines = ["| " + " | ".join(_escape_md(h) for h in table.header) + " |",
              "|" + "|".join("---" for _ in table.header) + "|"]
     lines += ["| " + " | ".join(_escape_md(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines)
 
 
-def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
+_escape_md = escape_md   # defined in abnirml.markup (masking uses it too)

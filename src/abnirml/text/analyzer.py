@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from abnirml.text.stem import porter
-from abnirml.text.stopwords import DEFAULT, load_stopwords
+from abnirml.text.stopwords import DEFAULT, content_tag, load_stopwords
 from abnirml.text.tokenize import terms
 
 #: The mask token lexical rankers declare (``RankerHints``' default) and the analyzer drops.
@@ -42,6 +42,11 @@ class Analyzer:
         object.__setattr__(self, "_memo", {})
         object.__setattr__(self, "_stems", {})
 
+    @classmethod
+    def from_option(cls, stopwords: str) -> Analyzer:
+        """The analyzer for a ``--stopwords`` value (``default``, ``spacy``, ``none``, FILE)."""
+        return cls(stopwords=stopwords)
+
     @property
     def stopword_set(self) -> frozenset[str]:
         return self._stops
@@ -49,7 +54,8 @@ class Analyzer:
     @property
     def signature(self) -> str:
         """Identifies the analysis for cache keys and reports."""
-        base = f"stop={self.stopwords};stem={'porter' if self.stem else 'none'}"
+        tag = content_tag(self.stopwords, self._stops)
+        base = f"stop={self.stopwords}{tag};stem={'porter' if self.stem else 'none'}"
         return base if self.mask_token is None else f"{base};drop={self.mask_token}"
 
     def analyze(self, text: str) -> list[str]:

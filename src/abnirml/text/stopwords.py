@@ -8,6 +8,7 @@ word per line (``#`` starts a comment). The chosen list's name is recorded with 
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -17,22 +18,50 @@ from abnirml.errors import InputError, MissingExtra
 DEFAULT = "default"
 
 
-@lru_cache(maxsize=8)
+BUILTIN = (DEFAULT, "none", "spacy")
+
+
 def load_stopwords(spec: str = DEFAULT) -> frozenset[str]:
-    """The stopword set named by ``spec`` (``default``, ``spacy``, ``none`` or a file path)."""
+    """The stopword set named by ``spec`` (``default``, ``spacy``, ``none`` or a file path).
+
+    Files are read every time (they are small): a list edited between two calls in one
+    process must not be served from memory.
+    """
+    if spec in BUILTIN:
+        return _builtin(spec)
+    return _read_file(spec)
+
+
+def content_tag(spec: str, words: frozenset[str]) -> str:
+    """``''`` for the built-in lists, else a digest of the words a file holds.
+
+    Cache keys name the file's *contents*: editing a stopword file must change every
+    fingerprint built on it, while moving it must not.
+    """
+    if spec in BUILTIN:
+        return ""
+    digest = hashlib.blake2b("\n".join(sorted(words)).encode("utf-8", "surrogatepass"),
+                             digest_size=8).hexdigest()
+    return f"#words={digest}"
+
+
+@lru_cache(maxsize=4)
+def _builtin(spec: str) -> frozenset[str]:
     if spec == DEFAULT:
         text = resources.files("abnirml.text").joinpath("stopwords_en.txt").read_text("utf-8")
         return _parse(text)
     if spec == "none":
         return frozenset()
-    if spec == "spacy":
-        try:
-            from spacy.lang.en.stop_words import STOP_WORDS
-        except ImportError:
-            raise MissingExtra("--stopwords spacy needs spaCy: pip install 'abnirml[nlp]'",
-                               "nlp") from None
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:
+        raise MissingExtra("--stopwords spacy needs spaCy: pip install 'abnirml[nlp]'",
+                           "nlp") from None
 
-        return frozenset(w.lower() for w in STOP_WORDS)
+    return frozenset(w.lower() for w in STOP_WORDS)
+
+
+def _read_file(spec: str) -> frozenset[str]:
     path = Path(spec)
     if not path.is_file():
         raise InputError("stopword list not found (expected default, spacy, none or a file)",
@@ -41,6 +70,8 @@ def load_stopwords(spec: str = DEFAULT) -> frozenset[str]:
         return _parse(path.read_text("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the stopword list ({exc.strerror})", path=path) from None
 
 
 def _parse(text: str) -> frozenset[str]:

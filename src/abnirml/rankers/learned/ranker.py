@@ -83,7 +83,10 @@ def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: st
             raise ConfigError(f"ranker {name}: cannot load {key} weights "
                               f"({str(exc).splitlines()[0]})") from None
         predictors[key] = _kernel_predictor(module.to(device).eval(), encoder, device, torch)
-    fingerprint = f"{stored.kind.upper()}[model={identity}]"
+    from abnirml.text.stopwords import content_tag
+
+    stops = content_tag(stored.stopwords, encoder.stopwords)   # a stopword *file* read now
+    fingerprint = f"{stored.kind.upper()}[model={identity}]" + (f"[{stops}]" if stops else "")
     return FoldedRanker(name, fingerprint, stored, predictors,
                         RankerHints(batch_size=1024, sort_by_length=True))
 

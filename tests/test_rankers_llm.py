@@ -148,3 +148,19 @@ def test_template_file_must_hold_each_field_once(causal_dir, tmp_path):
     bad = _write_template(tmp_path, "Query: {query} Relevant:")
     with pytest.raises(ConfigError, match=r"\{document\} exactly once"):
         build_ranker(f"lm:{causal_dir}+template={bad}", RankerEnv())
+
+
+def test_biencoder_prefixes_reach_the_encoder(one_torch_thread):
+    """+query_prefix / +doc_prefix embed 'prefix text', exactly as if the texts said so."""
+    pytest.importorskip("sentence_transformers")
+    try:
+        plain = build_ranker("biencoder", RankerEnv())
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    prefixed = build_ranker("biencoder+query_prefix=query:+doc_prefix=passage:", RankerEnv())
+    assert plain.fingerprint != prefixed.fingerprint
+    pairs = PAIRS[:3]
+    by_hand = plain.score([(f"query: {q}", f"passage: {d}") for q, d in pairs])
+    got = prefixed.score(pairs)
+    assert np.abs(got - by_hand).max() < 1e-5
+    assert np.abs(got - plain.score(pairs)).max() > 1e-3

@@ -198,8 +198,8 @@ class CausalLMScorer:
                                   f"2 outputs; this checkpoint has {self.labels}")
         self.model = model.to(device=self.device, dtype=torch_dtype).eval()
         self.config = model.config
-        self.pad_id = next((t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id,
-                                        0) if t is not None))
+        self.pad_id = next(t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id,
+                                        0) if t is not None)
         params = inspect.signature(model.forward).parameters
         self._keep_last = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         self.identity = model_identity(ref, model.config)

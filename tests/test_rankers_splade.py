@@ -89,6 +89,7 @@ def test_packaged_splade_tiny_prefers_the_answer(one_torch_thread):
     assert "paris" in terms or "french" in terms    # expansion: terms not in the text
 
 
+@pytest.mark.slow
 def test_dl19_splade_beats_bm25(dl19, tmp_path, one_torch_thread):
     """Re-ranking the BM25 top 100 of TREC DL 2019 (43 queries) and mmp:relevance:tf."""
     _packaged()

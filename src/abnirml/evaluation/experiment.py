@@ -187,7 +187,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     if position_flags:
         from abnirml.evaluation.pairwise import add_position_bias
 
-        add_position_bias(records, position_flags, probe_scores, context.grade_bands)
+        add_position_bias(records, position_flags, probe_scores,
+                          lambda grade: subset_masks(grade, context.grade_bands))
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {

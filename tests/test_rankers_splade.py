@@ -1,0 +1,104 @@
+"""SPLADE: the batched ranker against the textbook per-text formula, pruning, the packaged
+SPLADE-tiny MS MARCO model, and (with ../shared) its DL19 behaviour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from abnirml.errors import ConfigError
+from abnirml.rankers.registry import RankerEnv, build_ranker
+from tests._tiny_llms import save_masked_lm
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+PAIRS = [
+    ("vitamin d deficiency", "symptoms of vitamin d deficiency in adults are tiredness"),
+    ("vitamin d deficiency", "bread dough"),
+    ("roman empire", "the roman empire split into east and west , rome"),
+    ("cat", "the dog"),
+]
+
+
+def _reference(path, text):
+    """One unpadded forward: max over tokens of log(1 + relu(logits))."""
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForMaskedLM.from_pretrained(path).eval()
+    with torch.no_grad():
+        logits = model(**tok(text, return_tensors="pt")).logits[0]
+    return torch.log1p(torch.relu(logits)).amax(dim=0)
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    return save_masked_lm(tmp_path_factory.mktemp("mlm"))
+
+
+def test_scores_equal_per_text_reference(mlm_dir, one_torch_thread):
+    ranker = build_ranker(f"splade:{mlm_dir}+batch_size=3", RankerEnv())
+    expected = np.array([float(_reference(mlm_dir, q) @ _reference(mlm_dir, d)) for q, d in PAIRS])
+    got = ranker.score(PAIRS)
+    assert np.abs(got - expected).max() < 1e-4 * max(1.0, np.abs(expected).max())
+    assert np.ptp(expected) > 0
+
+
+def test_top_k_pruning_keeps_largest_weights(mlm_dir):
+    ranker = build_ranker(f"splade:{mlm_dir}+doc_top_k=1", RankerEnv())
+    q, d = PAIRS[0]
+    qv, dv = _reference(mlm_dir, q), _reference(mlm_dir, d)
+    top = int(dv.argmax())
+    assert abs(ranker.score([(q, d)])[0] - float(qv[top] * dv[top])) < 1e-4
+    full = build_ranker(f"splade:{mlm_dir}", RankerEnv())
+    assert full.fingerprint != ranker.fingerprint and "doc_top_k=1" in ranker.fingerprint
+
+
+@pytest.mark.parametrize("suffix, message", [
+    ("+dtype=half", "dtype must be one of"), ("+doc_top_k=0", "doc_top_k must be"),
+    ("+pooling=sum", "unknown parameter"),
+])
+def test_spec_errors(mlm_dir, suffix, message):
+    with pytest.raises(ConfigError, match=message):
+        build_ranker(f"splade:{mlm_dir}{suffix}", RankerEnv())
+
+
+def _packaged():
+    from abnirml.rankers.splade import packaged_model_path
+
+    try:
+        return packaged_model_path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+def test_packaged_splade_tiny_prefers_the_answer(one_torch_thread):
+    folder = _packaged()
+    ranker = build_ranker("splade", RankerEnv())
+    scores = ranker.score([
+        ("what is the capital of france", "Paris is the capital and largest city of France."),
+        ("what is the capital of france", "Bananas are yellow fruits rich in potassium."),
+    ])
+    assert scores[0] > 5 * max(scores[1], 0.1)
+    # the identity hashes the SPLADE files only: heads.pt beside them is not SPLADE
+    assert (folder / "heads.pt").exists() and "splade-tiny:" in ranker.fingerprint
+    vec = ranker.encode(["what is the capital of france"])[0]
+    terms = ranker.tokenizer.convert_ids_to_tokens(vec.topk(10).indices.tolist())
+    assert {"capital", "france"} <= set(terms)
+    assert "paris" in terms or "french" in terms    # expansion: terms not in the text
+
+
+@pytest.mark.slow
+def test_dl19_splade_beats_bm25(dl19, tmp_path, one_torch_thread):
+    """Re-ranking the BM25 top 100 of TREC DL 2019 (43 queries) and mmp:relevance:tf."""
+    _packaged()
+    from abnirml.pipeline import RunConfig, run
+
+    out = run(RunConfig(collection=str(dl19), rankers=["bm25", "splade"],
+                        probes=["mmp:relevance:tf"], progress=False, cache=None))
+    score = {(r["ranker"], r["subset"]): r["score"] for r in out.result.records}
+    assert score[("splade", "all")] > score[("bm25", "all")] + 0.3
+    ndcg = {k: v["nDCG@10"] for k, v in out.run_info["effectiveness"]["rankers"].items()}
+    assert ndcg["splade"] > ndcg["bm25"] + 0.1
+    assert ndcg["splade"] > out.run_info["effectiveness"]["candidate_run"]["nDCG@10"]

@@ -28,8 +28,8 @@ import importlib
 import json
 import time
 import urllib.error
-import warnings
 import urllib.request
+import warnings
 from collections.abc import Sequence
 from typing import Any
 

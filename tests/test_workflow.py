@@ -45,3 +45,14 @@ def test_compare_with_nothing_in_common_is_an_error(demo_run, tmp_path, capsys):
     assert "nothing to compare" in line and "only in A" in line
     # The same folders compared with themselves still work.
     assert main(["compare", str(demo_run), str(demo_run), "--a", "bm25", "--b", "bm25"]) == 0
+
+
+def test_expect_without_transfer_data_raises_with_the_reason():
+    from abnirml.errors import ConfigError
+    from abnirml.expect import expect
+
+    with pytest.raises(ConfigError, match=r"dtp:paraphrase-mrpc has no samples on demo: "
+                                          r"no transfer data given"):
+        expect("bm25", "dtp:paraphrase-mrpc")
+    found = expect("bm25", "dtp:paraphrase-mrpc", options={"dtp.data": "demo"})
+    assert found.n > 0 and -1.0 <= found.score <= 1.0

@@ -24,7 +24,8 @@ DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 @dataclass
 class RunConfig:
     collection: str = "demo"
-    rankers: list[str] = field(default_factory=lambda: list(DEFAULT_RANKERS))
+    #: spec strings ("bm25+k1=0.9"), Ranker objects or PyTerrier transformers
+    rankers: list[Any] = field(default_factory=lambda: list(DEFAULT_RANKERS))
     probes: list[str] = field(default_factory=lambda: ["all"])
     out: str | None = None
     alpha: float = 0.01
@@ -64,6 +65,12 @@ class RunOutput:
     result: ExperimentResult
     run_info: dict[str, Any]
     out: Path | None
+
+    def to_frame(self) -> Any:
+        """The results as a tidy pandas DataFrame (one row per probe, ranker and subset)."""
+        from abnirml.frames import results_frame
+
+        return results_frame(self.result.records)
 
 
 def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:

@@ -2,9 +2,9 @@
 
 One row per (probe, ranker, subset) from :func:`load_results` / :func:`results_frame`
 (what ``results.jsonl`` holds), one row per (probe, ranker, sample) from
-:func:`load_samples` / :func:`samples_frame` (what ``scores.npz`` holds). Columns carry numbers, never display strings: a missing score is
-NaN, significance is a boolean column. pandas is imported only when a frame is asked for
-(it comes with the ``adapters`` extra).
+:func:`load_samples` / :func:`samples_frame` (what ``scores.npz`` holds). Columns carry
+numbers, never display strings: a missing score is NaN, significance is a boolean column.
+pandas is imported only when a frame is asked for (it comes with the ``adapters`` extra).
 """
 
 from __future__ import annotations

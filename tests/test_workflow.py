@@ -118,3 +118,76 @@ def test_run_rejects_something_that_is_not_a_ranker():
     with pytest.raises(ConfigError, match="expected a spec string, a Ranker"):
         abnirml.run(abnirml.RunConfig(rankers=[42], probes=["mmp:tf:length"], cache=None,
                                       progress=False))
+
+
+# --- CLI papercuts ---------------------------------------------------------------------------
+
+class _ClosedPipe:
+    """stdout whose reader went away after the first line (``abnirml probes | head -1``)."""
+
+    def __init__(self):
+        self.lines = 0
+
+    def write(self, text):
+        self.lines += text.count("\n")
+        if self.lines > 1:
+            raise BrokenPipeError(32, "Broken pipe")
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def test_listing_into_a_closed_pipe_ends_quietly(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdout", _ClosedPipe())
+    assert main(["probes"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_probe_patterns_are_case_insensitive_and_globs_get_useful_suggestions(capsys):
+    from abnirml.probes.registry import select_probes
+
+    assert [p.name for p in select_probes(["MMP"])] == [p.name for p in select_probes(["mmp"])]
+    assert [p.name for p in select_probes(["TMP:Shuffle-Words"])] == ["tmp:shuffle-words"]
+    line = one_error_line(capsys, "run", "--probe", "tmp:shufle*")
+    suggested = line.split("did you mean ")[1].split("?")[0].split(", ")
+    assert suggested and all(s.startswith("tmp:shuffle-") for s in suggested)
+
+
+def test_help_has_no_rst_markup_and_rankers_are_described(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "``" not in capsys.readouterr().out
+    assert main(["rankers"]) == 0
+    lines = dict(line.split("\t", 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["bm25"].startswith("bm25[+k1=1.2][+b=0.75][+k3=8] — ")
+    assert "(no description)" not in "\n".join(lines.values())
+
+
+def test_rank_origin_defaults_its_out_like_run(tmp_path, monkeypatch, capsys):
+    run_file = tmp_path / "a.run"
+    run_file.write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    other = tmp_path / "b.run"
+    other.write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["rank-origin", str(run_file), str(other), "--ranges", "1-1,2-2"]) == 0
+    assert (tmp_path / "abnirml-out" / "rank_origin.csv").is_file()
+
+
+def test_workers_zero_is_refused_before_the_collection_loads(monkeypatch):
+    import abnirml
+    from abnirml.errors import ConfigError
+    from abnirml.data import collection
+
+    def must_not_load(*_):
+        raise AssertionError("the collection was loaded before checking workers")
+
+    monkeypatch.setattr(collection, "load_collection", must_not_load)
+    with pytest.raises(ConfigError, match="workers must be ≥ 1, got 0"):
+        abnirml.run(abnirml.RunConfig(workers=0, cache=None, progress=False))
+
+
+def test_run_names_both_reports_on_its_last_line(tmp_path, capsys):
+    _run(tmp_path / "out")
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.endswith(f"{tmp_path / 'out'}/report.md, {tmp_path / 'out'}/report.html")

@@ -28,7 +28,8 @@ def add_parsers(sub) -> None:
     origin.add_argument("--collection", default="demo",
                         help="collection giving query and document texts for --rerank")
     origin.add_argument("--depth", type=int, default=1000, help="documents re-ranked per query")
-    origin.add_argument("--out", required=True, help="output directory")
+    origin.add_argument("--out", default="abnirml-out",
+                        help="output directory (default: abnirml-out, like run)")
 
     compare = sub.add_parser(
         "compare", help="per probe: did behaviour change between two rankers or two runs?")

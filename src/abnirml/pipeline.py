@@ -101,6 +101,8 @@ def run(config: RunConfig) -> RunOutput:
         check_delta(value, f"delta for {name}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
+    if config.workers < 1:          # before the collection loads, which can take a minute
+        raise ConfigError(f"workers must be ≥ 1, got {config.workers}")
     resolved = resolve_options(config.options)
     for note in resolved.notes:
         warnings.warn(note, FutureWarning, stacklevel=2)

@@ -176,8 +176,8 @@ def test_rank_origin_defaults_its_out_like_run(tmp_path, monkeypatch, capsys):
 
 def test_workers_zero_is_refused_before_the_collection_loads(monkeypatch):
     import abnirml
-    from abnirml.errors import ConfigError
     from abnirml.data import collection
+    from abnirml.errors import ConfigError
 
     def must_not_load(*_):
         raise AssertionError("the collection was loaded before checking workers")

@@ -54,6 +54,9 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> Any:
                    "delta", "effect_size"):
         if column in frame.columns:
             frame[column] = pd.to_numeric(frame[column]).astype("float64")   # None → NaN
+    for column in ("n", "pos", "neg", "neutral", "skipped", "tests_in_table"):
+        if column in frame.columns:      # absent on untested records: a nullable integer
+            frame[column] = frame[column].astype("Int64")
     if "significant" in frame.columns:
         frame["significant"] = frame["significant"].astype(bool)
     return frame

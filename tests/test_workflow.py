@@ -191,3 +191,29 @@ def test_run_names_both_reports_on_its_last_line(tmp_path, capsys):
     _run(tmp_path / "out")
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith(f"{tmp_path / 'out'}/report.md, {tmp_path / 'out'}/report.html")
+
+
+# --- tidy tables -----------------------------------------------------------------------------
+
+def test_table_csvs_hold_numbers_and_significance_columns(demo_run, tmp_path):
+    import csv
+    import json
+
+    records = [json.loads(line) for line in (demo_run / "results.jsonl").read_text().splitlines()]
+    assert all(isinstance(r["tests_in_table"], int) for r in records if r["n"] >= 2)
+    with (demo_run / "tables" / "mmp.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(r["Variable"] and r["Control"] for r in rows)   # no merged blanks
+    by_label = {(r["Variable"], r["Control"]): r for r in rows}
+    record = next(r for r in records if r["probe"] == "mmp:tf:length" and r["subset"] == "all")
+    row = by_label[("TF", "Length")]
+    assert float(row["bm25"]) == pytest.approx(record["score"], abs=0.005)
+    assert row["bm25 significant"] == ("true" if record["significant"] else "false")
+    assert int(row["Samples"]) == record["n"]
+    assert main(["compare", str(demo_run), str(demo_run), "--a", "bm25", "--b", "bm25",
+                 "--out", str(tmp_path / "cmp")]) == 0
+    with (tmp_path / "cmp" / "compare.csv").open(encoding="utf-8") as handle:
+        compared = list(csv.DictReader(handle))
+    assert {"B − A interval low", "B − A interval high"} <= set(compared[0])
+    for r in compared:
+        assert float(r["Score A"]) == float(r["Score B"]) and int(r["Effects changed"]) == 0

@@ -113,7 +113,7 @@ class DeviceSettings:
     def hints(self) -> RankerHints:
         """Engine calls far larger than a model batch: the ranker packs its own batches, so
         the engine only decides how often the score cache commits."""
-        return RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True)
+        return RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True, own_batches=True)
 
 
 def token_budget_batches(lengths: Sequence[int], max_tokens: int,

@@ -56,7 +56,7 @@ class CrossEncoderRanker(TokenBudgetRanker):
         _require("transformers", name)
         self.name = name
         self.ref = ref
-        device = resolve_device(device, name)
+        device = resolve_device(device, name, lazy=True)
         self.settings = settings or DeviceSettings(device=device, max_batch=batch_size)
         self.output = output
         self._tokenizer: Any = None
@@ -97,7 +97,7 @@ class CrossEncoderRanker(TokenBudgetRanker):
             model = load_pretrained(
                 transformers.AutoModelForSequenceClassification.from_pretrained, self.ref,
                 self.name)
-            self._model = cast_model(model, self.settings)
+            self._model = cast_model(model, self.settings, self.name)
         return self._model
 
     def _rows(self, pairs: list[Pair]) -> list[Row]:
@@ -166,7 +166,7 @@ def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
-    device = resolve_device(env.device, name)
+    device = resolve_device(env.device, name, lazy=True)
     return CrossEncoderRanker(
         ref, name, device=device, output=spec.param("output", "logit") or "logit",
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),

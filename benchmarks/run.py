@@ -23,6 +23,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("tmp.py", []),
     ("transfer.py", []),
     ("axioms.py", []),
+    ("gpu.py", []),          # prints "skipped" without CUDA
 ]
 
 

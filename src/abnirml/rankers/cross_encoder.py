@@ -18,6 +18,7 @@ commit the loaded configuration reports).
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from abnirml.errors import ConfigError
@@ -61,6 +62,7 @@ class CrossEncoderRanker(TokenBudgetRanker):
         self.output = output
         self._tokenizer: Any = None
         self._model: Any = None
+        self._preloading: threading.Thread | None = None
         if ref.path is not None:
             check_weights_safe(ref.path, name)      # refuse pickles now, not mid-run
             config, limit = _read_local_limits(ref, name)
@@ -80,8 +82,32 @@ class CrossEncoderRanker(TokenBudgetRanker):
                             f"[output={output},max_length={self.max_length}]"
                             + self.settings.fingerprint)
 
+    def preload(self) -> None:
+        """Load the tokenizer and model in a background thread (a cold run overlaps this
+        with sample building); scoring waits for it. A failed preload is ignored: the
+        first use loads again and reports the error as usual."""
+        if self._model is not None or self._preloading is not None:
+            return
+
+        def load() -> None:
+            try:
+                self.tokenizer   # noqa: B018
+                self.model       # noqa: B018
+            except Exception:
+                pass
+
+        self._preloading = threading.Thread(target=load, name="abnirml-preload", daemon=True)
+        self._preloading.start()
+
+    def _await_preload(self) -> None:
+        loader = self._preloading
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()
+            self._preloading = None
+
     @property
     def tokenizer(self) -> Any:
+        self._await_preload()
         if self._tokenizer is None:
             transformers = import_or_explain("transformers", self.name, "neural")
             self._tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained,
@@ -91,6 +117,7 @@ class CrossEncoderRanker(TokenBudgetRanker):
 
     @property
     def model(self) -> Any:
+        self._await_preload()
         if self._model is None:
             import_torch(self.name)
             transformers = import_or_explain("transformers", self.name, "neural")

@@ -14,10 +14,11 @@ per document. Why each part exists:
   few long ones per step, always near the budget. Rows are sorted by their *token* count
   (characters are a poor proxy across languages, numbers and URLs). The default suits the
   device: 8,192 tokens on CPU, 65,536 on an accelerator.
-* **Tokenization ahead** (:func:`prefetched`). A worker thread tokenizes and pads window
-  *k + 1* while the device computes window *k* (Hugging Face's fast tokenizers release the
-  GIL and parallelise a batch across cores); on CUDA the padded tensors are pinned and
-  copied with ``non_blocking=True``, so the host never waits on a copy either.
+* **Tokenization ahead** (:func:`prefetched`). Worker threads tokenize and pad the next
+  windows of pairs while the device computes the current one (Hugging Face's fast
+  tokenizers release the GIL while they split text); on CUDA the padded tensors are pinned
+  and copied with ``non_blocking=True``, so the host never waits on a copy either. Scores
+  are fetched once per window, so the device queue does not drain between batches.
 
 :class:`TokenBudgetRanker` ties these together: a subclass says how to tokenize pairs into
 rows (:meth:`~TokenBudgetRanker._rows`) and how to score one padded batch

@@ -260,3 +260,18 @@ def test_preloading_in_the_background_gives_the_same_scores(tiny, one_torch_thre
         again = _build(f"cross-encoder:{tiny['ce']}")
         _preload_uncached([again], cache)                  # something cached: stays lazy
         assert again._preloading is None and again._model is None
+
+
+def test_cuda_with_an_explicit_dtype_is_checked_when_the_model_loads(tiny):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    with pytest.raises(ConfigError, match="CUDA is not available"):      # default dtype
+        build_ranker(f"cross-encoder:{tiny['ce']}", RankerEnv(device="cuda"))
+    ranker = build_ranker(f"cross-encoder:{tiny['ce']}+dtype=bf16", RankerEnv(device="cuda"))
+    assert ranker.fingerprint.endswith("[dtype=bf16]")                   # no load needed
+    with pytest.raises(ConfigError, match="CUDA is not available"):
+        ranker.score(PAIRS[:1])

@@ -193,7 +193,9 @@ def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
-    device = resolve_device(env.device, name, lazy=True)
+    # The default dtype on CUDA asks torch whether the card has bf16, so the device is
+    # checked up front then; with an explicit +dtype it is checked when the model loads.
+    device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)
     return CrossEncoderRanker(
         ref, name, device=device, output=spec.param("output", "logit") or "logit",
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),

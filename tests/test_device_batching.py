@@ -275,3 +275,17 @@ def test_cuda_with_an_explicit_dtype_is_checked_when_the_model_loads(tiny):
     assert ranker.fingerprint.endswith("[dtype=bf16]")                   # no load needed
     with pytest.raises(ConfigError, match="CUDA is not available"):
         ranker.score(PAIRS[:1])
+
+
+def test_colbert_documents_keep_their_length_while_queries_are_encoded(tiny, one_torch_thread):
+    """Queries (padded to 32) and documents (truncated at doc_maxlen) are tokenized with
+    different settings on different threads; each thread must see its own settings."""
+    ranker = _build(f"colbert:{tiny['colbert']}+doc_maxlen=64+max_tokens=64")
+    long_doc = " ".join(["bread dough rise"] * 30)
+    pairs = [(f"query {i} bread", long_doc) for i in range(40)]
+    with ranker.borrowed_tokenizer() as first, ranker.borrowed_tokenizer() as second:
+        assert first is not second and first is not ranker.tokenizer
+    rows = ranker._rows(pairs)
+    assert {len(r["input_ids"]) for r in rows} == {64}
+    scores = ranker.score(pairs)
+    np.testing.assert_allclose(scores, scores[0], atol=1e-5)   # same doc, same query shape

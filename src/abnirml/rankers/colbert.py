@@ -143,8 +143,9 @@ class ColBERTRanker(TokenBudgetRanker):
 
     def _rows(self, pairs: list[Pair]) -> list[Row]:
         """Document rows: ``. {doc}`` with the document marker in place of the dot."""
-        enc = self.tokenizer([f". {d}" for _, d in pairs], truncation=True,
-                             max_length=self.doc_maxlen)
+        with self.borrowed_tokenizer() as tokenizer:
+            enc = tokenizer([f". {d}" for _, d in pairs], truncation=True,
+                            max_length=self.doc_maxlen)
         rows = []
         for ids, attention in zip(enc["input_ids"], enc["attention_mask"], strict=True):
             ids = list(ids)

@@ -128,8 +128,9 @@ class CrossEncoderRanker(TokenBudgetRanker):
         return self._model
 
     def _rows(self, pairs: list[Pair]) -> list[Row]:
-        encoded = self.tokenizer([q for q, _ in pairs], [d for _, d in pairs], truncation=True,
-                                 max_length=self.max_length)
+        with self.borrowed_tokenizer() as tokenizer:
+            encoded = tokenizer([q for q, _ in pairs], [d for _, d in pairs], truncation=True,
+                                max_length=self.max_length)
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
         return [{k: encoded[k][i] for k in keys} for i in range(len(pairs))]
 

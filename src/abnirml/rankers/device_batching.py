@@ -29,6 +29,8 @@ spec parameters (``dtype``, ``max_tokens``, ``batch_size``) once for every famil
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -214,6 +216,24 @@ class TokenBudgetRanker:
 
     def _rows(self, pairs: list[Pair]) -> list[Row]:
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def borrowed_tokenizer(self) -> Iterator[Any]:
+        """A copy of ``self.tokenizer`` that no other thread uses meanwhile.
+
+        Fast tokenizers keep truncation and padding settings as mutable state on the shared
+        Rust object, so two threads tokenizing with different settings (ColBERT's queries and
+        documents) could silently use each other's; copies are made once and reused.
+        """
+        spare = self.__dict__.setdefault("_spare_tokenizers", [])
+        try:
+            tokenizer = spare.pop()
+        except IndexError:
+            tokenizer = copy.deepcopy(self.tokenizer)
+        try:
+            yield tokenizer
+        finally:
+            spare.append(tokenizer)
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         raise NotImplementedError

@@ -72,8 +72,8 @@ class MonoT5Ranker(TokenBudgetRanker):
             raise ConfigError(f"ranker {self.name}: {word!r} is not in the model's vocabulary")
         return int(ids[0])
 
-    def _input_ids(self, query: str, doc: str) -> list[int]:
-        tok = self.tokenizer
+    def _input_ids(self, query: str, doc: str, tok: Any = None) -> list[int]:
+        tok = tok or self.tokenizer
         ids = tok(f"Query: {query} Document: {doc} Relevant:").input_ids
         if len(ids) <= self.max_length:
             return list(ids)
@@ -85,9 +85,10 @@ class MonoT5Ranker(TokenBudgetRanker):
 
     def _rows(self, pairs: list[Pair]) -> list[Row]:
         rows = []
-        for query, doc in pairs:
-            ids = self._input_ids(query, doc)
-            rows.append({"input_ids": ids, "attention_mask": [1] * len(ids)})
+        with self.borrowed_tokenizer() as tokenizer:
+            for query, doc in pairs:
+                ids = self._input_ids(query, doc, tokenizer)
+                rows.append({"input_ids": ids, "attention_mask": [1] * len(ids)})
         return rows
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:

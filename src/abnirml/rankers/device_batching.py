@@ -47,7 +47,8 @@ CPU_MAX_TOKENS = 8_192
 ACCELERATOR_MAX_TOKENS = 65_536
 WINDOW_PAIRS = 512            # pairs tokenized per prefetch step
 PREFETCH_WORKERS = min(8, max(1, (os.cpu_count() or 2) // 2))   # tokenizing threads
-ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each)
+ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
+CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
 
 Row = dict[str, list[int]]
@@ -114,9 +115,10 @@ class DeviceSettings:
         return dtype_fingerprint(self.dtype)
 
     def hints(self) -> RankerHints:
-        """Engine calls far larger than a model batch: the ranker packs its own batches, so
-        the engine only decides how often the score cache commits."""
-        return RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True, own_batches=True)
+        """Engine calls larger than a model batch: the ranker packs its own batches, so the
+        engine only decides how often the score cache commits (and the progress bar moves)."""
+        pairs = CPU_ENGINE_PAIRS if self.device == "cpu" else ENGINE_PAIRS
+        return RankerHints(batch_size=pairs, sort_by_length=True, own_batches=True)
 
 
 def token_budget_batches(lengths: Sequence[int], max_tokens: int,

@@ -289,3 +289,29 @@ def test_colbert_documents_keep_their_length_while_queries_are_encoded(tiny, one
     assert {len(r["input_ids"]) for r in rows} == {64}
     scores = ranker.score(pairs)
     np.testing.assert_allclose(scores, scores[0], atol=1e-5)   # same doc, same query shape
+
+
+def test_engine_calls_follow_the_commit_size_not_the_model_batch():
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.base import RankerHints
+    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.device_batching import DeviceSettings
+
+    assert DeviceSettings("cpu").hints() == RankerHints(1024, True, "[MASK]", True)
+    assert DeviceSettings("cuda").hints().batch_size == 8192
+
+    class Packer:
+        name = fingerprint = "packer"
+        hints = RankerHints(batch_size=3, sort_by_length=True, own_batches=True)
+        def __init__(self) -> None:
+            self.calls: list[int] = []
+
+        def score(self, pairs):
+            self.calls.append(len(pairs))
+            return np.arange(len(pairs), dtype=np.float64)
+
+    pairs = [(f"q{i}", "d" * i) for i in range(7)]
+    packer = Packer()
+    with ScoreCache(None) as cache:
+        Scorer(cache, batch_size=2, progress=False).score(packer, pairs)
+    assert packer.calls == [3, 3, 1]            # --batch-size 2 reaches the model, not here

@@ -51,7 +51,7 @@ def dl19_context():
     env = RankerEnv(collection=collection)
     ranking = resolve_candidates(collection, "bm25", 100).ranking
     return ProbeContext(collection=collection, analyzer=env.analyzer,
-                        options={"ranker_env": env}, candidates=lambda: ranking)
+                        ranker_env=env, candidates=lambda: ranking)
 
 
 def synthetic_context(queries: int, docs: int, seed: int = 0):
@@ -163,7 +163,7 @@ def comparison_table(context, python: str | None) -> list[str]:
     from abnirml.text.tokenize import terms
 
     lines = ["## Full preference matrices of the 43 DL19 queries (100 × 100 each)", ""]
-    context.options["ranker_env"].collection_stats()
+    context.ranker_env.collection_stats()
     glove_6b_50d()
     our_matrices(context, "tfc1")                  # warm-up: imports, stemmer, page cache
     ours = {axiom: our_matrices(context, axiom) for axiom in COMPARED}

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from abnirml.evaluation.scoring import Scorer
     from abnirml.probes.base import ProbeContext, build_table
     from abnirml.probes.registry import select_probes
-    from abnirml.probes.transfer import feature_store
+    from abnirml.probes.transfer_pairs import feature_store
     from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.registry import RankerEnv, build_ranker
     from abnirml.text.nlp import load_pipeline

@@ -11,6 +11,27 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    """A test (or fixture) that needs an optional extra which is absent skips, saying which."""
+    from abnirml.errors import MissingExtra
+
+    try:
+        return (yield)
+    except MissingExtra as exc:
+        pytest.skip(f"optional extra abnirml[{exc.extra}] not installed: {exc}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    from abnirml.errors import MissingExtra
+
+    try:
+        return (yield)
+    except MissingExtra as exc:
+        pytest.skip(f"optional extra abnirml[{exc.extra}] not installed: {exc}")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Never touch the user's score cache from tests."""

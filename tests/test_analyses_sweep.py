@@ -9,7 +9,13 @@ import pytest
 
 from abnirml.evaluation.calibration import Calibration
 from abnirml.evaluation.experiment import ProbeScores
-from abnirml.evaluation.store import ProbeInfo, RankerInfo, ScoreStore, load_scores, save_scores
+from abnirml.evaluation.score_file import (
+    ProbeInfo,
+    RankerInfo,
+    ScoreStore,
+    load_scores,
+    save_scores,
+)
 from abnirml.evaluation.sweep import delta_at, parse_percentiles, records_at, sweep
 
 

@@ -62,7 +62,7 @@ def run(dl19) -> Run:
     rankers = [build_ranker(spec, env) for spec in RANKERS]
     candidates = resolve_candidates(collection, "bm25", 100)
     context = ProbeContext(collection=collection, analyzer=env.analyzer,
-                           options={"ranker_env": env}, candidates=lambda: candidates.ranking)
+                           ranker_env=env, candidates=lambda: candidates.ranking)
     with ScoreCache(None) as cache:
         result = run_experiment(select_probes(["axiom:*"]), rankers, context,
                                 Scorer(cache, progress=False),

@@ -172,7 +172,7 @@ def test_bm25_runs_on_the_demo_corpus_through_the_cli(cli_run):
         assert {k: v for k, v in record["skipped"].items() if v} == skips, name
     paraphrase = by_probe["dtp:paraphrase-mrpc"]
     assert paraphrase["symmetric"] and 0.0 <= paraphrase["score"] <= 1.0
-    assert json.loads((cli_run / "run.json").read_text())["options"]["transfer_data"] == "demo"
+    assert json.loads((cli_run / "run.json").read_text())["options"]["dtp.data"] == "demo"
     report = (cli_run / "report.md").read_text()
     assert "data not found" not in report
     assert "| Paraphrase | MRPC |" in report and "| Factuality | NQ PER |" in report

@@ -70,8 +70,9 @@ def test_report_has_every_section_table_and_figure(demo_dir):
                 "examples"):
         assert f'<section id="{key}">' in html
     records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
-    for record in records:
-        assert esc(record["probe"]) in html or record["family"] == "mmp"
+    labels = json.loads((demo_dir / "run.json").read_text())["probe_labels"]
+    for record in records:   # rows are labelled as run.json says (MMP: variable, control)
+        assert all(esc(cell) in html for cell in labels[record["probe"]] if cell)
     # MMP rows are labelled by variable and control; the sample counts are shown
     assert '<td class="label">Sum-TF</td>' in html and "<th>Samples</th>" in html
     assert html.count('<img src="data:image/png;base64,') >= 4   # sweep + 3 rank origins

@@ -38,7 +38,7 @@ def counting_ranker():
     CountingBM25.calls = []
     CountingBM25.fail_after = None
     yield CountingBM25
-    registry._FAMILIES.pop("countbm25", None)
+    registry.unregister("countbm25")
 
 
 def test_interrupted_run_rescores_nothing_cached(tmp_path, counting_ranker):

@@ -25,7 +25,7 @@ def fixed_rankers():
     registry.register("constrank", lambda spec, env: FixedRanker(spec.canonical, 0.5))
     yield
     for name in ("nanrank", "infrank", "constrank"):
-        registry._FAMILIES.pop(name, None)
+        registry.unregister(name)
 
 
 @pytest.mark.parametrize("name, kind", [("nanrank", "NaN"), ("infrank", "infinite")])

@@ -210,7 +210,8 @@ def test_bad_expansion_sources_are_configuration_errors(demo_collection):
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"typo_rate": 1.5}, "typo_rate"), ({"typo_rate": "often"}, "typo_rate"),
-    ({"tmp_sample": 0}, "tmp_sample"), ({"tmp_sample": 2.5}, "tmp_sample"),
+    ({"tmp_sample": 0}, r"tmp\.sample must be ≥ 1"),
+    ({"tmp_sample": 2.5}, r"tmp\.sample: 2\.5 is not a whole number"),
 ])
 def test_bad_probe_options_are_configuration_errors(demo_collection, options, message):
     context = ProbeContext(collection=demo_collection, options=options)
@@ -257,6 +258,8 @@ def test_dl19_word_order_is_invisible_to_bag_of_words_models_on_every_document(d
 @pytest.fixture(scope="module")
 def dl19_battery(dl19, tmp_path_factory):
     """The whole battery on 250 sampled judged pairs of DL19, BM25 and QL, via the CLI."""
+    pytest.importorskip("spacy")
+    pytest.importorskip("codespell_lib")
     from abnirml.cli import main
     from abnirml.data.collection import load_collection
 

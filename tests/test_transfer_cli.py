@@ -15,9 +15,10 @@ pytest.importorskip("spacy")
 
 
 @pytest.fixture(autouse=True)
-def _clean_registry(monkeypatch):
+def _clean_registry():
     """--pairs registers a probe process-wide; keep each test's registrations to itself."""
-    monkeypatch.setattr(registry, "_EXTRA", [])
+    with registry.scoped_registrations():
+        yield
 
 
 def records_of(out):
@@ -46,7 +47,7 @@ def test_transfer_data_run_prints_table_3_layout(tmp_path):
     assert mrpc["symmetric"] and mrpc["n"] == 3 and 0 <= mrpc["score"] <= 1
     assert by_probe[("dtp:neutrality-wnc", "ql")]["skipped"] == {"no-data": 1}
     run_info = json.loads((out / "run.json").read_text())
-    assert run_info["options"]["transfer_data"] == str(data)
+    assert run_info["options"]["dtp.data"] == str(data)
 
 
 def test_without_transfer_data_the_probes_are_skipped_not_failed(tmp_path):
@@ -68,7 +69,8 @@ def test_pairs_flag_adds_a_probe(tmp_path):
                  "--pairs-symmetric", "--ranker", "bm25", "--out", str(out), "--quiet"]) == 0
     (mine,) = [r for r in records_of(out) if r["probe"] == "dtp:mine"]
     assert mine["symmetric"] and mine["n"] == 1
-    assert "| Mine | dtp:mine |" in (out / "report.md").read_text()
+    # labels as the probe gives them: its name and its file
+    assert "| mine | mine.jsonl |" in (out / "report.md").read_text()
 
 
 def test_pairs_default_name_is_the_file_stem(tmp_path):

@@ -240,9 +240,12 @@ def test_pairs_probe_from_a_file(tmp_path):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("dtp_max_pairs", "abc", "is not an integer"),
+    ("dtp_max_pairs", "abc", "dtp.max_pairs: 'abc' is not a number"),
     ("dtp_max_pairs", "-1", "must be ≥ 0"),
-    ("dtp_sample_rate", "0", "must be in \\(0, 1\\]"),
+    ("dtp_max_pairs", "1.5", "is not a whole number"),
+    ("dtp_sample_rate", "0", "must be > 0"),
+    ("dtp_sample_rate", "1.5", "must be ≤ 1"),
+    ("dtp_sample_rate", "nan", "is not a number"),
     ("dtp_sample_rate", "lots", "is not a number"),
 ])
 def test_bad_options(tmp_path, option, value, message):

@@ -83,7 +83,7 @@ def test_run_with_variant_group_reports_variance(grouped_run):
 
 def test_compare_two_rankers_in_one_run(grouped_run, capsys):
     from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.store import load_scores
+    from abnirml.evaluation.score_file import load_scores
 
     store = load_scores(grouped_run / "scores.npz")
     same = compare(store, "ql", store, "ql")
@@ -111,7 +111,7 @@ def test_compare_two_rankers_in_one_run(grouped_run, capsys):
 
 def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_path):
     from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.store import load_scores
+    from abnirml.evaluation.score_file import load_scores
     from abnirml.pipeline import RunConfig, run
 
     run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*", "mmp:length:*"],

@@ -109,8 +109,8 @@ def _rerank(reference, spec: str, collection_spec: str, depth: int, rerank):
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from abnirml.evaluation.compare import compare, pick_ranker
+    from abnirml.evaluation.score_file import load_scores
     from abnirml.evaluation.statistics import check_alpha
-    from abnirml.evaluation.store import load_scores
     from abnirml.report.export import to_csv
     from abnirml.report.tables import to_markdown
 

@@ -78,6 +78,28 @@ def parse_option(text: str) -> tuple[str, Any]:
     return key.strip().replace("-", "_"), value
 
 
+def session_flags() -> argparse.ArgumentParser:
+    """The flags of every command that scores a collection with rankers, defined once."""
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("--collection", default="demo",
+                       help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    flags.add_argument("--out", default="abnirml-out", help="output directory")
+    flags.add_argument("--candidates", metavar="NAME|FILE",
+                       help="run giving each query's candidates (default: the collection's "
+                            "bm25 run, else a BM25 top 100 computed over the collection)")
+    flags.add_argument("--candidate-depth", type=int, default=100)
+    flags.add_argument("--cache", default="default",
+                       help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
+    flags.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
+    flags.add_argument("--batch-size", type=int, help="pairs per ranker call")
+    flags.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
+    flags.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
+    flags.add_argument("--allow-pickle", action="store_true",
+                       help="allow loading pickled model files from user paths (unsafe)")
+    flags.add_argument("--quiet", action="store_true", help="no progress bars")
+    return flags
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="abnirml", description=__doc__.splitlines()[0])
     from abnirml import __version__
@@ -85,34 +107,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"abnirml {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="probe rankers on a collection and write a report")
-    run.add_argument("--collection", default="demo",
-                     help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    session = session_flags()
+    run = sub.add_parser("run", parents=[session],
+                         help="probe rankers on a collection and write a report")
     run.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
                      help="ranker spec, repeatable (default: bm25, ql, tfidf)")
     run.add_argument("--probe", action="append", dest="probes", metavar="PATTERN",
                      help="probe name, glob (mmp:*) or family; repeatable (default: all)")
-    run.add_argument("--out", default="abnirml-out", help="output directory")
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
                      help="fixed δ for all rankers or one ranker (skips calibration)")
     run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
     run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
-    run.add_argument("--candidates", metavar="NAME|FILE",
-                     help="run giving each query's candidates (default: the collection's bm25 "
-                          "run, else a BM25 top 100 computed over the collection)")
-    run.add_argument("--candidate-depth", type=int, default=100)
-    run.add_argument("--cache", default="default",
-                     help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
-    run.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
-    run.add_argument("--batch-size", type=int, help="pairs per ranker call")
-    run.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
-    run.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
     run.add_argument("--grade-bands", type=parse_grade_bands,
                      help="breakdown subsets, e.g. non-relevant=0-1,relevant=2-3")
     run.add_argument("--mmp-tolerance", type=parse_tolerance,
                      help="control tolerance: a number or control=value,…")
-    run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                     help="probe option (see the README), repeatable")
+    run.add_argument("--option", action="append", default=[], metavar="FAMILY.KEY=VALUE",
+                     help="probe option, e.g. tmp.typo_rate=0.2 (see the README), repeatable")
     run.add_argument("--transfer-data", metavar="DIR",
                      help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
                           "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "
@@ -126,9 +137,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pairs-symmetric", action="store_true",
                      help="the --pairs probe is symmetric (count |diff| > δ only)")
     run.add_argument("--examples", type=int, default=3, help="example samples per probe")
-    run.add_argument("--allow-pickle", action="store_true",
-                     help="allow loading pickled model files from user paths (unsafe)")
-    run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--workers", type=int, default=1,
                      help="score each ranker's batches in N worker processes")
     run.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
@@ -146,28 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
 
-    masking = sub.add_parser("masking", help="query-term masking: rank candidates with "
-                             "original, Only-Q and Drop-Q documents (Rau & Kamps)")
-    masking.add_argument("--collection", default="demo",
-                         help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    masking = sub.add_parser("masking", parents=[session],
+                             help="query-term masking: rank candidates with original, Only-Q "
+                                  "and Drop-Q documents (Rau & Kamps)")
     masking.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
                          help="ranker spec, repeatable (default: bm25)")
-    masking.add_argument("--out", default="abnirml-out", help="output directory")
-    masking.add_argument("--candidates", metavar="NAME|FILE",
-                         help="run giving each query's candidates (default as for 'run')")
-    masking.add_argument("--candidate-depth", type=int, default=100)
     masking.add_argument("--mask-token", help="one mask token for every ranker "
                          "(default: each ranker's own, [MASK] unless it says otherwise)")
     masking.add_argument("--rel-level", type=int, default=2,
                          help="lowest grade counted relevant by MAP and MRR (2)")
-    masking.add_argument("--cache", default="default", help="score cache file")
-    masking.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
-    masking.add_argument("--batch-size", type=int, help="pairs per ranker call")
-    masking.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
-    masking.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
-    masking.add_argument("--allow-pickle", action="store_true",
-                         help="allow loading pickled model files from user paths (unsafe)")
-    masking.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sub.add_parser("probes", help="list the available probes")
     sub.add_parser("rankers", help="list the ranker families")
@@ -196,13 +191,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         deltas.update(named)
     options = dict(parse_option(o) for o in args.option)
     if args.mmp_tolerance is not None:
-        options["mmp_tolerance"] = args.mmp_tolerance
+        options["mmp.tolerance"] = args.mmp_tolerance
     probes = args.probes or ["all"]
     if args.transfer_data is not None or args.pairs is not None:
-        from abnirml.probes.transfer import check_transfer_data, register_pairs_probe
+        from abnirml.probes.registry import register_pairs_probe
+        from abnirml.probes.transfer import check_transfer_data
 
         if args.transfer_data is not None:
-            options["transfer_data"] = check_transfer_data(args.transfer_data)
+            options["dtp.data"] = check_transfer_data(args.transfer_data)
         if args.pairs is not None:
             name = register_pairs_probe(args.pairs, args.name, args.pairs_symmetric)
             if args.probes:
@@ -236,19 +232,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from abnirml.report.files import markdown_report, read_results
-
-    directory = Path(args.directory)
-    records = read_results(directory / "results.jsonl")
-    run_info: dict[str, Any] = {}
-    if (directory / "run.json").is_file():
-        import json
-
-        run_info = json.loads((directory / "run.json").read_text("utf-8"))
-    (directory / "report.md").write_text(markdown_report(records, run_info), encoding="utf-8")
     from abnirml.report.analyses import write_reports
+    from abnirml.run_folder import RunFolder
 
-    write_reports(directory, records, run_info)
+    folder = RunFolder(args.directory)
+    directory = folder.path
+    write_reports(directory, folder.read_records(), folder.read_run_info())
     print(f"abnirml: wrote {directory / 'report.md'}, {directory / 'report.html'} and "
           f"{directory / 'tables'}/")
     return 0
@@ -272,11 +261,17 @@ def cmd_masking(args: argparse.Namespace) -> int:
 
 
 def cmd_probes(_: argparse.Namespace) -> int:
+    from abnirml.probes.family_registry import families
+    from abnirml.probes.options import describe
     from abnirml.probes.registry import all_probes
 
     for probe in all_probes():
         flag = " (symmetric)" if probe.symmetric else ""
         print(f"{probe.name}\t{probe.family}{flag}")
+    print("\noptions (--option KEY=VALUE):")
+    for family in families():
+        for key, default, text in describe(family.options, family.key):
+            print(f"{key}\t{default}\t{text}")
     return 0
 
 

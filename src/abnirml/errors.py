@@ -31,6 +31,14 @@ class ConfigError(AbnirmlError):
     """An invalid option value, unknown probe or ranker name, and the like."""
 
 
+class MissingExtra(ConfigError):
+    """An optional dependency is not installed; ``extra`` names what installs it."""
+
+    def __init__(self, message: str, extra: str):
+        super().__init__(message)
+        self.extra = extra
+
+
 class ScoringError(AbnirmlError):
     """A ranker produced unusable scores (NaN, infinite, wrong count)."""
 

@@ -84,47 +84,32 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     contract. ``delta`` fixes δ instead of calibrating it. Significance is Bonferroni-
     corrected over the probes run together, as in one report table.
     """
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
     from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-    from abnirml.evaluation.scoring import Scorer
     from abnirml.evaluation.statistics import check_alpha, check_delta
-    from abnirml.probes.base import ProbeContext
+    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.rankers.base import Ranker
-    from abnirml.rankers.cache import ScoreCache
-    from abnirml.rankers.registry import RankerEnv, build_ranker
-    from abnirml.text.analyzer import Analyzer
 
     check_alpha(alpha)
     if delta is not None:
         check_delta(delta)
     selected = select_probes([probes] if isinstance(probes, str) else list(probes))
-    loaded = load_collection(collection)
-    analyzer = Analyzer()
-    env = RankerEnv(collection=loaded, analyzer=analyzer, seed=seed)
+    workspace = Workspace(SessionSettings(collection=collection, seed=seed, progress=False,
+                                          candidates=candidates, cache=cache))
+    loaded = workspace.collection
     if isinstance(ranker, str):
-        model = build_ranker(ranker, env)
+        (model,) = workspace.build_rankers([ranker])
     elif isinstance(ranker, Ranker):
         model = ranker
     else:
         raise ConfigError(f"expect: {ranker!r} is neither a ranker spec nor a Ranker")
-    memo: dict[str, Any] = {}
-
-    def get_candidates():
-        if "c" not in memo:
-            memo["c"] = resolve_candidates(loaded, candidates, stats_provider=env.collection_stats)
-        return memo["c"]
-
-    context = ProbeContext(collection=loaded, analyzer=analyzer, seed=seed,
-                           options=dict(options or {}),
-                           candidates=lambda: get_candidates().ranking)
-    context.options.setdefault("ranker_env", env)
-    with ScoreCache(cache) as store:
-        result = run_experiment(selected, [model], context, Scorer(store, progress=False),
+    context = workspace.probe_context(resolve_options(options or {}))
+    with workspace.scorer() as scorer:
+        result = run_experiment(selected, [model], context, scorer,
                                 ExperimentConfig(alpha=alpha, delta_all=delta,
                                                  examples_per_probe=0),
-                                None if delta is not None else get_candidates())
+                                None if delta is not None else workspace.candidates())
     out: dict[str, Expectation] = {}
     for record in result.records:
         if record["subset"] != subset:

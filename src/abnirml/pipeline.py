@@ -6,15 +6,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
 from abnirml.evaluation.statistics import check_alpha, check_delta
-from abnirml.probes.base import DEFAULT_GRADE_BANDS, ProbeContext
+from abnirml.probes.base import DEFAULT_GRADE_BANDS
 
 DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 
@@ -54,13 +54,11 @@ class RunOutput:
 
 
 def run(config: RunConfig) -> RunOutput:
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.variance import expand_rankers
+    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
     from abnirml.probes.registry import select_probes
-    from abnirml.rankers.cache import ScoreCache, default_cache_path
-    from abnirml.rankers.registry import RankerEnv, build_ranker
-    from abnirml.text.analyzer import Analyzer
+    from abnirml.run_folder import RunFolder
 
     check_alpha(config.alpha)
     if config.delta is not None:
@@ -69,48 +67,27 @@ def run(config: RunConfig) -> RunOutput:
         check_delta(value, f"delta for {name}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
+    resolved = resolve_options(config.options)
+    for note in resolved.notes:
+        warnings.warn(note, FutureWarning, stacklevel=2)
     probes = select_probes(config.probes)
-    collection = load_collection(config.collection)
-    analyzer = Analyzer(stopwords=config.stopwords)
-    env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
-                    batch_size=config.batch_size, seed=config.seed,
-                    allow_pickle=config.allow_pickle, progress=config.progress)
-    from abnirml.evaluation.variance import expand_rankers
-
-    specs = expand_rankers(config.rankers, config.variant_groups)
-    if not specs:
-        raise ConfigError("no ranker given")
-    rankers = [build_ranker(spec, env) for spec in specs]
+    check_requirements(probes)
+    folder = None if config.out is None else RunFolder(config.out)
+    if folder is not None:
+        folder.check_replaceable()
+    workspace = Workspace(SessionSettings.from_config(config))
+    collection = workspace.collection
+    rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
     names = [r.name for r in rankers]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"ranker {duplicates[0]!r} given twice")
     unknown = sorted(set(config.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
-
-    memo: dict[str, Any] = {}
-
-    def candidates():
-        if "c" not in memo:
-            memo["c"] = resolve_candidates(collection, config.candidates, config.candidate_depth,
-                                           env.collection_stats)
-        return memo["c"]
-
-    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           options=dict(config.options), grade_bands=config.grade_bands,
-                           candidates=lambda: candidates().ranking)
-    context.options.setdefault("ranker_env", env)
+    context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
-    cache_path = None if config.cache is None else (
-        default_cache_path() if config.cache == "default" else Path(config.cache))
-    with ScoreCache(cache_path) as cache:
-        from abnirml.evaluation.parallel import make_executor
-
-        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress,
-                        executor=make_executor(config.workers, config.ray_address))
+    with workspace.scorer(config.workers, config.ray_address) as scorer:
         if config.workers == 1 and config.ray_address is None:
-            _preload_uncached(rankers, cache)
+            _preload_uncached(rankers, scorer.cache)
+        candidates = workspace.candidates
         result = run_experiment(
             probes, rankers, context, scorer,
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,
@@ -141,40 +118,15 @@ def run(config: RunConfig) -> RunOutput:
                                                   "scored", "from_cache")},
         "options": {"alpha": config.alpha, "seed": config.seed, "stopwords": config.stopwords,
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
-                    **{k: v for k, v in _public_options(config.options).items()}},
+                    **resolved.public},
+        "families": [get_family(key).describe()
+                     for key in dict.fromkeys(p.family for p in probes)],
+        "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
     run_info.update(analyses)
-    out = None
-    if config.out is not None:
-        out = Path(config.out)
-        write_outputs(out, result, run_info)
-    return RunOutput(result, run_info, out)
-
-
-def _public_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (v if isinstance(v, (str, int, float, bool)) else str(v))
-            for k, v in sorted(options.items()) if not k.startswith("_") and k != "ranker_env"}
-
-
-def write_outputs(out: Path, result: ExperimentResult, run_info: Mapping[str, Any]) -> None:
-    from abnirml.report.files import markdown_report, write_json, write_jsonl
-
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "results.jsonl", result.records)
-    write_jsonl(out / "examples.jsonl", result.examples)
-    write_json(out / "run.json", run_info)
-    write_json(out / "calibration.json",
-               {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
-                       "gaps": [float(g) for g in c.gaps]}
-                for name, c in result.calibrations.items()})
-    (out / "report.md").write_text(markdown_report(result.records, run_info), encoding="utf-8")
-    from abnirml.report.analyses import write_from_result  # scores.npz, report.html, tables/
-
-    write_from_result(out, result, run_info)
-
-
-def config_dict(config: RunConfig) -> dict[str, Any]:
-    return asdict(config)
+    if folder is not None:
+        folder.write(result, run_info)
+    return RunOutput(result, run_info, None if folder is None else folder.path)
 
 
 def _preload_uncached(rankers: list[Any], cache: Any) -> None:

@@ -12,18 +12,6 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
-class Query:
-    qid: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    docno: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class Sample:
     """One pair test ⟨q, d1, d2⟩.
 

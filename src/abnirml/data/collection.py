@@ -73,9 +73,7 @@ def load_collection(spec: str) -> Collection:
         collection.name = DEMO
         return collection
     if spec.startswith("irds:"):
-        from abnirml.data.irds import load_irds
-
-        return load_irds(spec.removeprefix("irds:"))
+        return _load_irds(spec.removeprefix("irds:"))
     path = Path(spec)
     if not path.exists():
         raise InputError("collection not found (expected 'demo', 'irds:<id>' or a directory)",
@@ -157,3 +155,18 @@ def _require(root: Path, names: list[str]) -> Path:
         if (root / name).is_file():
             return root / name
     raise InputError(f"missing required file: expected one of {', '.join(names)}", path=root)
+
+
+def _load_irds(dataset_id: str) -> Collection:
+    """An ``irds:<id>`` collection: judged and first-stage documents only."""
+    from abnirml.data.irds import read_irds
+
+    data = read_irds(dataset_id)
+    queries, docs, qrels, run = data.queries, data.docs, data.qrels, data.run
+    runs: dict[str, Callable[[], Run]] = {"bm25": (lambda: run)} if run else {}
+    collection = Collection(name=dataset_id.replace("/", "_"), queries=queries, docs=docs,
+                            qrels={q: j for q, j in qrels.items() if q in queries}, runs=runs,
+                            source=f"irds:{dataset_id}")
+    collection.skipped["judged_without_text"] = count_missing_judged(queries, docs, qrels)
+    collection.skipped["qrels_unknown_query"] = sum(1 for q in qrels if q not in queries)
+    return collection

@@ -7,17 +7,27 @@ exposed as the run ``bm25`` so it becomes the default candidate set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from abnirml.data.collection import Collection, count_missing_judged
 from abnirml.data.trec import Qrels, Run
 from abnirml.errors import ConfigError, InputError
 
 CANDIDATE_DEPTH = 100
 
 
-def load_irds(dataset_id: str) -> Collection:
+@dataclass(frozen=True)
+class IrdsData:
+    """What ir_datasets provides for one id; :mod:`.collection` builds the Collection (so this
+    module does not import it back)."""
+
+    queries: dict[str, str]
+    docs: dict[str, str]
+    qrels: Qrels
+    run: Run
+
+
+def read_irds(dataset_id: str) -> IrdsData:
     try:
         import ir_datasets
     except ImportError:
@@ -49,13 +59,7 @@ def load_irds(dataset_id: str) -> Collection:
     except (OSError, ConnectionError) as exc:
         raise InputError(f"ir_datasets could not provide {dataset_id!r}: {exc}") from None
     docs = {k: v for k, v in docs.items() if v.strip()}
-    runs: dict[str, Callable[[], Run]] = {"bm25": (lambda: run)} if run else {}
-    collection = Collection(name=dataset_id.replace("/", "_"), queries=queries, docs=docs,
-                            qrels={q: j for q, j in qrels.items() if q in queries}, runs=runs,
-                            source=f"irds:{dataset_id}")
-    collection.skipped["judged_without_text"] = count_missing_judged(queries, docs, qrels)
-    collection.skipped["qrels_unknown_query"] = sum(1 for q in qrels if q not in queries)
-    return collection
+    return IrdsData(queries, docs, qrels, run)
 
 
 def _query_text(query: Any) -> str:

@@ -20,8 +20,8 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
+from abnirml.evaluation.score_file import ScoreStore
 from abnirml.evaluation.statistics import bonferroni_significant, effects, paired_ttest_p
-from abnirml.evaluation.store import ScoreStore
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,8 @@ from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.scoring import Scorer
 from abnirml.evaluation.statistics import bonferroni_significant, summarize
-from abnirml.probes.base import FAMILIES, Probe, ProbeContext, SampleTable, build_table
+from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
+from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import Ranker
 
 ALL = "all"
@@ -35,6 +35,22 @@ class ExperimentConfig:
     deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
     delta_all: float | None = None                               # one δ for every ranker
     examples_per_probe: int = 3
+
+
+@dataclass(frozen=True)
+class ProbeOutline:
+    """What records need to know about a probe: plain data, from a live run or scores.npz."""
+
+    name: str
+    family: str
+    symmetric: bool
+    skipped: Mapping[str, int] = field(default_factory=dict)
+    record_fields: Mapping[str, Any] = field(default_factory=dict)   # copied into each record
+
+    @classmethod
+    def of(cls, probe: Probe, table: SampleTable) -> ProbeOutline:
+        return cls(probe.name, probe.family, probe.symmetric, dict(table.skipped),
+                   dict(table.extra.get("record", {})))
 
 
 @dataclass
@@ -145,8 +161,9 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 score1, score2 = combine([s[r] for r in rows])
             probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade)
 
-    records = build_records(probes, rankers, probe_scores, tables, calibrations, context,
-                            config.alpha)
+    outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
+    records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
+                            context.grade_bands, config.alpha)
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {
@@ -171,42 +188,39 @@ def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]
     return masks
 
 
-def build_records(probes: Sequence[Probe], rankers: Sequence[Ranker],
+def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                   probe_scores: Mapping[tuple[str, str], ProbeScores],
-                  tables: Mapping[str, SampleTable], calibrations: Mapping[str, Calibration],
-                  context: ProbeContext, alpha: float,
+                  calibrations: Mapping[str, Calibration],
+                  grade_bands: Sequence[tuple[str, int, int]], alpha: float,
                   delta_for: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """One record per probe × ranker × subset, Bonferroni-corrected per family.
 
+    Families are ordered as registered; a family's ``record_fields`` adds its own fields.
     ``delta_for`` overrides the calibrated δ (used by the δ sweep).
     """
-    order = {family: i for i, family in enumerate(FAMILIES)}
+    keys = family_keys()
+    order = {family: i for i, family in enumerate(keys)}
     records: list[dict[str, Any]] = []
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
-        table = tables[probe.name]
+        extra_fields = get_family(probe.family).record_fields if probe.family in order else None
         for ranker in rankers:
-            delta = (delta_for or {}).get(ranker.name, calibrations[ranker.name].delta)
-            ps = probe_scores[(probe.name, ranker.name)]
-            for subset, mask in subset_masks(ps.grade, context.grade_bands):
+            delta = (delta_for or {}).get(ranker, calibrations[ranker].delta)
+            ps = probe_scores[(probe.name, ranker)]
+            for subset, mask in subset_masks(ps.grade, grade_bands):
                 s1, s2 = ps.score1[mask], ps.score2[mask]
                 summary = summarize(s1, s2, delta, probe.symmetric)
                 record: dict[str, Any] = {
-                    "probe": probe.name, "family": probe.family, "ranker": ranker.name,
+                    "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
                     "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
                     "mean_diff": _round(summary.mean_diff), "p_value": _round(summary.p_value),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
-                    "skipped": dict(sorted(table.skipped.items())) if subset == ALL else {},
+                    "skipped": dict(sorted(probe.skipped.items())) if subset == ALL else {},
                 }
-                if probe.family == "axiom":
-                    diff = s1 - s2
-                    record.update({
-                        "satisfied": int((diff > 0).sum()), "violated": int((diff < 0).sum()),
-                        "ties": int((diff == 0).sum()), "satisfied_delta": summary.pos,
-                        "violated_delta": summary.neg, "ties_delta": summary.neutral,
-                    })
-                record.update(table.extra.get("record", {}))
+                if extra_fields is not None:
+                    record.update(extra_fields(s1, s2, summary))
+                record.update(probe.record_fields)
                 records.append(record)
     apply_bonferroni(records, alpha)
     return records
@@ -268,10 +282,3 @@ def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = str(value)
     return out
-
-
-def skipped_total(tables: Mapping[str, SampleTable]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for table in tables.values():
-        total.update(table.skipped)
-    return total

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import Ranker, hints
 
@@ -200,34 +200,13 @@ class MaskingConfig:
 
 def run_masking(config: MaskingConfig) -> MaskingResult:
     """Load, build rankers, resolve candidates, analyse and (with ``out``) write the files."""
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache, default_cache_path
-    from abnirml.rankers.registry import RankerEnv, build_ranker
-    from abnirml.text.analyzer import Analyzer
+    from abnirml.evaluation.workspace import SessionSettings, Workspace
 
-    if not config.rankers:
-        raise ConfigError("no ranker given")
-    if config.batch_size is not None and config.batch_size < 1:
-        raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
-    collection = load_collection(config.collection)
-    analyzer = Analyzer(stopwords=config.stopwords)
-    env = RankerEnv(collection=collection, analyzer=analyzer, device=config.device,
-                    batch_size=config.batch_size, seed=config.seed,
-                    allow_pickle=config.allow_pickle)
-    rankers = [build_ranker(spec, env) for spec in config.rankers]
-    names = [r.name for r in rankers]
-    if len(set(names)) != len(names):
-        raise ConfigError("a ranker is given twice")
-    resolved = resolve_candidates(collection, config.candidates, config.candidate_depth,
-                                  env.collection_stats)
-    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           candidates=lambda: resolved.ranking)
-    cache_path = None if config.cache is None else (
-        default_cache_path() if config.cache == "default" else Path(config.cache))
-    with ScoreCache(cache_path) as cache:
-        scorer = Scorer(cache, batch_size=config.batch_size, progress=config.progress)
+    workspace = Workspace(SessionSettings.from_config(config))
+    rankers = workspace.build_rankers(config.rankers)
+    workspace.candidates()       # resolved before scoring starts: a bad run file fails early
+    context = workspace.probe_context()
+    with workspace.scorer() as scorer:
         result = masking_analysis(context, rankers, scorer, mask_token=config.mask_token,
                                   rel_level=config.rel_level)
     if config.out is not None:

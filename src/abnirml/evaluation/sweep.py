@@ -18,7 +18,7 @@ import numpy as np
 
 from abnirml.evaluation.calibration import Calibration
 from abnirml.evaluation.experiment import subset_masks
-from abnirml.evaluation.store import ScoreStore
+from abnirml.evaluation.score_file import ScoreStore
 
 OPERATING_POINT = 50.0
 DEFAULT_PERCENTILES: tuple[float, ...] = tuple(float(p) for p in range(0, 101, 5))

@@ -1,7 +1,8 @@
 """The Probe contract, the context probes read from, and the vectorised sample table.
 
-A probe has a ``name`` (public, e.g. ``mmp:tf:length``), a ``family`` (``mmp``, ``tmp``,
-``dtp`` or ``axiom``), ``symmetric`` (effect counts |diff| > δ only) and
+A probe has a ``name`` (public, e.g. ``mmp:tf:length``), a ``family`` (the key of a
+registered :class:`~abnirml.probes.family.Family`: ``mmp``, ``tmp``, ``dtp``, ``axiom`` or a
+user's), ``symmetric`` (effect counts |diff| > δ only) and
 ``samples(context)``, an iterator of :class:`~abnirml.types.Sample` (or
 :class:`~abnirml.types.Skip` for samples it could not build). Samples must be deterministic
 for a given ``context.seed``.
@@ -21,10 +22,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from abnirml.probes.options import options_from_flat
 from abnirml.text.analyzer import Analyzer
 from abnirml.types import Sample, Skip
-
-FAMILIES = ("mmp", "tmp", "dtp", "axiom")
 
 #: Default relevance bands for the breakdown subsets (TREC DL grading, 0–3).
 DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
@@ -46,8 +46,10 @@ class Probe(Protocol):
 class ProbeContext:
     """Everything a probe may read: the collection, analysis, seed and options.
 
-    ``options`` holds probe settings given on the command line (e.g. ``mmp_tolerance``,
-    ``typo_rate``, ``transfer_data``); probes document the keys they read.
+    ``options`` holds the probe settings a run was given, under the flat names probes have
+    always read (``typo_rate``, ``transfer_data``); :meth:`family_options` gives the same
+    settings typed and validated per family. ``ranker_env`` is the run's ranker environment
+    (for probes that build a ranker, e.g. DocT5Query expansions), None outside a run.
     """
 
     collection: Any
@@ -56,12 +58,28 @@ class ProbeContext:
     options: dict[str, Any] = field(default_factory=dict)
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     candidates: Callable[[], Mapping[str, list[str]]] | None = None
+    ranker_env: Any = None
+    typed_options: dict[str, Any] | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def rng(self, probe_name: str) -> np.random.Generator:
         """A generator seeded by (seed, probe name): independent of which probes run."""
         digest = hashlib.blake2b(f"{self.seed}\x00{probe_name}".encode(), digest_size=8)
         return np.random.default_rng(int.from_bytes(digest.digest(), "little"))
+
+    def family_options(self, family: str, options_type: type | None = None) -> Any:
+        """The typed options of ``family``.
+
+        A run resolves them up front (``typed_options``); a context built by hand parses
+        them from ``options`` on first use, which needs the family's ``options_type``.
+        """
+        if self.typed_options is None:
+            self.typed_options = {}
+        if family not in self.typed_options:
+            if options_type is None:
+                raise RuntimeError(f"no typed options for family {family!r} in this context")
+            self.typed_options[family] = options_from_flat(options_type, family, self.options)
+        return self.typed_options[family]
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
         """Share expensive intermediate results (spaCy parses, term matrices) across probes."""

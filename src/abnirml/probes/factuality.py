@@ -145,7 +145,7 @@ class FactualityProbe:
     family: str = "dtp"
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
-        from abnirml.probes.transfer import load_items, transfer_samples
+        from abnirml.probes.transfer_pairs import load_items, transfer_samples
 
         def build() -> tuple[list[Any] | None, Skip | None]:
             return load_items(lambda: list(factual_pairs(

@@ -13,20 +13,21 @@ counted as ``missing-text``.
 Randomness: each sample draws from its own generator, seeded by (run seed, probe name, qid,
 docno), so a sample never depends on which other samples or probes are built.
 
-Probe options (``--option KEY=VALUE``):
+Probe options (``--option tmp.KEY=VALUE``; the flat names used before still work), typed
+and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
 
-``tmp_sample``
+``tmp.sample`` (formerly ``tmp_sample``)
     Use N judged pairs drawn at random (seeded) instead of all — the same pairs for every
     manipulation probe. Handy for expensive rankers.
-``typo_rate``
+``tmp.typo_rate``
     Probability that a word with a known misspelling is misspelt (default 0.1; see
-    :func:`~abnirml.probes.manipulations.typos`).
-``mask_token``
+    :func:`~abnirml.probes.text_manipulations.typos`).
+``tmp.mask_token``
     The token Only-Q / Drop-Q put in place of terms (default ``[MASK]``). Probe texts are
     shared by all rankers of a run, so one token serves them all; the masking analysis
     (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
-``doct5query_file`` / ``doct5query_source``
-    DocT5Query expansions (see :mod:`abnirml.probes.expansions`).
+``tmp.doct5query_file`` / ``tmp.doct5query_source``
+    DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
 """
 
 from __future__ import annotations
@@ -36,15 +37,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abnirml.errors import ConfigError
-from abnirml.probes import manipulations as m
+from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
+from abnirml.probes.family import CODESPELL, Requirement
+from abnirml.probes.family import SPACY as SPACY_MODULE
+from abnirml.probes.options import setting
 from abnirml.types import Sample, Skip
 
 SPACY = "spacy"
 TYPOS = "typos"
 EXPANSIONS = "expansions"
 DONORS = "donors"
+
+
+@dataclass(frozen=True)
+class ManipulationOptions:
+    sample: int | None = setting(None, minimum=1, legacy="tmp_sample",
+                                 help="use N judged pairs drawn at random (seeded)")
+    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0, legacy="typo_rate",
+                               help="probability that a word with a known misspelling is "
+                                    "misspelt")
+    mask_token: str = setting("[MASK]", legacy="mask_token",
+                              help="the token Only-Q / Drop-Q put in place of terms")
+    doct5query_file: str | None = setting(None, legacy="doct5query_file",
+                                          help="DocT5Query expansions file")
+    doct5query_source: Any = setting(None, legacy="doct5query_source",
+                                     help="a ranker spec or object that writes expansions")
 
 
 @dataclass(frozen=True)
@@ -102,6 +120,12 @@ class ManipulationProbe:
     def label(self) -> str:
         return self.spec.label
 
+    @property
+    def requires(self) -> tuple[Requirement, ...]:
+        """Optional dependencies, checked before a run starts."""
+        return tuple(req for need, req in ((SPACY, SPACY_MODULE), (TYPOS, CODESPELL))
+                     if need in self.spec.needs)
+
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         collection = context.collection
         judged = judged_pairs(context)
@@ -140,12 +164,8 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
     def build() -> list[tuple[str, str, int]]:
         pairs = list(context.collection.judged())
-        size = context.options.get("tmp_sample")
-        if size is None or size == "":
-            return pairs
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise ConfigError(f"tmp_sample must be a positive whole number, got {size!r}")
-        if size >= len(pairs):
+        size = context.family_options("tmp", ManipulationOptions).sample
+        if size is None or size >= len(pairs):
             return pairs
         chosen = context.rng("tmp:sample").choice(len(pairs), size=size, replace=False)
         return [pairs[i] for i in sorted(chosen.tolist())]
@@ -154,16 +174,17 @@ def judged_pairs(context: ProbeContext) -> list[tuple[str, str, int]]:
 
 
 def missing_text(context: ProbeContext) -> int:
-    if context.options.get("tmp_sample"):
+    if context.family_options("tmp", ManipulationOptions).sample:
         return 0
     return int(getattr(context.collection, "skipped", {}).get("judged_without_text", 0))
 
 
 def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.ManipulationContext:
-    """The :class:`~.manipulations.ManipulationContext` a probe needs, built from shared parts."""
+    """The :class:`~.text_manipulations.ManipulationContext` a probe needs, from shared parts."""
+    settings = context.family_options("tmp", ManipulationOptions)
     base = context.memo("tmp:base", lambda: m.ManipulationContext(
         stopwords=context.analyzer.stopword_set, stem=context.analyzer.stem,
-        mask_token=_mask_token(context.options), typo_rate=_typo_rate(context.options)))
+        mask_token=settings.mask_token, typo_rate=settings.typo_rate))
     extra: dict[str, Any] = {}
     if SPACY in needs:
         extra["parses"] = spacy_parses(context)
@@ -192,10 +213,11 @@ def spacy_parses(context: ProbeContext) -> dict[str, Any]:
 
 
 def _expansions(context: ProbeContext) -> dict[str, str]:
-    from abnirml.probes.expansions import expansions_for
+    from abnirml.probes.doct5query_expansions import expansions_for
 
     docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
-    found, _ = expansions_for(context.options, context.collection, docnos)
+    found, _ = expansions_for(context.options, context.collection, docnos,
+                              env=context.ranker_env)
     return found
 
 
@@ -211,22 +233,3 @@ def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
         per_query.setdefault(collection.queries[qid], []).append(text)
         everywhere.setdefault(text)
     return per_query, list(everywhere)
-
-
-def _mask_token(options: dict[str, Any]) -> str:
-    token = options.get("mask_token", m.DEFAULT_MASK)
-    if not isinstance(token, str):
-        token = str(token)
-    return token
-
-
-def _typo_rate(options: dict[str, Any]) -> float:
-    raw = options.get("typo_rate", m.DEFAULT_TYPO_RATE)
-    try:
-        rate = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"typo_rate must be a number in [0, 1], got {raw!r}") from None
-    if not 0.0 <= rate <= 1.0:
-        raise ConfigError(f"typo_rate must be in [0, 1], got {rate}")
-    return rate
-

@@ -14,7 +14,7 @@ Definitions (analysed terms = lowercased, stopped, Porter-stemmed):
 * Sum-TF — the sum of that vector;
 * overlap — Sum-TF / length (compared exactly as fractions).
 
-Controls match exactly by default; ``options["mmp_tolerance"]`` (a number, or a mapping
+Controls match exactly by default; the ``mmp.tolerance`` option (a number, or a mapping
 from control name to number) allows a tolerance, e.g. ``{"length": 2}`` pairs documents
 whose lengths differ by at most 2. TF with Sum-TF (either way round) is omitted: TF
 dominance always changes Sum-TF, so such pairs cannot exist.
@@ -22,6 +22,7 @@ dominance always changes Sum-TF, so such pairs cannot exist.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -29,10 +30,33 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
+from abnirml.probes.options import setting
 from abnirml.types import Sample, Skip
 
 CHARACTERISTICS = ("relevance", "length", "tf", "sumtf", "overlap")
+def _tolerance(value: Any, key: str) -> Any:
+    """A number ≥ 0, or a mapping control → number ≥ 0."""
+    items = value.items() if isinstance(value, Mapping) else [(None, value)]
+    for control, raw in items:
+        where = key if control is None else f"{key}[{control}]"
+        try:
+            number = float(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: {raw!r} is not a number") from None
+        if not math.isfinite(number) or number < 0:
+            raise ConfigError(f"{where} must be a finite number ≥ 0, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class MeasureMatchOptions:
+    tolerance: Any = setting(0, legacy="mmp_tolerance", check=_tolerance,
+                             help="how far the controlled measure may differ (number, or a "
+                                  "mapping control → number; default 0, exact match)")
+
+
 LABELS = {"relevance": "Relevance", "length": "Length", "tf": "TF", "sumtf": "Sum-TF",
           "overlap": "Overlap"}
 _IMPOSSIBLE = {("tf", "sumtf"), ("sumtf", "tf")}
@@ -101,8 +125,8 @@ def measure_collection(context: ProbeContext) -> _Measured:
     return context.memo("mmp:measures", build)
 
 
-def _tolerance(options: Mapping[str, Any], control: str) -> float:
-    raw = options.get("mmp_tolerance", 0)
+def _tolerance(context: ProbeContext, control: str) -> float:
+    raw = context.family_options("mmp", MeasureMatchOptions).tolerance
     if isinstance(raw, Mapping):
         raw = raw.get(control, 0)
     return float(raw)
@@ -157,7 +181,7 @@ class MeasureMatchProbe:
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         measured = measure_collection(context)
-        tol = _tolerance(context.options, self.control)
+        tol = _tolerance(context, self.control)
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("q", "d1", "d2", "i", "j", "o")}
         for q_pos, m in enumerate(measured.queries):
             mask = _control_mask(m, self.control, tol) & _higher_mask(m, self.variable)

@@ -1,47 +1,68 @@
-"""Probe lookup by name or glob (``mmp:*``, ``tmp:shuffle-*``, ``all``).
+"""Probe lookup by name or glob (``mmp:*``, ``tmp:shuffle-*``, a family key, ``all``).
 
-Probe families live in provider modules that expose ``available() -> list[Probe]``; they are
-imported when probes are listed, and must keep heavy imports inside the probes themselves.
-Users add their own probes with :func:`register`.
+The catalogue is every registered family's probes (see :mod:`abnirml.probes.family`) plus
+probes users registered one by one with :func:`register`, in family order.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
-from abnirml.errors import ConfigError, did_you_mean
-from abnirml.probes.base import FAMILIES, Probe
+from abnirml.errors import ConfigError, InputError, did_you_mean
+from abnirml.probes.base import Probe
+from abnirml.probes.family_registry import families, family_keys
 
-_PROVIDERS: list[str] = [
-    "abnirml.probes.measure_match",
-    "abnirml.probes.manipulation",
-    "abnirml.probes.axioms",
-    "abnirml.probes.transfer",
-]
 _EXTRA: list[Probe] = []
 
 
 def register(probe: Probe) -> None:
-    """Make a user-defined probe selectable by its name."""
-    if probe.family not in FAMILIES:
-        raise ConfigError(f"probe {probe.name}: family must be one of {', '.join(FAMILIES)}")
+    """Make a user-defined probe selectable by its name (its family must be registered)."""
+    keys = family_keys()
+    if probe.family not in keys:
+        raise ConfigError(f"probe {probe.name}: family {probe.family!r} is not registered"
+                          f"{did_you_mean(probe.family, keys)}; known: {', '.join(keys)} "
+                          "(abnirml.probes.family_registry.register_family adds one)")
     _EXTRA[:] = [p for p in _EXTRA if p.name != probe.name]
     _EXTRA.append(probe)
 
 
-def add_provider(module: str) -> None:
-    if module not in _PROVIDERS:
-        _PROVIDERS.append(module)
+def unregister(name: str) -> None:
+    """Forget a probe added with :func:`register` (tests, notebooks)."""
+    _EXTRA[:] = [p for p in _EXTRA if p.name != name]
+
+
+@contextmanager
+def scoped_registrations() -> Iterator[None]:
+    """Undo every :func:`register` made inside the block (tests, notebooks)."""
+    saved = list(_EXTRA)
+    try:
+        yield
+    finally:
+        _EXTRA[:] = saved
+
+
+def register_pairs_probe(path: str | Path, name: str | None = None,
+                         symmetric: bool = False) -> str:
+    """Register a transfer probe over a text-pair file (the CLI's ``--pairs``); its name."""
+    from abnirml.probes.transfer import pairs_probe
+
+    if not Path(path).is_file():
+        raise InputError("pairs file not found", path=path)
+    probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
+    register(probe)
+    return probe.name
 
 
 def all_probes() -> list[Probe]:
     probes: list[Probe] = []
-    for module in _PROVIDERS:
-        probes.extend(importlib.import_module(module).available())
+    for family in families():
+        probes.extend(family.probes())
     extra_names = {p.name for p in _EXTRA}
     probes = [p for p in probes if p.name not in extra_names] + list(_EXTRA)
-    order = {family: i for i, family in enumerate(FAMILIES)}
+    order = {key: i for i, key in enumerate(family_keys())}
     return sorted(probes, key=lambda p: order.get(p.family, len(order)))
 
 
@@ -49,12 +70,13 @@ def select_probes(patterns: list[str]) -> list[Probe]:
     """Probes matching any pattern, in catalogue order, each once."""
     catalogue = all_probes()
     names = [p.name for p in catalogue]
+    keys = family_keys()
     chosen: set[str] = set()
     for pattern in patterns or ["all"]:
         pattern = pattern.strip()
         if pattern == "all":
             matched = names
-        elif pattern in FAMILIES:
+        elif pattern in keys:
             matched = [p.name for p in catalogue if p.family == pattern]
         else:
             matched = fnmatch.filter(names, pattern)

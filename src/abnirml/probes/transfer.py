@@ -5,140 +5,45 @@ d1 has it (fluent, formal, simpler, neutral, succinct, factual) and d2 does not,
 positive score means the ranker prefers the text with the characteristic. The paraphrase
 probe is symmetric (neither text is "better"): it counts how often |R(q,d1) − R(q,d2)| > δ.
 
-From pairs to samples (:func:`transfer_samples`), with every discard counted by reason:
+From pairs to samples (:func:`~.transfer_pairs.transfer_samples`), with every discard
+counted by reason:
 
 1. pairs outside the probe's subset (``group``) are ignored — they belong to a sibling probe;
 2. ``identical`` — both texts equal after collapsing white space (no signal);
    ``duplicate`` — the same two texts already formed a sample of this probe;
-3. ``capped`` — beyond ``options["dtp_max_pairs"]`` (a seeded, order-independent choice;
+3. ``capped`` — beyond the ``dtp.max_pairs`` option (a seeded, order-independent choice;
    unset by default), for quick runs;
 4. the query: the source's own (title, question) or a shared noun chunk, see
    :mod:`.transfer_queries` (``no-shared-chunk``, ``no-query-overlap``).
 
 Sources whose data is absent yield one ``Skip("no-data", {"where": …})``; the report then
-says where the data was expected. Options read: ``transfer_data`` (the directory holding
-``mrpc/``, ``jfleg/`` …), ``transfer_online`` (fall back to hub copies), ``dtp_sample_rate``
-(fraction of news articles kept, default 0.1 as in the paper), ``dtp_max_pairs``.
+says where the data was expected. Options (:class:`~.transfer_pairs.TransferOptions`):
+``dtp.data`` (the directory holding ``mrpc/``, ``jfleg/`` …), ``dtp.online`` (fall back to
+hub copies), ``dtp.sample_rate`` (fraction of news articles kept, default 0.1 as in the
+paper), ``dtp.max_pairs``. Probe and data code still read the flat names
+(``transfer_data``) from ``ProbeContext.options``.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.pairs import DataNotFound, TextPair, read_pairs_file
+from abnirml.data.pairs import read_pairs_file
 from abnirml.data.transfer import Keep, Source, check_transfer_data, keep_all
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext
-from abnirml.probes.transfer_queries import (
-    FeatureStore,
-    chunk_query,
-    given_query,
-    texts_needing_parse,
+from abnirml.probes.transfer_pairs import (
+    NEWS_SAMPLE_RATE,
+    TransferOptions,
+    hash_fraction,
+    load_items,
+    transfer_samples,
 )
 from abnirml.types import Sample, Skip
-
-NO_DATA = "no-data"
-IDENTICAL = "identical"
-DUPLICATE = "duplicate"
-CAPPED = "capped"
-NEWS_SAMPLE_RATE = 0.1
-
-
-def feature_store(context: ProbeContext) -> FeatureStore:
-    """The run's shared parse cache (one spaCy parse per distinct text)."""
-    return context.memo("dtp:features", lambda: FeatureStore(context.analyzer.stopword_set))
-
-
-def hash_fraction(key: str) -> float:
-    """A fixed pseudo-random number in [0, 1) per key: the deterministic sub-sample is the
-    keys below the rate, the same for every seed (as in the paper's 10 % news sample)."""
-    digest = hashlib.sha256(key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2.0**64
-
-
-def _seeded_rank(seed: int, key: str) -> bytes:
-    return hashlib.blake2b(f"{seed}\x00cap\x00{key}".encode(), digest_size=8).digest()
-
-
-def _number_option(options: Mapping[str, Any], key: str, kind: type) -> Any:
-    raw = options.get(key)
-    if raw in (None, ""):
-        return None
-    try:
-        return kind(raw)
-    except (TypeError, ValueError):
-        what = "an integer" if kind is int else "a number"
-        raise ConfigError(f"option {key}: {raw!r} is not {what}") from None
-
-
-def _normalised(text: str) -> str:
-    return " ".join(text.split())
-
-
-def transfer_samples(items: Iterable[TextPair | Skip], context: ProbeContext,
-                     symmetric: bool = False, group: str | None = None
-                     ) -> Iterator[Sample | Skip]:
-    """Turn a source's pairs (and its own discards) into samples; see the module docstring."""
-    pairs: list[TextPair] = []
-    seen: set[tuple[str, str]] = set()
-    for item in items:
-        item_group = item.meta.get("group", "") if isinstance(item, Skip) else item.group
-        if group is not None and item_group != group:
-            continue
-        if isinstance(item, Skip):
-            yield item
-            continue
-        first, second = _normalised(item.doc1), _normalised(item.doc2)
-        if first == second:
-            yield Skip(IDENTICAL, {"key": item.key})
-            continue
-        signature = tuple(sorted((first, second))) if symmetric else (first, second)
-        if signature in seen:
-            yield Skip(DUPLICATE, {"key": item.key})
-            continue
-        seen.add(signature)  # type: ignore[arg-type]
-        pairs.append(item)
-
-    limit = _number_option(context.options, "dtp_max_pairs", int)
-    if limit is not None and limit < 0:
-        raise ConfigError(f"dtp_max_pairs must be ≥ 0, got {limit}")
-    if limit is not None and len(pairs) > limit:
-        chosen = set(sorted(range(len(pairs)),
-                            key=lambda i: _seeded_rank(context.seed, pairs[i].key))[:limit])
-        for i in range(len(pairs)):
-            if i not in chosen:
-                yield Skip(CAPPED)
-        pairs = [p for i, p in enumerate(pairs) if i in chosen]
-
-    store = feature_store(context)
-    full, light = texts_needing_parse([(p.query, p.doc1, p.doc2) for p in pairs])
-    store.ensure(full, chunks=True)
-    store.ensure(light, chunks=False)
-    for pair in pairs:
-        if pair.query is None:
-            choice = chunk_query(store, pair.doc1, pair.doc2, context.seed, pair.key)
-        else:
-            choice = given_query(store, pair.query, pair.doc1, pair.doc2)
-        if choice.skip is not None:
-            yield Skip(choice.skip, {"key": pair.key, "query": choice.query})
-            continue
-        meta: dict[str, Any] = {"key": pair.key, "query_source": choice.source}
-        if pair.group:
-            meta["group"] = pair.group
-        meta.update(pair.meta)
-        yield Sample(str(choice.query), pair.doc1, pair.doc2, meta)
-
-
-def load_items(load: Callable[[], Iterable[Any]]) -> tuple[list[Any] | None, Skip | None]:
-    try:
-        return list(load()), None
-    except DataNotFound as exc:
-        return None, Skip(NO_DATA, {"where": exc.where})
 
 
 @dataclass(frozen=True)
@@ -157,17 +62,15 @@ class TransferProbe:
     sample_rate: float | None = None
     family: str = "dtp"
 
-    def _keep(self, options: Mapping[str, Any]) -> Keep:
+    def _keep(self, context: ProbeContext) -> Keep:
         if self.sample_rate is None:
             return keep_all
-        given = _number_option(options, "dtp_sample_rate", float)
+        given = context.family_options("dtp", TransferOptions).sample_rate
         rate = self.sample_rate if given is None else given
-        if not 0.0 < rate <= 1.0:
-            raise ConfigError(f"dtp_sample_rate must be in (0, 1], got {rate}")
         return lambda key: hash_fraction(key) < rate
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
-        keep = self._keep(context.options)
+        keep = self._keep(context)
         items, missing = load_items(lambda: self.source.items(context.options, keep))
         if missing is not None:
             yield missing
@@ -205,21 +108,8 @@ def pairs_probe(name: str, path: str | Path, symmetric: bool = False) -> PairsFi
                           characteristic=label, dataset=Path(path).name)
 
 
-def register_pairs_probe(path: str | Path, name: str | None = None,
-                         symmetric: bool = False) -> str:
-    """Register a :func:`pairs_probe` (the CLI's ``--pairs``); returns its name."""
-    from abnirml.errors import InputError
-    from abnirml.probes.registry import register
-
-    if not Path(path).is_file():
-        raise InputError("pairs file not found", path=path)
-    probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
-    register(probe)
-    return probe.name
-
-
 __all__ = ["PairsFileProbe", "TransferProbe", "available", "check_transfer_data",
-           "hash_fraction", "pairs_probe", "register_pairs_probe", "transfer_samples"]
+           "hash_fraction", "pairs_probe", "transfer_samples"]
 
 
 # --- the catalogue ------------------------------------------------------------------------

@@ -70,6 +70,11 @@ def register(family: str, factory: str | Factory) -> None:
     _FAMILIES[family.lower()] = factory
 
 
+def unregister(family: str) -> None:
+    """Forget a ranker family added with :func:`register` (tests, notebooks)."""
+    _FAMILIES.pop(family.lower(), None)
+
+
 def families() -> list[str]:
     return sorted(_FAMILIES)
 

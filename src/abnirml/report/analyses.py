@@ -21,23 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abnirml.probes.base import FAMILIES
 from abnirml.report.html import Figure, Section, esc, examples_html, page
-from abnirml.report.tables import Table, family_table, to_markdown
-
-RERANKED_DIR = "reranked"
-CANDIDATE_RUN = "candidates.run"
-
-
-def run_file_name(name: str, taken: set[str]) -> str:
-    """A safe, unique file name for a ranker's run (ranker names may hold ``/`` or ``:``)."""
-    base = re.sub(r"[^A-Za-z0-9._+=-]+", "_", name).strip("._") or "ranker"
-    candidate, i = base, 2
-    while candidate + ".run" in taken or candidate + ".run" == CANDIDATE_RUN:
-        candidate, i = f"{base}-{i}", i + 1
-    taken.add(candidate + ".run")
-    return candidate + ".run"
-
+from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
+from abnirml.run_files import CANDIDATE_RUN, RERANKED_DIR
 
 # -- tables -------------------------------------------------------------------------------
 
@@ -151,7 +137,7 @@ def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, S
                       + ". Sample standard deviation over the variants.")
     families = family_variance(variances)
     fam_cells = {(f.group, f.family): f for f in families}
-    order = [f for f in FAMILIES if any(k[1] == f for k in fam_cells)]
+    order = list(dict.fromkeys(k[1] for k in fam_cells))
     frows = [[family, *[("–" if (g, family) not in fam_cells
                          or fam_cells[(g, family)].mean_std is None
                          else f"{fam_cells[(g, family)].mean_std:.3f}") for g in names]]
@@ -231,8 +217,11 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         sections.append(section)
 
     options = run_info.get("options") or {}
-    for family in FAMILIES:
-        table = family_table(records, family)
+    labels = probe_labels(records, run_info)
+    views = family_views(records, run_info)
+    for view in views:
+        family = view.key
+        table = family_table(records, view, labels)
         if table is None:
             continue
         section = Section(f"family-{family}", table.title,
@@ -241,7 +230,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                           f"α = {options.get('alpha', 0.01)}). Samples: per-row sample count.")
         section.tables.append((family, Table("", table.header, table.rows, table.note)))
         section.tinted.add(family)
-        if family == "axiom":
+        if view.layout == "axiom":
             counts_table = axiom_counts_table(records)
             if counts_table is not None:
                 section.tables.append(("axiom-counts", counts_table))
@@ -274,7 +263,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
 
     store_path = directory / "scores.npz"
     if store_path.is_file():
-        sections.append(_sweep_section(directory, store_path, plots))
+        sections.append(_sweep_section(directory, store_path, plots,
+                                       [v.key for v in views]))
 
     groups = run_info.get("variant_groups") or {}
     per_probe, per_family = variance_tables(records, groups)
@@ -330,8 +320,9 @@ def _origin_figure(plots, fractions, subset: str, title: str) -> Figure:
     return Figure(f"Rank origin: {title}", png, f"Rank origin: {title}")
 
 
-def _sweep_section(directory: Path, store_path: Path, plots) -> Section:
-    from abnirml.evaluation.store import load_scores
+def _sweep_section(directory: Path, store_path: Path, plots, families: Sequence[str]
+                   ) -> Section:
+    from abnirml.evaluation.score_file import load_scores
     from abnirml.evaluation.sweep import sweep, sweep_rows
 
     store = load_scores(store_path)
@@ -354,7 +345,7 @@ def _sweep_section(directory: Path, store_path: Path, plots) -> Section:
         section.intro += " No ranker has calibration gaps (every δ was given), so no curves."
         return section
     symmetric = {p.name: p.symmetric for p in store.probes}
-    for family in FAMILIES:
+    for family in families:
         chosen = [p for p in points if p.family == family]
         if chosen:
             _add_figure(section, lambda c=chosen, f=family: Figure(
@@ -398,28 +389,3 @@ def write_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None =
                                            encoding="utf-8")
     written += [directory / "report.md", directory / "report.html"]
     return written
-
-
-def write_from_result(out: Path, result, run_info: Mapping[str, Any]) -> None:
-    """The pipeline's hook: persist per-sample scores and re-rankings, then the reports."""
-    from abnirml.data.trec import write_run
-    from abnirml.evaluation.store import ScoreStore, save_scores
-
-    store = ScoreStore.from_result(result)
-    fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
-    from abnirml.evaluation.store import RankerInfo
-
-    store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
-    save_scores(out / "scores.npz", store)
-    reranked = result.extras.get("reranked") or {}
-    files = (run_info.get("effectiveness") or {}).get("run_files") or {}
-    if reranked and files:
-        folder = out / RERANKED_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        for ranker, run in reranked.items():
-            if ranker in files:
-                write_run(folder / files[ranker], run, tag=_slug(ranker))
-        candidates = result.extras.get("candidate_run")
-        if candidates is not None:
-            write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
-    write_reports(out, result.records, run_info)

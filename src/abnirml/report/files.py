@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import InputError
-from abnirml.probes.base import FAMILIES
 from abnirml.report.axiom_tables import axiom_sections
-from abnirml.report.tables import family_table, to_markdown
+from abnirml.report.tables import family_table, family_views, probe_labels, to_markdown
 
 RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
                  "mean_diff", "p_value", "significant", "delta")
@@ -91,17 +90,22 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
                  f"(two-sided paired t-test, Bonferroni per table, α = "
                  f"{options.get('alpha', 0.01)}).")
-    for family in FAMILIES:
-        if family == "dtp":
+    labels = probe_labels(records, run_info)
+    axiom_lines: list[str] = []
+    for view in family_views(records, run_info):
+        if view.layout == "transfer":
             from abnirml.report.transfer_table import transfer_section
 
             section = transfer_section(records, run_info)
             if section:
                 parts += ["", *section]
             continue
-        table = family_table(records, family)
+        table = family_table(records, view, labels)
         if table is None:
             continue
+        family = view.key
+        if view.layout == "axiom":
+            axiom_lines += axiom_sections([r for r in records if r["family"] == family])
         parts += ["", f"## {table.title}", ""]
         if table.note:
             parts += [table.note, ""]
@@ -109,7 +113,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         skips = _skip_lines(records, family)
         if skips:
             parts += ["", "Skipped samples: " + "; ".join(skips) + "."]
-    parts += axiom_sections(records)
+    parts += axiom_lines
     return "\n".join(parts) + "\n"
 
 

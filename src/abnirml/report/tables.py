@@ -11,19 +11,59 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-FAMILY_TITLES = {
-    "mmp": "Measure-and-Match probes",
-    "tmp": "Textual-manipulation probes",
-    "dtp": "Dataset-transfer probes",
-    "axiom": "Axiomatic diagnostic datasets (probe scores)",
-}
-FAMILY_NOTES = {
-    "mmp": "Positive scores: the ranker prefers the document with the higher variable.",
-    "tmp": "Positive scores: the ranker prefers the manipulated document (d2 is the original).",
-    "dtp": "Positive scores: the ranker prefers d1 (e.g. the fluent, formal or simpler text). "
-           "Symmetric probes (paraphrase) are unsigned, in [0, 1].",
-    "axiom": "Positive scores: the ranker prefers the document the axiom favours.",
-}
+
+@dataclass(frozen=True)
+class FamilyView:
+    """A family as the report sees it: the labels run.json carries (see Family.describe)."""
+
+    key: str
+    title: str
+    positive: str = ""
+    row_header: tuple[str, ...] = ("Probe",)
+    layout: str = "table"
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> FamilyView:
+        return cls(str(value["key"]), str(value.get("title", value["key"])),
+                   str(value.get("positive", "")),
+                   tuple(value.get("row_header") or ("Probe",)),
+                   str(value.get("layout", "table")))
+
+
+def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+                 ) -> list[FamilyView]:
+    """The families to render, in run order, labelled from run.json.
+
+    Output folders written before run.json carried the labels fall back to the families
+    registered in this process, then to the bare key.
+    """
+    views = [FamilyView.from_json(v) for v in run_info.get("families") or []]
+    seen = {v.key for v in views}
+    missing = [k for k in dict.fromkeys(r["family"] for r in records) if k not in seen]
+    if missing:
+        from abnirml.probes.family_registry import family_keys, get_family
+
+        registered = family_keys()
+        for key in sorted(missing, key=lambda k: registered.index(k) if k in registered
+                          else len(registered)):
+            views.append(FamilyView.from_json(get_family(key).describe()) if key in registered
+                         else FamilyView(key, key))
+    return views
+
+
+def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+                 ) -> dict[str, list[str]]:
+    """Row label cells per probe: run.json's, else (older folders) the registered probes'."""
+    labels = {k: list(v) for k, v in (run_info.get("probe_labels") or {}).items()}
+    wanted = {r["probe"] for r in records} - set(labels)
+    if wanted:
+        from abnirml.probes.family_registry import get_family
+        from abnirml.probes.registry import all_probes
+
+        for probe in all_probes():
+            if probe.name in wanted:
+                labels[probe.name] = get_family(probe.family).label_cells(probe)
+    return labels
 
 
 @dataclass(frozen=True)
@@ -44,26 +84,24 @@ def format_score(record: Mapping[str, Any]) -> str:
     return text if record.get("significant") else f"* {text}"
 
 
-def row_label(record: Mapping[str, Any]) -> list[str]:
-    """Row label cells of a record: MMP rows are (variable, control), others the probe name."""
-    probe = record["probe"]
-    if record["family"] == "mmp":
-        from abnirml.probes.measure_match import LABELS
-
-        _, variable, control = probe.split(":")
-        return [LABELS.get(variable, variable), LABELS.get(control, control)]
-    return [probe]
-
-
-def family_table(records: Sequence[Mapping[str, Any]], family: str) -> Table | None:
+def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
+                 labels: Mapping[str, Sequence[str]]) -> Table | None:
+    """Rows: probes (× subsets), columns: rankers; the first row label cell is shown once
+    per run of equal values (the papers' grouping of MMP variables)."""
+    family = view.key
     chosen = [r for r in records if r["family"] == family]
     if not chosen:
         return None
+
+    def row_label(record: Mapping[str, Any]) -> list[str]:
+        return list(labels.get(record["probe"]) or [record["probe"]])
+
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
     subsets = list(dict.fromkeys(r["subset"] for r in chosen))
     with_subsets = len(subsets) > 1
     label_width = len(row_label(chosen[0]))
-    header = (["Variable", "Control"] if family == "mmp" else ["Probe"])[:label_width]
+    header = list(view.row_header)[:label_width]
+    header += [""] * (label_width - len(header))
     if with_subsets:
         header.append("Subset")
     header += [*rankers, "Samples"]
@@ -75,7 +113,7 @@ def family_table(records: Sequence[Mapping[str, Any]], family: str) -> Table | N
     for (_probe, subset), by_ranker in cells.items():
         any_record = next(iter(by_ranker.values()))
         label = row_label(any_record)
-        if family == "mmp" and label[0] == previous_first:
+        if label_width > 1 and label[0] == previous_first:
             label = ["", *label[1:]]
         else:
             previous_first = label[0]
@@ -86,7 +124,7 @@ def family_table(records: Sequence[Mapping[str, Any]], family: str) -> Table | N
         counts = sorted({by_ranker[r]["n"] for r in by_ranker})
         row.append("/".join(f"{c:,}" for c in counts))
         rows.append(row)
-    return Table(FAMILY_TITLES.get(family, family), header, rows, FAMILY_NOTES.get(family, ""))
+    return Table(view.title, header, rows, view.positive)
 
 
 def to_markdown(table: Table) -> str:

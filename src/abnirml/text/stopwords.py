@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from abnirml.errors import InputError
+from abnirml.errors import InputError, MissingExtra
 
 DEFAULT = "default"
 
@@ -26,7 +26,11 @@ def load_stopwords(spec: str = DEFAULT) -> frozenset[str]:
     if spec == "none":
         return frozenset()
     if spec == "spacy":
-        from spacy.lang.en.stop_words import STOP_WORDS
+        try:
+            from spacy.lang.en.stop_words import STOP_WORDS
+        except ImportError:
+            raise MissingExtra("--stopwords spacy needs spaCy: pip install 'abnirml[nlp]'",
+                               "nlp") from None
 
         return frozenset(w.lower() for w in STOP_WORDS)
     path = Path(spec)

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from abnirml.errors import ConfigError
+from abnirml.errors import MissingExtra
 
 _TERM = re.compile(r"[^\W_]+")
 
@@ -41,6 +41,6 @@ def load_misspellings() -> dict[str, tuple[str, ...]]:
         data = resources.files("codespell_lib").joinpath("data", "dictionary.txt")
         text = data.read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
-        raise ConfigError("the typo probe needs codespell's dictionary: "
-                          "pip install 'abnirml[typos]'") from None
+        raise MissingExtra("the typo probe needs codespell's dictionary: "
+                           "pip install 'abnirml[typos]'", "typos") from None
     return parse_dictionary(text)

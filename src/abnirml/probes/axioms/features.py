@@ -278,7 +278,7 @@ def _build(context: ProbeContext, options: AxiomOptions, analyzer: Analyzer) -> 
 
 def _collection_stats(context: ProbeContext, analyzer: Analyzer) -> Any:
     """The rankers' statistics when they use the same analysis, else our own pass."""
-    env = context.options.get("ranker_env")
+    env = context.ranker_env
     if env is not None and getattr(env, "analyzer", None) is not None \
             and env.analyzer.signature == analyzer.signature:
         return env.collection_stats()

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abnirml.errors import ConfigError
+from abnirml.probes.options import setting
 
 DEFAULT_DEPTH = 100
 DEFAULT_LENGTH_TOLERANCE = 10.0
@@ -141,3 +142,46 @@ def _bool(raw: Any, key: str) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{key}: {raw!r} is not a yes/no value")
+
+
+def _duplication_factors(value: Any, key: str) -> Any:
+    parts = value.split(",") if isinstance(value, str) else (
+        list(value) if isinstance(value, (list, tuple)) else [value])
+    for part in parts:
+        try:
+            number = float(part)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}: {part!r} is not a whole number") from None
+        if not math.isfinite(number) or not number.is_integer() or number < 2:
+            raise ConfigError(f"{key}: every duplication factor must be a whole number ≥ 2, "
+                              f"got {part!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class AxiomFamilyOptions:
+    pool: str = setting("candidates", choices=("candidates", "judged"), legacy="axiom_pool",
+                        help="each query's candidates or its judged documents")
+    depth: int = setting(100, minimum=1, legacy="axiom_depth",
+                         help="candidates per query")
+    length_tolerance: float = setting(10.0, minimum=0.0, allow_inf=True,
+                                      words={"any": math.inf, "inf": math.inf,
+                                             "none": math.inf},
+                                      legacy="axiom_length_tolerance",
+                                      help="δ_len in analysed tokens, or 'any'")
+    cap: int | None = setting(5000, minimum=0, legacy="axiom_cap",
+                              help="instances kept per query and axiom (0 or none: all)")
+    lnc2_k: Any = setting("2,3,4", legacy="axiom_lnc2_k", check=_duplication_factors,
+                          help="duplication factors for LNC2")
+    lnc2_max_length: int | None = setting(None, minimum=1, legacy="axiom_lnc2_max_length",
+                                          help="largest duplicated document, in words")
+    stmc2_threshold: float = setting(0.2, minimum=-1.0, maximum=1.0,
+                                     legacy="axiom_stmc2_threshold",
+                                     help="STMC2's minimum similarity of the non-query parts")
+    relevant_grade: int | None = setting(None, legacy="axiom_relevant_grade",
+                                         help="lowest grade counted as relevant")
+    stem: bool | None = setting(None, legacy="axiom_stem", help="Porter-stem terms")
+    embeddings: Any = setting(None, legacy="axiom_embeddings",
+                              help="term vectors (glove-6b-50d or an object)")
+    similarity: Any = setting(None, legacy="axiom_similarity",
+                              help="'cosine' or a callable (A, B) -> similarities")

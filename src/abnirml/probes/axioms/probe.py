@@ -22,7 +22,7 @@ documents the way the relevance grades do (unjudged documents count as grade 0).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,20 +35,95 @@ from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
 from abnirml.types import Sample, Skip
 
-#: Probe suffix → (label, the axiom's claim about the two scores).
-AXIOMS: dict[str, tuple[str, str]] = {
-    "tfc1": ("TFC1", "S(d1) > S(d2)"),
-    "tfc2": ("TFC2", "S(d2) − S(d1) > S(d3) − S(d2)"),
-    "m-tdc": ("M-TDC", "S(d1) ≥ S(d2)"),
-    "lnc1": ("LNC1", "S(d1) ≥ S(d2)"),
-    "lnc2": ("LNC2", "S(d1) ≥ S(d2)"),
-    "tp": ("TP", "S(d1) > S(d2)"),
-    "stmc1": ("STMC1", "S(d1) > S(d2)"),
-    "stmc2": ("STMC2", "S(d1) ≥ S(d2)"),
-    "stmc3": ("STMC3", "S(d1) > S(d2)"),
-}
-
 Instances = tuple[np.ndarray, ...]
+
+
+@dataclass(frozen=True)
+class Axiom:
+    """One axiom as an object (as ir_axioms models them): what it claims, which instances
+    qualify, and how to find them among a query's documents.
+
+    ``shape`` says what an instance is: ``pair`` (d1 favoured over d2), ``triple`` (TFC2:
+    three documents whose score differences are compared) or ``duplicate`` (LNC2: a
+    document and itself repeated k times). ``find(features, data, context)`` returns index
+    arrays into the query's pool; settings come from ``data.options``
+    (:class:`~.options.AxiomOptions`). ``meta(features, a, b)`` adds per-instance metadata.
+    """
+
+    key: str
+    label: str
+    claim: str
+    precondition: str
+    find: Callable[[QueryFeatures, AxiomData, ProbeContext], Instances]
+    shape: str = "pair"
+    meta: Callable[[QueryFeatures, int, int], dict[str, Any]] | None = None
+
+
+def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
+              ) -> tuple[np.ndarray, np.ndarray]:
+    vectors = resolve_vectors(context.options.get("axiom_embeddings"))
+    sim_name, similarity = resolve_similarity(context.options.get("axiom_similarity"))
+    return f.semantic(data.store, vectors, similarity, f"{vectors.name}:{sim_name}")
+
+
+def _lnc2(f: QueryFeatures, data: AxiomData, context: ProbeContext) -> Instances:
+    opts = data.options
+    ks = np.asarray(opts.lnc2_k, dtype=np.int64)
+    docs = np.repeat(np.arange(f.size), ks.size)
+    factors = np.tile(ks, f.size)
+    if opts.lnc2_max_length is not None:
+        keep = f.words[docs] * factors <= opts.lnc2_max_length
+        docs, factors = docs[keep], factors[keep]
+    return docs, factors
+
+
+def _gammas(f: QueryFeatures, a: int, b: int) -> dict[str, Any]:
+    return {"gamma1": float(f.gamma[a]), "gamma2": float(f.gamma[b])}
+
+
+AXIOM_LIST: tuple[Axiom, ...] = (
+    Axiom("tfc1", "TFC1", "S(d1) > S(d2)",
+          "lengths within δ_len; d1 holds every query term at least as often as d2, and "
+          "query terms more often in total",
+          lambda f, data, _: mining.tfc1(f.counts, f.lengths, data.options.length_tolerance)),
+    Axiom("tfc2", "TFC2", "S(d2) − S(d1) > S(d3) − S(d2)",
+          "three documents of lengths within δ_len whose query-term counts grow by the same "
+          "step from d1 to d2 to d3",
+          lambda f, data, _: mining.tfc2(f.counts, f.lengths, data.options.length_tolerance),
+          shape="triple"),
+    Axiom("m-tdc", "M-TDC", "S(d1) ≥ S(d2)",
+          "lengths within δ_len and equal query-term totals; where counts differ, d1 holds "
+          "the rarer (higher-idf) term of a swapped pair more often",
+          lambda f, data, _: mining.m_tdc(f.counts, f.lengths, data.options.length_tolerance,
+                                          data.df(f), f.qtf)),
+    Axiom("lnc1", "LNC1", "S(d1) ≥ S(d2)",
+          "identical query-term counts; d2 is longer (more non-query terms)",
+          lambda f, _data, _ctx: mining.lnc1(f.counts, f.lengths)),
+    Axiom("lnc2", "LNC2", "S(d1) ≥ S(d2)",
+          "d1 is d2 repeated k times (k from axiom.lnc2_k, up to axiom.lnc2_max_length words)",
+          _lnc2, shape="duplicate"),
+    Axiom("tp", "TP", "S(d1) > S(d2)",
+          "both hold two distinct query terms; d1's closest pair of them is nearer together",
+          lambda f, _data, _ctx: mining.tp(f.gamma), meta=_gammas),
+    Axiom("stmc1", "STMC1", "S(d1) > S(d2)",
+          "both cover the same number of distinct query terms; d1's other terms are more "
+          "similar to the query",
+          lambda f, data, ctx: mining.stmc1(f.covered, _semantic(f, data, ctx)[0])),
+    Axiom("stmc2", "STMC2", "S(d1) ≥ S(d2)",
+          "the non-query parts of d1 and d2 are similar (> axiom.stmc2_threshold) and d2 has "
+          "more related non-query terms than d1 has query-term matches",
+          lambda f, data, ctx: mining.stmc2(f.sums, f.nonquery, _semantic(f, data, ctx)[1],
+                                            data.options.stmc2_threshold)),
+    Axiom("stmc3", "STMC3", "S(d1) > S(d2)",
+          "same number of distinct query terms, lengths within δ_len; d1 has more query-term "
+          "occurrences while d2's other terms are more similar to the query",
+          lambda f, data, ctx: mining.stmc3(f.covered, f.sums, f.lengths,
+                                            data.options.length_tolerance,
+                                            _semantic(f, data, ctx)[0])),
+)
+AXIOM_BY_KEY: dict[str, Axiom] = {a.key: a for a in AXIOM_LIST}
+#: Probe suffix → (label, the axiom's claim about the two scores).
+AXIOMS: dict[str, tuple[str, str]] = {a.key: (a.label, a.claim) for a in AXIOM_LIST}
 
 
 def tfc2_differences(scores: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -78,37 +153,20 @@ class AxiomProbe:
     def label(self) -> str:
         return AXIOMS[self.axiom][0]
 
+    @property
+    def definition(self) -> Axiom:
+        return AXIOM_BY_KEY[self.axiom]
+
     def mine(self, features: QueryFeatures, data: AxiomData, context: ProbeContext
              ) -> Instances:
         """Index arrays into the query's pool (LNC2: the document and its factor k)."""
-        opts, f = data.options, features
-        tol = opts.length_tolerance
-        if self.axiom == "tfc1":
-            return mining.tfc1(f.counts, f.lengths, tol)
-        if self.axiom == "tfc2":
-            return mining.tfc2(f.counts, f.lengths, tol)
-        if self.axiom == "m-tdc":
-            return mining.m_tdc(f.counts, f.lengths, tol, data.df(f), f.qtf)
-        if self.axiom == "lnc1":
-            return mining.lnc1(f.counts, f.lengths)
-        if self.axiom == "lnc2":
-            return _lnc2(f, opts)
-        if self.axiom == "tp":
-            return mining.tp(f.gamma)
-        to_query, between = _semantic(f, data, context)
-        if self.axiom == "stmc1":
-            return mining.stmc1(f.covered, to_query)
-        if self.axiom == "stmc2":
-            return mining.stmc2(f.sums, f.nonquery, between, opts.stmc2_threshold)
-        if self.axiom == "stmc3":
-            return mining.stmc3(f.covered, f.sums, f.lengths, tol, to_query)
-        raise ValueError(f"unknown axiom {self.axiom!r}")
+        return self.definition.find(features, data, context)
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         opts = parse_options(context.options, context.grade_bands)
         data = axiom_data(context, opts)
         rng = context.rng(self.name)
-        builder = _TableBuilder(self.axiom, opts)
+        builder = _TableBuilder(self.definition, opts)
         for q_pos, features in enumerate(data.queries):
             found = self.mine(features, data, context)
             count = int(found[0].shape[0])
@@ -126,27 +184,10 @@ class AxiomProbe:
         yield from table_samples(table)
 
 
-def _lnc2(f: QueryFeatures, opts: AxiomOptions) -> Instances:
-    ks = np.asarray(opts.lnc2_k, dtype=np.int64)
-    docs = np.repeat(np.arange(f.size), ks.size)
-    factors = np.tile(ks, f.size)
-    if opts.lnc2_max_length is not None:
-        keep = f.words[docs] * factors <= opts.lnc2_max_length
-        docs, factors = docs[keep], factors[keep]
-    return docs, factors
-
-
-def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
-              ) -> tuple[np.ndarray, np.ndarray]:
-    vectors = resolve_vectors(context.options.get("axiom_embeddings"))
-    sim_name, similarity = resolve_similarity(context.options.get("axiom_similarity"))
-    return f.semantic(data.store, vectors, similarity, f"{vectors.name}:{sim_name}")
-
-
 class _TableBuilder:
     """Accumulates capped instances of all queries into one SampleTable."""
 
-    def __init__(self, axiom: str, options: AxiomOptions):
+    def __init__(self, axiom: Axiom, options: AxiomOptions):
         self.axiom = axiom
         self.options = options
         self.pool: dict[str, int] = {}
@@ -172,7 +213,7 @@ class _TableBuilder:
         doc_index = self._intern(f.texts)
         thr = self.options.relevant_grade
         grades = f.grades
-        if self.axiom == "lnc2":
+        if self.axiom.shape == "duplicate":
             docs, factors = found
             d1 = self._intern([duplicate(f.texts[d], int(k))
                                for d, k in zip(docs.tolist(), factors.tolist(), strict=True)])
@@ -212,14 +253,15 @@ class _TableBuilder:
                     np.int64 if k in ("q", "d1", "d2", "d3") else np.int32)
                 for k, v in self.parts.items()}
         n = int(cols["q"].shape[0])
-        triple = self.axiom == "tfc2"
+        triple = self.axiom.shape == "triple"
+        duplicates = self.axiom.shape == "duplicate"
         agreement = None
-        if self.axiom != "lnc2":
+        if not duplicates:
             agreement = round(self.agree / self.relevant, 6) if self.relevant else None
         record = {
             "instances": n, "instances_uncapped": self.uncapped,
             "instances_relevant": self.relevant,
-            "relevance_agree": None if self.axiom == "lnc2" else self.agree,
+            "relevance_agree": None if duplicates else self.agree,
             "relevance_agreement": agreement,
             "axiom_queries": len(data.queries),
             "axiom_queries_with_instances": self.queries_with_instances,
@@ -230,7 +272,7 @@ class _TableBuilder:
             texts=list(self.pool), query=cols["q"], doc1=cols["d1"], doc2=cols["d2"],
             grade=np.full(n, np.nan), skipped=Counter(data.skipped),
             meta=_MetaView(self.axiom, data.queries, cols),
-            extra={"record": record, "axiom": AXIOMS[self.axiom][0],
+            extra={"record": record, "axiom": self.axiom.label,
                    "features": data.queries,
                    "instances": {"query": cols["o"], "a": cols["a"], "b": cols["b"],
                                  "c": cols["c"]}},
@@ -241,7 +283,7 @@ class _TableBuilder:
 class _MetaView:
     """Rebuilds one sample's metadata on demand (keeps millions of samples cheap)."""
 
-    def __init__(self, axiom: str, queries: list[QueryFeatures], cols: dict[str, np.ndarray]):
+    def __init__(self, axiom: Axiom, queries: list[QueryFeatures], cols: dict[str, np.ndarray]):
         self.axiom = axiom
         self.queries = queries
         self.cols = cols
@@ -250,22 +292,21 @@ class _MetaView:
         f = self.queries[int(self.cols["o"][index])]
         a, b = int(self.cols["a"][index]), int(self.cols["b"][index])
         sums = f.sums
-        meta: dict[str, Any] = {"qid": f.qid, "axiom": AXIOMS[self.axiom][0],
+        meta: dict[str, Any] = {"qid": f.qid, "axiom": self.axiom.label,
                                 "docno1": f.docnos[a], "docno2": f.docnos[b],
                                 "grade1": _grade(f, a), "grade2": _grade(f, b),
                                 "length1": int(f.lengths[a]), "length2": int(f.lengths[b]),
                                 "sumtf1": int(sums[a]), "sumtf2": int(sums[b])}
-        if self.axiom == "lnc2":
+        if self.axiom.shape == "duplicate":
             k = int(self.cols["c"][index])
             meta.update(k=k, length1=k * int(f.lengths[a]), sumtf1=k * int(sums[a]))
-        elif self.axiom == "tfc2":
+        elif self.axiom.shape == "triple":
             c = int(self.cols["c"][index])
             meta.update(docno3=f.docnos[c], grade3=_grade(f, c), length3=int(f.lengths[c]),
                         sumtf3=int(sums[c]), doc3=f.texts[c],
                         scores="S(d2) − S(d1), S(d3) − S(d2)")
-        elif self.axiom == "tp":
-            gamma = f.gamma
-            meta.update(gamma1=float(gamma[a]), gamma2=float(gamma[b]))
+        if self.axiom.meta is not None:
+            meta.update(self.axiom.meta(f, a, b))
         return meta
 
 
@@ -275,4 +316,4 @@ def _grade(f: QueryFeatures, i: int) -> int | None:
 
 
 def all_axiom_probes() -> list[AxiomProbe]:
-    return [AxiomProbe(axiom) for axiom in AXIOMS]
+    return [AxiomProbe(axiom.key) for axiom in AXIOM_LIST]

@@ -48,11 +48,12 @@ def read_expansions(path: str | Path) -> dict[str, str]:
     return read_id_text_tsv(path, "expansion")
 
 
-def resolve_source(options: Mapping[str, Any], collection: Any = None) -> ExpansionSource | None:
+def resolve_source(options: Mapping[str, Any], collection: Any = None,
+                   env: Any = None) -> ExpansionSource | None:
     """The expansion source the options name, or None when they name none.
 
-    A ranker spec is built with the run's ranker environment (``options["ranker_env"]``), or
-    a fresh one over ``collection``.
+    A ranker spec is built with the run's ranker environment ``env``, or a fresh one over
+    ``collection``.
     """
     raw = options.get(SOURCE_OPTION)
     if raw is None or raw == "":
@@ -62,7 +63,7 @@ def resolve_source(options: Mapping[str, Any], collection: Any = None) -> Expans
     if isinstance(raw, str):
         from abnirml.rankers.registry import RankerEnv, build_ranker
 
-        env = options.get("ranker_env") or RankerEnv(collection=collection)
+        env = env or RankerEnv(collection=collection)
         built = build_ranker(raw, env)
         if not isinstance(built, ExpansionSource):
             raise ConfigError(f"{SOURCE_OPTION}={raw}: this ranker cannot write expansions "
@@ -86,8 +87,8 @@ def expand_all(source: ExpansionSource, texts: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def expansions_for(options: Mapping[str, Any], collection: Any,
-                   docnos: Iterable[str]) -> tuple[dict[str, str], str]:
+def expansions_for(options: Mapping[str, Any], collection: Any, docnos: Iterable[str],
+                   env: Any = None) -> tuple[dict[str, str], str]:
     """``document text → expansion`` for the given documents, and where they came from.
 
     The second value is a short description for messages ("" when there is no source).
@@ -99,7 +100,7 @@ def expansions_for(options: Mapping[str, Any], collection: Any,
         by_docno = read_expansions(path)
         found = {docs[d]: by_docno[d] for d in docnos if d in by_docno}
         return found, f"file {path}"
-    source = resolve_source(options, collection)
+    source = resolve_source(options, collection, env)
     if source is not None:
         return expand_all(source, (docs[d] for d in docnos)), type(source).__name__
     return {}, ""

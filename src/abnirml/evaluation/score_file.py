@@ -24,7 +24,12 @@ import numpy as np
 
 from abnirml.errors import InputError
 from abnirml.evaluation.calibration import Calibration
-from abnirml.evaluation.experiment import ExperimentResult, ProbeScores, build_records
+from abnirml.evaluation.experiment import (
+    ExperimentResult,
+    ProbeOutline,
+    ProbeScores,
+    build_records,
+)
 from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
 
 FORMAT = "abnirml-scores"
@@ -48,19 +53,6 @@ class ProbeInfo:
 class RankerInfo:
     name: str
     fingerprint: str = ""
-
-
-@dataclass(frozen=True)
-class _Skipped:
-    """Stands in for a SampleTable where only the skip counts and record extras are read."""
-
-    skipped: dict[str, int]
-    extra: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Context:
-    grade_bands: tuple[tuple[str, int, int], ...]
 
 
 @dataclass
@@ -88,11 +80,11 @@ class ScoreStore:
                 rankers: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Result records exactly as the engine builds them, optionally at other δ."""
         chosen = [r for r in self.rankers if rankers is None or r.name in rankers]
-        tables = {p.name: _Skipped(dict(p.skipped), {"record": json.loads(p.record_extra)})
-                  for p in self.probes}
-        return build_records(self.probes, chosen, self.scores, tables,  # type: ignore[arg-type]
-                             self.calibrations, _Context(self.grade_bands),  # type: ignore[arg-type]
-                             self.alpha, delta_for=delta_for)
+        outlines = [ProbeOutline(p.name, p.family, p.symmetric, dict(p.skipped),
+                                 json.loads(p.record_extra)) for p in self.probes]
+        return build_records(outlines, [r.name for r in chosen], self.scores,
+                             self.calibrations, self.grade_bands, self.alpha,
+                             delta_for=delta_for)
 
     @classmethod
     def from_result(cls, result: ExperimentResult, alpha: float | None = None,

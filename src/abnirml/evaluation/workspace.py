@@ -1,0 +1,108 @@
+"""The session every scoring command shares: collection, analysis, rankers, candidates, cache.
+
+``run``, ``expect`` and ``masking`` used to wire these pieces each in their own way (and
+drift apart: different duplicate-ranker messages, a forgotten batch-size check). A
+:class:`Workspace` builds them once, in one order, with the same checks; candidates are
+resolved only when something asks for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abnirml.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """The settings the scoring commands share (the CLI's ``session_flags``)."""
+
+    collection: str = "demo"
+    stopwords: str = "default"
+    device: str = "cpu"
+    batch_size: int | None = None
+    seed: int = 0
+    allow_pickle: bool = False
+    progress: bool = True
+    candidates: str | None = None
+    candidate_depth: int = 100
+    cache: str | None = "default"          # "default", a path, or None for in-memory
+
+    @classmethod
+    def from_config(cls, config: Any) -> SessionSettings:
+        """The session fields of a RunConfig or MaskingConfig (same names)."""
+        return cls(**{name: getattr(config, name) for name in cls.__dataclass_fields__})
+
+
+class Workspace:
+    """Loaded collection, analyzer and ranker environment, plus lazy candidates and cache."""
+
+    def __init__(self, settings: SessionSettings):
+        from abnirml.data.collection import load_collection
+        from abnirml.rankers.registry import RankerEnv
+        from abnirml.text.analyzer import Analyzer
+
+        if settings.batch_size is not None and settings.batch_size < 1:
+            raise ConfigError(f"batch size must be ≥ 1, got {settings.batch_size}")
+        self.settings = settings
+        self.collection = load_collection(settings.collection)
+        self.analyzer = Analyzer(stopwords=settings.stopwords)
+        self.env = RankerEnv(collection=self.collection, analyzer=self.analyzer,
+                             device=settings.device, batch_size=settings.batch_size,
+                             seed=settings.seed, allow_pickle=settings.allow_pickle,
+                             progress=settings.progress)
+        self._candidates: Any = None
+
+    def build_rankers(self, specs: Sequence[str]) -> list[Any]:
+        """One ranker per spec; an empty list or a ranker named twice is a user error."""
+        from abnirml.rankers.registry import build_ranker
+
+        if not specs:
+            raise ConfigError("no ranker given")
+        rankers = [build_ranker(spec, self.env) for spec in specs]
+        names = [r.name for r in rankers]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"ranker {duplicates[0]!r} given twice")
+        return rankers
+
+    def candidates(self) -> Any:
+        """Each query's candidate documents, resolved on first use."""
+        if self._candidates is None:
+            from abnirml.evaluation.candidates import resolve_candidates
+
+            self._candidates = resolve_candidates(self.collection, self.settings.candidates,
+                                                  self.settings.candidate_depth,
+                                                  self.env.collection_stats)
+        return self._candidates
+
+    def probe_context(self, options: Any = None, **fields: Any) -> Any:
+        """A ProbeContext over this workspace; ``options`` is a ResolvedOptions or None."""
+        from abnirml.probes.base import ProbeContext
+
+        extra: dict[str, Any] = {}
+        if options is not None:
+            extra = {"options": options.flat, "typed_options": options.settings}
+        return ProbeContext(collection=self.collection, analyzer=self.analyzer,
+                            seed=self.settings.seed, ranker_env=self.env,
+                            candidates=lambda: self.candidates().ranking, **extra, **fields)
+
+    @contextmanager
+    def scorer(self, workers: int = 1, ray_address: str | None = None,
+               progress: bool | None = None) -> Iterator[Any]:
+        """A Scorer over the score cache, open for the duration of the block."""
+        from abnirml.evaluation.parallel import make_executor
+        from abnirml.evaluation.scoring import Scorer
+        from abnirml.rankers.cache import ScoreCache, default_cache_path
+
+        cache = self.settings.cache
+        path = None if cache is None else (
+            default_cache_path() if cache == "default" else Path(cache))
+        with ScoreCache(path) as store:
+            yield Scorer(store, batch_size=self.settings.batch_size,
+                         progress=self.settings.progress if progress is None else progress,
+                         executor=make_executor(workers, ray_address))

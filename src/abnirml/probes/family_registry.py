@@ -1,0 +1,145 @@
+"""The registered probe families, and validation of a run's options against them.
+
+Built-in families (:mod:`.catalog`) are registered on first use; users add theirs with
+:func:`register_family`. Options are namespaced by family (``tmp.typo_rate``); the flat
+names used before (``typo_rate``) are still accepted and produce a deprecation note.
+:func:`resolve_options` validates everything a run was given before any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from abnirml.errors import ConfigError, MissingExtra, did_you_mean
+from abnirml.probes.family import Family
+from abnirml.probes.options import parse_settings, settings_fields
+
+_REGISTRY: dict[str, Family] = {}
+_BUILTINS_LOADED: list[bool] = []
+
+
+def _registry() -> dict[str, Family]:
+    if not _BUILTINS_LOADED:
+        _BUILTINS_LOADED.append(True)
+        for family in _builtins():
+            _REGISTRY.setdefault(family.key, family)
+    return _REGISTRY
+
+
+def register_family(family: Family) -> None:
+    """Make a family's probes selectable (``--probe KEY`` or ``KEY:*``) and reportable."""
+    if not family.key or not family.key.replace("_", "").isalnum():
+        raise ConfigError(f"family key {family.key!r}: use letters, digits and _")
+    _registry()[family.key] = family
+
+
+def unregister_family(key: str) -> None:
+    """Forget a user family (tests, notebooks); built-in families come back on next use."""
+    _registry().pop(key, None)
+    if key in {f.key for f in _builtins()}:
+        _BUILTINS_LOADED.clear()
+
+
+def _builtins() -> tuple[Family, ...]:
+    from abnirml.probes.catalog import BUILTIN_FAMILIES
+
+    return BUILTIN_FAMILIES
+
+
+def families() -> list[Family]:
+    """Registered families, built-ins first, then in registration order."""
+    return list(_registry().values())
+
+
+def family_keys() -> list[str]:
+    return list(_registry())
+
+
+def get_family(key: str) -> Family:
+    registry = _registry()
+    if key not in registry:
+        raise ConfigError(f"unknown probe family {key!r}{did_you_mean(key, list(registry))}")
+    return registry[key]
+
+
+# -- options ------------------------------------------------------------------------------
+
+@dataclass
+class ResolvedOptions:
+    """A run's options after validation.
+
+    ``settings`` holds each family's typed options; ``flat`` is the same values under the
+    names probes read from ``ProbeContext.options``; ``public`` the JSON-ready namespaced
+    values for run.json; ``notes`` the deprecation notes to show the user.
+    """
+
+    settings: dict[str, Any]
+    flat: dict[str, Any]
+    public: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve_options(given: Mapping[str, Any]) -> ResolvedOptions:
+    """Validate ``given`` (namespaced or legacy flat keys) against every registered family."""
+    registry = _registry()
+    legacy: dict[str, tuple[str, str]] = {}
+    known: list[str] = []
+    for family in registry.values():
+        for f in settings_fields(family.options):
+            known.append(f"{family.key}.{f.name}")
+            if f.metadata.get("legacy"):
+                legacy[f.metadata["legacy"]] = (family.key, f.name)
+    per_family: dict[str, dict[str, Any]] = {key: {} for key in registry}
+    notes: list[str] = []
+    for key, value in given.items():
+        if "." in key:
+            family_key, _, name = key.partition(".")
+            if family_key not in registry:
+                raise ConfigError(f"unknown option {key!r}: no probe family {family_key!r}"
+                                  f"{did_you_mean(key, known)}")
+        elif key in legacy:
+            family_key, name = legacy[key]
+            notes.append(f"option {key!r} is deprecated; write {family_key}.{name}")
+        else:
+            raise ConfigError(f"unknown option {key!r}{did_you_mean(key, known)}; options "
+                              "are named FAMILY.KEY, e.g. tmp.typo_rate")
+        if name in per_family[family_key]:
+            raise ConfigError(f"option {family_key}.{name} given twice")
+        per_family[family_key][name] = value
+    settings = {key: parse_settings(registry[key].options, values, key)
+                for key, values in per_family.items()}
+    flat: dict[str, Any] = {}
+    public: dict[str, Any] = {}
+    for key, values in per_family.items():
+        fields = {f.name: f for f in settings_fields(registry[key].options)}
+        for name, raw in values.items():
+            value = getattr(settings[key], name)
+            flat[fields[name].metadata.get("legacy") or f"{key}.{name}"] = value
+            public[f"{key}.{name}"] = _public(value, raw)
+    return ResolvedOptions(settings, flat, dict(sorted(public.items())), notes)
+
+
+def _public(value: Any, raw: Any) -> Any:
+    """A JSON value for run.json: the typed value, or as given when JSON cannot hold it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return raw if isinstance(raw, str) else str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def check_requirements(probes: Sequence[Any]) -> None:
+    """Fail before any work when a selected probe's optional dependency is absent."""
+    by_family: dict[str, list[Any]] = {}
+    for probe in probes:
+        by_family.setdefault(probe.family, []).append(probe)
+    problems: list[tuple[str, Any]] = []
+    for key, chosen in by_family.items():
+        problems += get_family(key).missing(chosen)
+    if problems:
+        who, requirement = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MissingExtra(requirement.message(who) + more, requirement.extra)

@@ -1,0 +1,149 @@
+"""Typed, validated probe-family options.
+
+A family's settings are a frozen dataclass whose fields say their type, default and range
+(:func:`setting`). :func:`parse_settings` turns what a user gave (strings from
+``--option family.key=VALUE``, values from Python) into that dataclass, *before* any work:
+an unknown key is rejected with the closest known names, and every number must be finite
+(unless the field allows ∞) and inside its range. Validation lives here once instead of in
+every probe's ``float(options.get(...))``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from abnirml.errors import ConfigError, did_you_mean
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def setting(default: Any, *, help: str, minimum: float | None = None,
+            maximum: float | None = None, above: float | None = None,
+            choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
+            allow_inf: bool = False, legacy: str | None = None,
+            check: Callable[[Any, str], Any] | None = None) -> Any:
+    """A dataclass field of a family's options.
+
+    ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
+    spelled values (``any``, ``none``) to values; ``legacy`` is the flat pre-namespace name
+    still accepted with a deprecation note; ``check(value, key)`` validates (and may
+    normalise) values the generic rules cannot describe.
+    """
+    meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
+            "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
+            "legacy": legacy, "check": check}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def settings_fields(options_type: type) -> list[dataclasses.Field]:
+    return list(dataclasses.fields(options_type))
+
+
+def parse_settings(options_type: type, given: Mapping[str, Any], prefix: str) -> Any:
+    """``options_type`` built from ``given`` (keys without the ``prefix.``), validated."""
+    fields = {f.name: f for f in settings_fields(options_type)}
+    unknown = sorted(set(given) - set(fields))
+    if unknown:
+        known = [f"{prefix}.{name}" for name in fields]
+        key = f"{prefix}.{unknown[0]}"
+        raise ConfigError(f"unknown option {key!r}{did_you_mean(key, known)}")
+    hints = typing.get_type_hints(options_type)
+    values = {name: _convert(given[name], hints[name], fields[name], f"{prefix}.{name}")
+              for name in given}
+    return options_type(**values)
+
+
+def options_from_flat(options_type: type, prefix: str, options: Mapping[str, Any]) -> Any:
+    """``options_type`` from a flat options dict: keys ``prefix.name`` or a field's legacy
+    name; other keys belong to other families and are left alone."""
+    given: dict[str, Any] = {}
+    for f in settings_fields(options_type):
+        legacy = f.metadata.get("legacy")
+        if f"{prefix}.{f.name}" in options:
+            given[f.name] = options[f"{prefix}.{f.name}"]
+        elif legacy and legacy in options:
+            given[f.name] = options[legacy]
+    return parse_settings(options_type, given, prefix)
+
+
+def describe(options_type: type, prefix: str) -> list[tuple[str, str, str]]:
+    """(key, default, help) per setting, for ``abnirml probes --options``-style listings."""
+    return [(f"{prefix}.{f.name}", repr(f.default), f.metadata.get("help", ""))
+            for f in settings_fields(options_type)]
+
+
+def _convert(raw: Any, hint: Any, field: dataclasses.Field, key: str) -> Any:
+    meta = field.metadata
+    if isinstance(raw, str) and raw.strip().lower() in meta.get("words", {}):
+        value = meta["words"][raw.strip().lower()]
+    else:
+        value = _as_type(raw, hint, key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _check_number(float(value), meta, key)
+    choices = meta.get("choices") or ()
+    if choices and value not in choices:
+        raise ConfigError(f"{key} must be one of {', '.join(choices)}, got {raw!r}"
+                          f"{did_you_mean(str(raw), list(choices))}")
+    check = meta.get("check")
+    return check(value, key) if check is not None else value
+
+
+def _as_type(raw: Any, hint: Any, key: str) -> Any:
+    if hint is Any:
+        return raw
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        spelled_none = isinstance(raw, str) and raw.strip().lower() in ("", "none")
+        if (raw is None or spelled_none) and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _as_type(raw, inner[0], key) if len(inner) == 1 else raw
+    if hint is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ConfigError(f"{key}: {raw!r} is not a yes/no value")
+    if hint is int:
+        number = _number(raw, key)
+        if not number.is_integer():
+            raise ConfigError(f"{key}: {raw!r} is not a whole number")
+        return int(number)
+    if hint is float:
+        return _number(raw, key)
+    if hint is str:
+        return raw if isinstance(raw, str) else str(raw)
+    return raw
+
+
+def _number(raw: Any, key: str) -> float:
+    if isinstance(raw, bool):
+        raise ConfigError(f"{key}: {raw!r} is not a number")
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: {raw!r} is not a number") from None
+    if math.isnan(value):
+        raise ConfigError(f"{key}: {raw!r} is not a number")
+    return value
+
+
+def _check_number(value: float, meta: Mapping[str, Any], key: str) -> None:
+    if math.isnan(value) or (math.isinf(value) and not meta.get("allow_inf")):
+        raise ConfigError(f"{key} must be a finite number, got {value}")
+    lo, hi, above = meta.get("minimum"), meta.get("maximum"), meta.get("above")
+    if lo is not None and value < lo:
+        raise ConfigError(f"{key} must be ≥ {lo:g}, got {value:g}")
+    if above is not None and value <= above:
+        raise ConfigError(f"{key} must be > {above:g}, got {value:g}")
+    if hi is not None and value > hi:
+        raise ConfigError(f"{key} must be ≤ {hi:g}, got {value:g}")

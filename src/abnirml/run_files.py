@@ -1,0 +1,36 @@
+"""The names of the files in an ``abnirml run`` output folder, in one place.
+
+Dependency-free so that the engine (which names the re-ranked run files it records in
+run.json), :mod:`abnirml.run_folder` (which writes them) and the report (which reads them)
+agree without importing one another.
+"""
+
+from __future__ import annotations
+
+import re
+
+RESULTS = "results.jsonl"
+EXAMPLES = "examples.jsonl"
+RUN_INFO = "run.json"
+CALIBRATION = "calibration.json"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+SCORES = "scores.npz"
+TABLES_DIR = "tables"
+RERANKED_DIR = "reranked"
+CANDIDATE_RUN = "candidates.run"
+RANK_ORIGIN_CSV = "rank_origin.csv"
+RANK_ORIGIN_JSON = "rank_origin.json"
+#: everything a run (or ``abnirml rank-origin --out`` into it) may leave in the folder
+OWNED = frozenset({RESULTS, EXAMPLES, RUN_INFO, CALIBRATION, REPORT_MD, REPORT_HTML, SCORES,
+                   TABLES_DIR, RERANKED_DIR, RANK_ORIGIN_CSV, RANK_ORIGIN_JSON})
+
+
+def run_file_name(name: str, taken: set[str]) -> str:
+    """A safe, unique file name for a ranker's run (ranker names may hold ``/`` or ``:``)."""
+    base = re.sub(r"[^A-Za-z0-9._+=-]+", "_", name).strip("._") or "ranker"
+    candidate, i = base, 2
+    while candidate + ".run" in taken or candidate + ".run" == CANDIDATE_RUN:
+        candidate, i = f"{base}-{i}", i + 1
+    taken.add(candidate + ".run")
+    return candidate + ".run"

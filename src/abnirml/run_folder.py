@@ -1,0 +1,157 @@
+"""The output directory of ``abnirml run``: the one place that names, writes and reads it.
+
+Writing is all-or-nothing. Everything is written into a temporary sibling directory which
+then replaces ``--out``, so a rerun into the same folder never leaves files of an earlier
+run behind (an axiom table, a rank-origin table or a re-ranked run the new run did not
+produce), and a run killed while writing leaves the previous output whole, never a mix.
+A folder that holds anything but an earlier run's output is refused rather than replaced:
+a user's files are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from abnirml.errors import ConfigError
+from abnirml.run_files import (
+    CALIBRATION,
+    CANDIDATE_RUN,
+    EXAMPLES,
+    OWNED,
+    RERANKED_DIR,
+    RESULTS,
+    RUN_INFO,
+    SCORES,
+)
+
+_STAGING = ".abnirml-staging-"
+_RETIRED = ".abnirml-retired-"
+
+
+class RunFolder:
+    """An ``abnirml run`` output directory."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read_records(self) -> list[dict[str, Any]]:
+        from abnirml.report.files import read_results
+
+        return read_results(self.path / RESULTS)
+
+    def read_run_info(self) -> dict[str, Any]:
+        """run.json, or {} when absent (reports of older runs render without it)."""
+        import json
+
+        from abnirml.errors import InputError
+
+        path = self.path / RUN_INFO
+        if not path.is_file():
+            return {}
+        try:
+            value = json.loads(path.read_text("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise InputError(f"not valid JSON ({error})", path=path) from None
+        if not isinstance(value, dict):
+            raise InputError("expected a JSON object", path=path)
+        return value
+
+    # -- writing ------------------------------------------------------------------------
+
+    def check_replaceable(self) -> None:
+        """Refuse (before any work) a path that is a file or holds files we did not write."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"--out {self.path} is a file, not a directory")
+        if not self.path.is_dir():
+            return
+        foreign = sorted(p.name for p in self.path.iterdir() if p.name not in OWNED)
+        if foreign:
+            raise ConfigError(f"--out {self.path} holds {foreign[0]!r}"
+                              + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
+                              + ", which no abnirml run wrote; choose a new or empty folder")
+
+    def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
+        """Write every output of ``result`` and swap it in place of the folder's contents."""
+        self.check_replaceable()
+        parent = self.path.absolute().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=_STAGING + self.path.name + "-", dir=parent))
+        try:
+            _write_all(staging, result, run_info)
+            self._swap_in(staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+    def _swap_in(self, staging: Path) -> None:
+        target = self.path.absolute()
+        if not target.exists():
+            os.replace(staging, target)
+            return
+        retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.path.name + "-",
+                                        dir=target.parent))
+        retired.rmdir()
+        os.replace(target, retired)      # both renames stay inside one parent directory
+        try:
+            os.replace(staging, target)
+        except BaseException:
+            os.replace(retired, target)  # put the earlier run back
+            raise
+        shutil.rmtree(retired, ignore_errors=True)
+
+
+def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
+    from abnirml.report.analyses import write_reports
+    from abnirml.report.files import write_json, write_jsonl
+
+    write_jsonl(out / RESULTS, result.records)
+    write_jsonl(out / EXAMPLES, result.examples)
+    write_json(out / RUN_INFO, run_info)
+    write_json(out / CALIBRATION,
+               {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
+                       "gaps": [float(g) for g in c.gaps]}
+                for name, c in result.calibrations.items()})
+    _write_scores(out, result, run_info)
+    _write_reranked(out, result, run_info)
+    write_reports(out, result.records, run_info)
+
+
+def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """scores.npz: per-sample scores for δ sweeps and comparisons without rescoring."""
+    from abnirml.evaluation.score_file import RankerInfo, ScoreStore, save_scores
+
+    store = ScoreStore.from_result(result)
+    fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
+    store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
+    save_scores(out / SCORES, store)
+
+
+def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """reranked/*.run: each ranker's re-ranking of the candidates, and the candidates."""
+    from abnirml.data.trec import write_run
+
+    reranked = result.extras.get("reranked") or {}
+    files = (run_info.get("effectiveness") or {}).get("run_files") or {}
+    if not (reranked and files):
+        return
+    folder = out / RERANKED_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for ranker, run in reranked.items():
+        if ranker in files:
+            write_run(folder / files[ranker], run, tag=_slug(ranker))
+    candidates = result.extras.get("candidate_run")
+    if candidates is not None:
+        write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"

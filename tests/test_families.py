@@ -1,0 +1,192 @@
+"""Probe families: a user's family runs and reports like a built-in one; options are typed,
+validated up front and namespaced; optional dependencies are checked before any work."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from abnirml.errors import ConfigError
+from abnirml.pipeline import RunConfig, run
+from abnirml.probes.base import ProbeContext
+from abnirml.probes.family import Family, Requirement
+from abnirml.probes.family_registry import (
+    check_requirements,
+    family_keys,
+    register_family,
+    resolve_options,
+    unregister_family,
+)
+from abnirml.probes.options import setting
+from abnirml.probes.registry import register, unregister
+from abnirml.types import Sample, Skip
+
+
+@dataclass(frozen=True)
+class EchoOptions:
+    queries: int = setting(3, minimum=1, help="how many queries to use")
+
+
+@dataclass
+class EchoProbe:
+    """d1 = the query itself, d2 = a text sharing no term with it: BM25 must prefer d1."""
+
+    name: str = "echo:query-vs-noise"
+    family: str = "echo"
+    symmetric: bool = False
+
+    def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
+        limit = context.family_options("echo").queries
+        for qid in sorted(context.collection.queries)[:limit]:
+            yield Sample(context.collection.queries[qid], context.collection.queries[qid],
+                         "zzzq xxyq wwvq", {"qid": qid})
+        yield Skip("not-applicable")
+
+
+def _gap(score1, score2, summary):
+    return {"largest_gap": float((score1 - score2).max())}
+
+
+ECHO = Family(key="echo", title="Echo probes", positive="Positive: the ranker prefers d1.",
+              options=EchoOptions, probes=lambda: [EchoProbe()], record_fields=_gap)
+
+
+@pytest.fixture()
+def echo_family():
+    register_family(ECHO)
+    yield ECHO
+    unregister_family("echo")
+
+
+def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_family):
+    out = tmp_path / "out"
+    output = run(RunConfig(collection="demo", rankers=["bm25"], probes=["echo"], out=str(out),
+                           delta=0.0, cache=None, progress=False, effectiveness=False,
+                           options={"echo.queries": "2"}))
+    (record,) = [r for r in output.result.records if r["subset"] == "all"]
+    assert (record["family"], record["n"], record["score"]) == ("echo", 2, 1.0)
+    assert record["skipped"] == {"not-applicable": 1}
+    assert record["largest_gap"] > 0                      # the family's own record field
+    info = json.loads((out / "run.json").read_text())
+    assert info["families"] == [ECHO.describe()]
+    assert info["options"]["echo.queries"] == 2           # typed: the string became an int
+
+    unregister_family("echo")                             # the report needs only the folder
+    from abnirml.report.analyses import write_reports
+
+    write_reports(out)
+    report = (out / "report.md").read_text()
+    assert "## Echo probes" in report and "Positive: the ranker prefers d1." in report
+    assert "| echo:query-vs-noise | * +1.00 | 2 |" in report   # n = 2: not significant
+
+
+def test_registering_a_probe_of_an_unknown_family_names_the_known_ones():
+    with pytest.raises(ConfigError, match=r"family 'tpm' is not registered \(did you mean "
+                                          r"tmp.*\); known: mmp, tmp, dtp, axiom"):
+        register(EchoProbe(family="tpm"))
+
+
+def test_a_user_probe_joins_a_registered_family(echo_family):
+    from abnirml.probes.registry import select_probes
+
+    register(EchoProbe(name="echo:second"))
+    try:
+        assert [p.name for p in select_probes(["echo"])] == ["echo:query-vs-noise",
+                                                              "echo:second"]
+    finally:
+        unregister("echo:second")
+    assert "echo" in family_keys()
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"typo_rat": 3}, r"unknown option 'typo_rat'.*did you mean tmp\.typo_rate"),
+    ({"axiom_lenght_tolerance": 5}, r"did you mean axiom\.length_tolerance"),
+    ({"tmp.typo_rat": 0.1}, r"unknown option 'tmp\.typo_rat'.*tmp\.typo_rate"),
+    ({"tpm.typo_rate": 0.1}, r"no probe family 'tpm'"),
+    ({"tmp.typo_rate": 3}, r"tmp\.typo_rate must be ≤ 1, got 3"),
+    ({"tmp.typo_rate": float("nan")}, r"tmp\.typo_rate: nan is not a number"),
+    ({"dtp.sample_rate": "inf"}, r"dtp\.sample_rate must be a finite number"),
+    ({"dtp.sample_rate": 0}, r"dtp\.sample_rate must be > 0"),
+    ({"tmp.sample": 2.5}, r"tmp\.sample: 2\.5 is not a whole number"),
+    ({"mmp.tolerance": {"length": -1}}, r"mmp\.tolerance\[length\] must be a finite number"),
+    ({"axiom.pool": "judgd"}, r"axiom\.pool must be one of candidates, judged.*did you mean"),
+    ({"axiom.lnc2_k": "1,2"}, r"every duplication factor must be a whole number ≥ 2"),
+    ({"typo_rate": 0.1, "tmp.typo_rate": 0.2}, r"tmp\.typo_rate given twice"),
+])
+def test_bad_options_are_rejected_with_one_clear_line(given, message):
+    with pytest.raises(ConfigError, match=message):
+        resolve_options(given)
+
+
+def test_options_are_typed_and_flat_names_still_work_with_a_note():
+    resolved = resolve_options({"typo_rate": "0.25", "axiom.length_tolerance": "any",
+                                "axiom.cap": "none"})
+    assert resolved.settings["tmp"].typo_rate == 0.25
+    assert resolved.settings["tmp"].mask_token == "[MASK]"            # default
+    assert math.isinf(resolved.settings["axiom"].length_tolerance)
+    assert resolved.settings["axiom"].cap is None
+    assert resolved.notes == ["option 'typo_rate' is deprecated; write tmp.typo_rate"]
+    # probes read the flat names they always did
+    assert resolved.flat == {"typo_rate": 0.25, "axiom_length_tolerance": math.inf,
+                             "axiom_cap": None}
+
+
+def test_bad_option_fails_before_any_work(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match=r"did you mean tmp\.typo_rate"):
+        run(RunConfig(collection="/does/not/exist", out=str(out), options={"typo_rat": 3}))
+    assert not out.exists()
+
+
+def test_cli_rejects_a_typo_in_an_option_with_exit_2(capsys):
+    from abnirml.cli import main
+
+    assert main(["run", "--option", "tmp.typo_rat=0.1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did you mean tmp.typo_rate" in err[0]
+
+
+def test_missing_optional_dependency_is_named_with_its_extra(echo_family):
+    needy = Family(key="needy", title="Needy", positive="",
+                   requires=(Requirement("abnirml_no_such_module", "magic", "spells"),))
+    register_family(needy)
+    try:
+        with pytest.raises(ConfigError, match=r"needs abnirml_no_such_module \(spells\): "
+                                              r"pip install 'abnirml\[magic\]'"):
+            check_requirements([EchoProbe(name="needy:x", family="needy")])
+        check_requirements([EchoProbe()])                 # echo needs nothing
+    finally:
+        unregister_family("needy")
+
+
+def test_manipulation_probes_declare_what_they_need():
+    from abnirml.probes.registry import select_probes
+
+    needs = {p.name: {r.module for r in p.requires} for p in select_probes(["tmp"])}
+    assert needs["tmp:shuffle-words"] == set()
+    assert needs["tmp:typos"] == {"codespell_lib"}
+    assert any(modules == {"spacy"} for modules in needs.values())
+
+
+def test_probes_command_lists_every_option_with_its_default(capsys):
+    from abnirml.cli import main
+
+    assert main(["probes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "tmp.typo_rate\t0.1\tprobability that a word with a known misspelling is " \
+           "misspelt" in lines
+    assert any(line.startswith("axiom.length_tolerance\t10.0\t") for line in lines)
+
+
+def test_every_axiom_is_one_object_with_a_claim_and_a_precondition():
+    from abnirml.probes.axioms.probe import AXIOM_LIST, AxiomProbe
+
+    assert [a.label for a in AXIOM_LIST] == ["TFC1", "TFC2", "M-TDC", "LNC1", "LNC2", "TP",
+                                             "STMC1", "STMC2", "STMC3"]
+    assert all(a.claim.startswith("S(") and a.precondition for a in AXIOM_LIST)
+    assert {a.shape for a in AXIOM_LIST} == {"pair", "triple", "duplicate"}
+    assert AxiomProbe("lnc2").definition.shape == "duplicate"

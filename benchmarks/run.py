@@ -23,6 +23,8 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("tmp.py", []),
     ("transfer.py", []),
     ("axioms.py", []),
+    ("ir_axioms_agreement.py", []),
+    ("bootstrap.py", []),
     ("gpu.py", []),          # prints "skipped" without CUDA
 ]
 

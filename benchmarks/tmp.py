@@ -3,7 +3,7 @@
 Prints documents per second for
   * the spaCy step (parsing every judged passage once, batched through ``nlp.pipe``),
   * each manipulation probe on its own (after the shared parses exist),
-  * the whole battery (all 22 probes, spaCy included, building every sample),
+  * the whole battery (every tmp probe, spaCy included, building every sample),
   * the battery end to end with BM25 (sampling, scoring, statistics).
 
 Usage: ``python benchmarks/tmp.py [--data ../shared/data/trec-dl-2019] [--sample N]``
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - start
             battery += seconds
             rows.append(_row(probe.name, len(pairs), seconds))
-        rows.append(_row("whole battery, 22 probes (documents × probes)",
+        rows.append(_row(f"whole battery, {len(available())} probes (documents × probes)",
                          len(pairs) * len(available()), battery + spacy_seconds))
         rows.append(_row("whole battery, per judged document", len(pairs),
                          battery + spacy_seconds))

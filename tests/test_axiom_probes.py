@@ -58,8 +58,8 @@ def q1(*items: str) -> set[tuple[str, ...]]:
     return {("q1", *tuple(item)) for item in items}
 
 
-def test_registry_lists_the_nine_axioms():
-    names = [p.name for p in select_probes(["axiom:*"])]
+def test_registry_lists_the_nine_axioms_first():
+    names = [p.name for p in select_probes(["axiom:*"])][:9]
     assert names == ["axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1", "axiom:lnc2",
                      "axiom:tp", "axiom:stmc1", "axiom:stmc2", "axiom:stmc3"]
     assert {p.family for p in select_probes(["axiom"])} == {"axiom"}
@@ -116,6 +116,20 @@ def test_relevance_statistics_follow_the_grades():
     assert record["relevance_agree"] == 7
     assert record["relevance_agreement"] == pytest.approx(7 / 8)
     assert record["instances"] == record["instances_uncapped"] == 18
+    assert (record["relevance_disagree"], record["relevance_ties"]) == (1, 0)   # ga
+    assert record["relevance_agreement_decided"] == pytest.approx(7 / 8)
+
+
+def test_equal_grades_are_ties_not_disagreement(monkeypatch):
+    # With a and c both grade 2, "ca" (and "ac" if mined) are ordered by no judgment.
+    monkeypatch.setitem(QRELS, "q1", {"a": 2, "c": 2, "b": 0})
+    record = AxiomProbe("tfc1").sample_table(context()).extra["record"]
+    agree, disagree, tie = (record["relevance_agree"], record["relevance_disagree"],
+                            record["relevance_ties"])
+    assert agree + disagree + tie == record["instances_relevant"] == 8
+    assert (agree, disagree, tie) == (6, 1, 1)
+    assert record["relevance_agreement"] == pytest.approx(6 / 8)       # ties count against
+    assert record["relevance_agreement_decided"] == pytest.approx(6 / 7)
 
 
 def test_cap_samples_per_query_and_reports_the_uncapped_count():

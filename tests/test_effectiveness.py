@@ -13,12 +13,12 @@ def test_bm25_run_matches_ir_measures_directly(dl19):
     from abnirml.data.trec import read_qrels, read_run
 
     ours = evaluate(read_run(dl19 / "runs" / "bm25.run"), read_qrels(dl19 / "qrels.txt"))
-    measures = [ir_measures.nDCG @ 10, ir_measures.AP, ir_measures.RR(rel=2)]
+    measures = [ir_measures.nDCG @ 10, ir_measures.AP(rel=2), ir_measures.RR(rel=2)]
     direct = ir_measures.calc_aggregate(
         measures, ir_measures.read_trec_qrels(str(dl19 / "qrels.txt")),
         ir_measures.read_trec_run(str(dl19 / "runs" / "bm25.run")))
     assert ours["nDCG@10"] == pytest.approx(direct[measures[0]], abs=1e-12)
-    assert ours["AP"] == pytest.approx(direct[measures[1]], abs=1e-12)
+    assert ours["AP(rel=2)"] == pytest.approx(direct[measures[1]], abs=1e-12)
     assert ours["RR(rel=2)"] == pytest.approx(direct[measures[2]], abs=1e-12)
     assert 0.3 < ours["nDCG@10"] < 0.7          # BM25 on DL19 passages is about 0.5
 
@@ -28,7 +28,9 @@ def test_small_known_values():
     run = {"q": [("b", 2.0), ("a", 1.0), ("c", 0.5)]}
     values = evaluate(run, qrels)
     assert values["RR(rel=2)"] == pytest.approx(0.5)       # b has grade 1 < 2
-    assert values["AP"] == pytest.approx(1.0)              # AP counts grade ≥ 1
+    # one convention: grade ≥ 2 is relevant, so only a counts (found at rank 2)
+    assert values["AP(rel=2)"] == pytest.approx(0.5)
+    assert evaluate(run, qrels, ["AP"])["AP"] == pytest.approx(1.0)   # rel ≥ 1: both count
     from abnirml.errors import ConfigError
 
     with pytest.raises(ConfigError):

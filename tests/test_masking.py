@@ -108,11 +108,16 @@ def test_cli_writes_csv_and_markdown(tmp_path, capsys):
     with (out / "masking.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["input"] for r in rows] == [ORIGINAL, ONLY_QUERY, DROP_QUERY]
-    assert set(rows[0]) == {"ranker", "input", "mask_token", "queries", NDCG, MAP, MRR}
+    assert set(rows[0]) == {"ranker", "input", "mask_token", "queries", NDCG, MAP, MRR,
+                            "tied", "tie_breaks"}
+    # BM25 scores every Drop-Q document 0: all tied, averaged over random tie-breaks
+    assert float(rows[2]["tied"]) == 1.0 and rows[2]["tie_breaks"] == "10"
     assert all(0.0 <= float(r[NDCG]) <= 1.0 and r["queries"] == "16" for r in rows)
     report = (out / "masking.md").read_text(encoding="utf-8")
     assert "| Ranker | Input | nDCG@10 | MAP (rel=2) | MRR (rel=2) | Queries |" in report
     assert f"| bm25 | Only Q | {100 * float(rows[1][NDCG]):.2f} |" in report
+    assert "bm25 Drop Q: 100.0 % of the candidates tie" in report
+    assert "mean over 10 seeded random tie-breaks" in report and "cannot order" in report
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
@@ -132,3 +137,45 @@ def test_dl19_masking_with_bm25(dl19):
                for s in docs.values())
     assert result.value("bm25", ORIGINAL, NDCG) > result.value("bm25", DROP_QUERY, NDCG)
     assert result.value("bm25", ONLY_QUERY, NDCG) > result.value("bm25", DROP_QUERY, NDCG)
+
+
+def test_ties_are_broken_at_random_not_by_docno(tiny):
+    # Original: MaskCounter scores every document 0. trec_eval's docno order (C, B, A,
+    # descending) would put the relevant A last; random tie-breaks average over all orders.
+    result = analyse(tiny, [MaskCounter()], tie_breaks=400)
+    row = next(r for r in result.rows if r.variant == ORIGINAL)
+    assert row.tied == 1.0 and row.tie_breaks == 400
+    # A is equally likely at ranks 1, 2, 3: E[RR] = (1 + 1/2 + 1/3) / 3
+    assert result.value("mask-counter", ORIGINAL, MRR) == pytest.approx(11 / 18, abs=0.03)
+    assert row.tie_sd[MRR] > 0.2
+    # rankings without ties are evaluated once, exactly as before
+    drop = next(r for r in result.rows if r.variant == DROP_QUERY)
+    assert drop.tied == 0.0 and drop.tie_breaks == 1 and drop.values[MRR] == 1.0
+
+
+@pytest.mark.shared
+def test_dl19_drop_query_bm25_is_no_better_than_random_order(dl19):
+    # Issue #15: with docno tie-breaking Drop-Q BM25 reached nDCG@10 ≈ 28.8 on DL19 against
+    # 22.0 ± 1.6 for random shuffles of the same candidates (~4 SD). Now it must land
+    # within 2 SD of the shuffles.
+    from abnirml.evaluation.masking import MaskingConfig, evaluate, run_masking
+
+    result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"], cache=None,
+                                       progress=False))
+    dropped = result.runs[("bm25", DROP_QUERY)]
+    assert all(s == 0.0 for docs in dropped.values() for s in docs.values())
+    from abnirml.data.collection import load_collection
+
+    qrels = load_collection(str(dl19)).qrels
+    rng = np.random.default_rng(0)
+    shuffles = []
+    for _ in range(30):
+        run = {}
+        for qid, docs in dropped.items():
+            order = rng.permutation(sorted(docs))
+            run[qid] = {d: float(len(order) - i) for i, d in enumerate(order)}
+        shuffles.append(evaluate(run, qrels, [NDCG])[NDCG])
+    mean, sd = float(np.mean(shuffles)), float(np.std(shuffles, ddof=1))
+    value = result.value("bm25", DROP_QUERY, NDCG)
+    assert abs(value - mean) < 2 * sd, (value, mean, sd)
+    assert result.value("bm25", ORIGINAL, NDCG) > mean + 10 * sd

@@ -27,15 +27,22 @@ NAMES = [
     "tmp:swap-noun-chunks", "tmp:replace-with-query", "tmp:add-doct5query",
     "tmp:add-nonrel-sentence", "tmp:prepend-query", "tmp:append-query", "tmp:typos",
     "tmp:duplicate-k2", "tmp:duplicate-k3", "tmp:duplicate-k4", "tmp:only-query",
-    "tmp:drop-query",
+    "tmp:drop-query", "tmp:case-fold", "tmp:delete-sentence-start", "tmp:delete-sentence-end",
+    "tmp:delete-sentence-random", "tmp:add-nonrel-sentence-start",
+    "tmp:shuffle-words-keep-noun-chunks", "tmp:shuffle-words-in-sentences-keep-noun-chunks",
+    "tmp:reverse-noun-chunks", "tmp:swap-number-chunks",
 ]
 ORDER_BLIND = ["tmp:shuffle-words", "tmp:shuffle-words-in-sentences", "tmp:shuffle-prepositions",
                "tmp:shuffle-sentences", "tmp:reverse-words", "tmp:reverse-sentences",
-               "tmp:swap-noun-chunks"]
+               "tmp:swap-noun-chunks", "tmp:shuffle-words-keep-noun-chunks",
+               "tmp:shuffle-words-in-sentences-keep-noun-chunks", "tmp:reverse-noun-chunks",
+               "tmp:swap-number-chunks"]
 NO_SPACY_ORDER = ["tmp:shuffle-words", "tmp:shuffle-words-in-sentences",
                   "tmp:shuffle-sentences", "tmp:reverse-words", "tmp:reverse-sentences"]
 # Removing stopwords or punctuation leaves the analysed terms untouched.
-TERM_PRESERVING = ["tmp:remove-stops", "tmp:remove-punct", "tmp:remove-stops-punct"]
+# Case folding too: the analyzer lowercases every term.
+TERM_PRESERVING = ["tmp:remove-stops", "tmp:remove-punct", "tmp:remove-stops-punct",
+                   "tmp:case-fold"]
 
 
 def probe(name: str) -> ManipulationProbe:

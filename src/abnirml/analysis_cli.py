@@ -41,6 +41,9 @@ def add_parsers(sub) -> None:
     compare.add_argument("--subsets", default="all",
                          help="comma-separated subsets to compare (default: all)")
     compare.add_argument("--out", help="write compare.csv and compare.md here")
+    from abnirml.evaluation.significance import add_arguments as add_stats_arguments
+
+    add_stats_arguments(compare, inherit=True)
 
 
 def cmd_rank_origin(args: argparse.Namespace) -> int:
@@ -129,12 +132,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.alpha is not None:
         check_alpha(args.alpha)
     subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
-    rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets)
-    table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})")
+    from abnirml.evaluation.significance import from_arguments
+
+    stats = from_arguments(args, store_a.stats)
+    rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets, stats)
+    table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})",
+                             stats)
     print(to_markdown(table))
     changed = sum(1 for r in rows if r.significant)
     print(f"\n{changed} of {sum(1 for r in rows if r.p_value is not None)} probe tests differ "
-          "significantly (paired t-test on per-sample effects, Bonferroni).")
+          f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -144,16 +151,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def comparison_table(rows, label_a: str, label_b: str):
+def _test_words(stats) -> str:
+    from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
+
+    correction = CORRECTION_LABELS.get(stats.correction, stats.correction)
+    return f"{TEST_LABELS.get(stats.test, stats.test)}, {correction} correction"
+
+
+def comparison_table(rows, label_a: str, label_b: str, stats=None):
+    from abnirml.evaluation.significance import StatsConfig
     from abnirml.report.tables import Table
+
+    stats = stats if stats is not None else StatsConfig()
 
     def fmt(value):
         return "–" if value is None else f"{value:+.2f}"
 
-    body = [[r.probe, r.subset, str(r.n), fmt(r.score_a), fmt(r.score_b),
+    def interval(r):
+        if r.diff_ci_low is None or r.diff_ci_high is None:
+            return "–"
+        return f"[{r.diff_ci_low:+.2f}, {r.diff_ci_high:+.2f}]"
+
+    body = [[r.probe, r.subset, str(r.n), fmt(r.score_a), fmt(r.score_b), interval(r),
              f"{r.changed:,}", "–" if r.p_value is None else f"{r.p_value:.3g}",
              "yes" if r.significant else "no", r.note] for r in rows]
     return Table("Behaviour comparison", ["Probe", "Subset", "Samples", "Score A", "Score B",
-                                          "Effects changed", "p", "Differs", "Note"], body,
-                 f"{label_a}; {label_b}. Differs: paired t-test over the per-sample effects, "
-                 "Bonferroni-corrected over the compared probes.")
+                                          "B − A interval", "Effects changed", "p", "Differs",
+                                          "Note"], body,
+                 f"{label_a}; {label_b}. Differs: {_test_words(stats)} over the per-sample "
+                 f"effects and the compared probes. B − A interval: "
+                 f"{100 * stats.ci_level:g} % query-clustered bootstrap interval.")

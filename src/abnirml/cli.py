@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
                      help="fixed δ for all rankers or one ranker (skips calibration)")
     run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    from abnirml.evaluation.significance import add_arguments as add_stats_arguments
+
+    add_stats_arguments(run)
     run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
     run.add_argument("--grade-bands", type=parse_grade_bands,
                      help="breakdown subsets, e.g. non-relevant=0-1,relevant=2-3")
@@ -153,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     from abnirml.analysis_cli import add_parsers
 
     add_parsers(sub)
+
+    from abnirml.triples import add_parser as add_triples_parser
+
+    add_triples_parser(sub)
 
     masking = sub.add_parser("masking", parents=[session],
                              help="query-term masking: rank candidates with original, Only-Q "
@@ -212,7 +219,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
         options=options, progress=not args.quiet, examples_per_probe=args.examples,
-        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray)
+        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
+        test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
+        permutations=args.permutations)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 
@@ -328,6 +337,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 COMMANDS["train"] = cmd_train
+
+
+def _export_triples(args: argparse.Namespace) -> int:
+    from abnirml.triples import cmd_export_triples
+
+    return cmd_export_triples(args, dict(parse_option(o) for o in args.option))
+
+
+COMMANDS["export-triples"] = _export_triples
 
 
 if __name__ == "__main__":

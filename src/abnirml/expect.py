@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from abnirml.errors import ConfigError
 
 
@@ -36,6 +38,10 @@ class Expectation:
     neutral: int
     delta: float
     record: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: up to three samples the ranker gets the wrong way round (beyond δ), as dicts with
+    #: query, doc1, doc2, score1, score2 and the sample's metadata
+    counterexamples: tuple[Mapping[str, Any], ...] = field(default=(), repr=False,
+                                                          compare=False)
 
     def describe(self) -> str:
         mark = "significant" if self.significant else "not significant"
@@ -119,8 +125,31 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
             score=float(record["score"]) if record["score"] is not None else float("nan"),
             significant=bool(record["significant"]), p_value=float(record["p_value"]),
             n=int(record["n"]), pos=int(record["pos"]), neg=int(record["neg"]),
-            neutral=int(record["neutral"]), delta=float(record["delta"]), record=record)
+            neutral=int(record["neutral"]), delta=float(record["delta"]), record=record,
+            counterexamples=counterexamples(result, record["probe"], model.name,
+                                            float(record["delta"]),
+                                            bool(record.get("symmetric", False))))
     if not out:
         raise ConfigError(f"no results for subset {subset!r} (probes without graded samples "
                           "only have 'all')")
     return out
+
+
+def counterexamples(result: Any, probe: str, ranker: str, delta: float,
+                    symmetric: bool = False, limit: int = 3) -> tuple[dict[str, Any], ...]:
+    """The first ``limit`` samples whose score difference goes against the probe's sign by
+    more than δ (for a symmetric probe: differs by more than δ), in sample order."""
+    table = result.tables.get(probe)
+    scores = result.probe_scores.get((probe, ranker))
+    if table is None or scores is None or not len(table):
+        return ()
+    diff = scores.score1 - scores.score2
+    wrong = abs(diff) > delta if symmetric else diff < -delta
+    out = []
+    for i in np.flatnonzero(wrong)[:limit].tolist():
+        sample = table.sample(i)
+        out.append({"query": sample.query, "doc1": sample.doc1, "doc2": sample.doc2,
+                    "score1": float(scores.score1[i]), "score2": float(scores.score2[i]),
+                    "meta": dict(sample.meta)})
+    return tuple(out)
+

@@ -13,6 +13,8 @@ from typing import Any
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
+from abnirml.evaluation.significance import StatsConfig
+from abnirml.evaluation.significance import check_config as check_stats
 from abnirml.evaluation.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 
@@ -44,6 +46,17 @@ class RunConfig:
     ray_address: str | None = None
     variant_groups: dict[str, list[str]] = field(default_factory=dict)   # name → ranker specs
     effectiveness: bool = True             # re-rank the candidates and evaluate (needs qrels)
+    test: str = "ttest"                    # significance test (evaluation/significance.py)
+    correction: str = "bonferroni"         # multiple-comparison correction per table
+    bootstrap: int = 1000                  # query-clustered bootstrap resamples (0: no CIs)
+    ci: float = 0.95                       # interval coverage
+    permutations: int = 10_000             # rounds of the permutation test
+
+    def stats(self) -> StatsConfig:
+        return check_stats(StatsConfig(test=self.test, correction=self.correction,
+                                       permutations=self.permutations,
+                                       resamples=self.bootstrap, ci_level=self.ci,
+                                       seed=self.seed))
 
 
 @dataclass
@@ -61,6 +74,7 @@ def run(config: RunConfig) -> RunOutput:
     from abnirml.run_folder import RunFolder
 
     check_alpha(config.alpha)
+    stats = config.stats()
     if config.delta is not None:
         check_delta(config.delta)
     for name, value in config.deltas.items():
@@ -91,7 +105,7 @@ def run(config: RunConfig) -> RunOutput:
         result = run_experiment(
             probes, rankers, context, scorer,
             ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,
-                             examples_per_probe=config.examples_per_probe),
+                             examples_per_probe=config.examples_per_probe, stats=stats),
             candidates() if needs_candidates else None)
         analyses: dict[str, Any] = {}
         if config.effectiveness and collection.qrels:
@@ -99,6 +113,12 @@ def run(config: RunConfig) -> RunOutput:
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
+        from abnirml.evaluation.axiom_breakdown import attach_overlap_split
+
+        attach_overlap_split(result, collection, context.analyzer, config.seed)
+        from abnirml.probes.query_variation import attach_ndcg_change
+
+        attach_ndcg_change(result)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)
@@ -113,6 +133,9 @@ def run(config: RunConfig) -> RunOutput:
                      "calibration_queries": result.calibrations[r.name].queries}
                     for r in rankers],
         "candidates": result.summary.get("candidates"),
+        "statistics": stats.as_dict(),
+        "delta_calibration": calibration_info(config.candidate_depth,
+                                              result.summary.get("candidates")),
         "skipped": skipped,
         "counts": {k: result.summary[k] for k in ("samples", "pair_slots", "unique_pairs",
                                                   "scored", "from_cache")},
@@ -127,6 +150,16 @@ def run(config: RunConfig) -> RunOutput:
     if folder is not None:
         folder.write(result, run_info)
     return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
+    """How δ was calibrated, so a reader can tell it apart from ABNIRML's setting."""
+    from abnirml.evaluation.calibration import TOP
+
+    return {"candidates": candidates, "candidate_depth": depth, "top": TOP,
+            "note": (f"δ = median gap between adjacent scores in each query's top {TOP}, "
+                     f"re-scoring the candidate run cut at depth {depth}; ABNIRML re-ranked "
+                     "the official top-1000 set (--candidate-depth 1000 reproduces it)")}
 
 
 def _preload_uncached(rankers: list[Any], cache: Any) -> None:

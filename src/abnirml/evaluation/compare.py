@@ -6,6 +6,11 @@ differences of effects, Bonferroni-corrected over the compared probes, says whet
 behaves differently from A on that probe. Effects rather than raw score differences are
 compared because two models' scores live on different scales; δ puts them on one.
 
+The test and correction are the run's (``--test``, ``--correction``; paired t-test and
+Bonferroni by default) or chosen for the comparison, through the same machinery as the
+run's records (:mod:`.significance`); the difference of the two scores gets a
+query-clustered bootstrap interval.
+
 Samples are matched by the digest stored with each probe's scores: two runs built from the
 same collection, probes, options and seed produce identical samples. Probes whose samples
 differ are reported as such and not tested.
@@ -21,7 +26,8 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
-from abnirml.evaluation.statistics import bonferroni_significant, effects, paired_ttest_p
+from abnirml.evaluation.significance import StatsConfig, p_value, significant
+from abnirml.evaluation.statistics import effects
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class ProbeComparison:
     p_value: float | None
     significant: bool
     note: str = ""
+    diff_ci_low: float | None = None     # interval of score B − score A (queries resampled)
+    diff_ci_high: float | None = None
 
 
 def pick_ranker(store: ScoreStore, name: str | None, which: str) -> str:
@@ -54,10 +62,16 @@ def pick_ranker(store: ScoreStore, name: str | None, which: str) -> str:
 
 
 def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: str,
-            alpha: float | None = None, subsets: Sequence[str] = ("all",)
-            ) -> list[ProbeComparison]:
-    """Per probe (and subset): both scores, how many effects changed, and the paired test."""
+            alpha: float | None = None, subsets: Sequence[str] = ("all",),
+            stats: StatsConfig | None = None) -> list[ProbeComparison]:
+    """Per probe (and subset): both scores, how many effects changed, and the paired test.
+
+    ``stats`` (test, correction, intervals) defaults to the settings A was run with.
+    """
+    from abnirml.evaluation.bootstrap import clustered_ci
+
     alpha = store_a.alpha if alpha is None else alpha
+    stats = store_a.stats if stats is None else stats
     delta_a = store_a.calibrations[ranker_a].delta
     delta_b = store_b.calibrations[ranker_b].delta
     probes_b = {p.name: p for p in store_b.probes}
@@ -85,18 +99,27 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
                 continue
             ea, eb = eff_a[mask], eff_b[mask]
             n = int(ea.shape[0])
+            cluster = None if a.cluster is None else a.cluster[mask]
+            key = ("compare", probe.name, subset)
+            p = p_value(eb, ea, 0.0, False, stats, cluster, key) if n else None
+            interval = clustered_ci(eb - ea, cluster, stats.resamples, stats.ci_level,
+                                    stats.seed, key)
+            low, high = (None, None) if interval is None else (float(interval[0]),
+                                                               float(interval[1]))
             out.append(ProbeComparison(
                 probe.name, probe.family, subset, n,
                 float(ea.mean()) if n else None, float(eb.mean()) if n else None,
-                int((ea != eb).sum()), paired_ttest_p(ea, eb) if n else None, False))
+                int((ea != eb).sum()), p, False, "", low, high))
     for name in sorted({p.name for p in store_b.probes} - {p.name for p in store_a.probes}):
         info = probes_b[name]
         out.append(ProbeComparison(name, info.family, "all", 0, None, None, 0, None, False,
                                    "only in B"))
     tested = [i for i, c in enumerate(out) if c.p_value is not None and c.n >= 2]
-    flags = bonferroni_significant([out[i].p_value for i in tested], alpha)  # type: ignore[misc]
+    flags = significant([out[i].p_value for i in tested], alpha,  # type: ignore[misc]
+                        stats.correction)
     for i, flag in zip(tested, flags, strict=True):
         c = out[i]
         out[i] = ProbeComparison(c.probe, c.family, c.subset, c.n, c.score_a, c.score_b,
-                                 c.changed, c.p_value, bool(flag), c.note)
+                                 c.changed, c.p_value, bool(flag), c.note, c.diff_ci_low,
+                                 c.diff_ci_high)
     return out

@@ -1,7 +1,10 @@
 """Effectiveness next to behaviour, and whether axiom fulfilment tracks it (Rennings et al.).
 
 Each ranker re-ranks the collection's candidate run; nDCG@10, MAP and MRR are computed with
-``ir_measures`` (MRR counts grade ≥ 2 as relevant, as ABNIRML does on TREC DL). Across
+``ir_measures``. One relevance convention everywhere (here and in the masking analysis):
+the binary measures count grade ≥ 2 as relevant (``REL_LEVEL``), as ABNIRML and Rau & Kamps
+do on TREC DL, and their names say so (``AP(rel=2)``, ``RR(rel=2)``). nDCG uses the grades.
+Across
 rankers, the fraction of axiom instances a ranker satisfies is then correlated with each
 measure (Kendall's τ and Pearson's r) — Rennings et al. report such a correlation between
 axiomatic scores and MAP.
@@ -18,8 +21,10 @@ from typing import Any
 
 from abnirml.data.trec import Qrels, Run
 
-DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP", "RR(rel=2)")
-LABELS = {"nDCG@10": "nDCG@10", "AP": "MAP", "RR(rel=2)": "MRR (rel ≥ 2)"}
+REL_LEVEL = 2     # binary measures: grade ≥ 2 is relevant (TREC DL, ABNIRML, Rau & Kamps)
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", f"AP(rel={REL_LEVEL})", f"RR(rel={REL_LEVEL})")
+LABELS = {"nDCG@10": "nDCG@10", "AP(rel=2)": "MAP (rel ≥ 2)", "RR(rel=2)": "MRR (rel ≥ 2)",
+          "AP": "MAP (rel ≥ 1)"}
 
 
 def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES

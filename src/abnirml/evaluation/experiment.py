@@ -21,7 +21,14 @@ import numpy as np
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.scoring import Scorer
-from abnirml.evaluation.statistics import bonferroni_significant, summarize
+from abnirml.evaluation.significance import (
+    StatsConfig,
+    adjust,
+    p_value,
+    record_fields,
+    significant,
+)
+from abnirml.evaluation.statistics import summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import Ranker
@@ -35,6 +42,7 @@ class ExperimentConfig:
     deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
     delta_all: float | None = None                               # one δ for every ranker
     examples_per_probe: int = 3
+    stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,8 @@ class ProbeScores:
     score1: np.ndarray
     score2: np.ndarray
     grade: np.ndarray
+    cluster: np.ndarray | None = None   # per-sample query code (bootstrap clusters); None: own
+    queries: tuple[str, ...] = ()       # query text of each cluster code (per-query tables)
 
 
 @dataclass
@@ -98,7 +108,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         columns = [table.doc1, table.doc2, *table.more_docs]
         q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
         docs = [local[c] if len(table) else np.zeros(0, dtype=np.int64) for c in columns]
-        codes[name] = (q, np.stack(docs))
+        queries = [q] * len(columns)
+        if table.query1 is not None and len(table):
+            queries[0] = local[table.query1]          # doc1 scored with its own query (qvp)
+        codes[name] = (np.stack(queries), np.stack(docs))
         slots += len(columns) * len(table)
 
     needs_calibration = [r for r in rankers
@@ -115,7 +128,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             slots += len(d_ids)
 
     base = max(len(interner.ids), 1)
-    all_codes = [q * base + d for q, docs in codes.values() for d in docs]
+    all_codes = [q * base + d for qs, docs in codes.values()
+                 for q, d in zip(qs, docs, strict=True)]
     all_codes += [q * base + d for q, d in calib_codes.values()]
     flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
     unique, inverse = np.unique(flat, return_inverse=True)
@@ -152,6 +166,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     for probe in probes:
         rows = offsets[probe.name]
         grade = tables[probe.name].grade
+        # samples of one query text form one cluster (the unit the bootstrap resamples)
+        used, cluster = np.unique(tables[probe.name].query, return_inverse=True)
+        cluster = cluster.reshape(-1)
+        queries = tuple(tables[probe.name].texts[i] for i in used.tolist())
         combine = tables[probe.name].combine
         for ranker in rankers:
             s = unique_scores[ranker.name]
@@ -159,11 +177,12 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 score1, score2 = s[rows[0]], s[rows[1]]
             else:
                 score1, score2 = combine([s[r] for r in rows])
-            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade)
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
+                                                                  queries)
 
     outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
-                            context.grade_bands, config.alpha)
+                            context.grade_bands, config.alpha, stats=config.stats)
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {
@@ -173,7 +192,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "scored": scorer.scored, "from_cache": scorer.reused,
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
-        "alpha": config.alpha, "grade_bands": [list(b) for b in context.grade_bands],
+        "alpha": config.alpha, "stats": config.stats.as_dict(),
+        "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
 
@@ -192,12 +212,15 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                   probe_scores: Mapping[tuple[str, str], ProbeScores],
                   calibrations: Mapping[str, Calibration],
                   grade_bands: Sequence[tuple[str, int, int]], alpha: float,
-                  delta_for: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
-    """One record per probe × ranker × subset, Bonferroni-corrected per family.
+                  delta_for: Mapping[str, float] | None = None,
+                  stats: StatsConfig | None = None) -> list[dict[str, Any]]:
+    """One record per probe × ranker × subset, corrected per family (Bonferroni by default).
 
     Families are ordered as registered; a family's ``record_fields`` adds its own fields.
-    ``delta_for`` overrides the calibrated δ (used by the δ sweep).
+    ``delta_for`` overrides the calibrated δ (used by the δ sweep); ``stats`` chooses test,
+    correction, intervals and their seed (:mod:`.significance`; None: the defaults).
     """
+    stats = stats if stats is not None else StatsConfig()
     keys = family_keys()
     order = {family: i for i, family in enumerate(keys)}
     records: list[dict[str, Any]] = []
@@ -209,11 +232,15 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
             for subset, mask in subset_masks(ps.grade, grade_bands):
                 s1, s2 = ps.score1[mask], ps.score2[mask]
                 summary = summarize(s1, s2, delta, probe.symmetric)
+                cluster = None if ps.cluster is None else ps.cluster[mask]
+                key = (probe.name, subset)
+                p = summary.p_value if stats.test == "ttest" else p_value(
+                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
                     "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
-                    "mean_diff": _round(summary.mean_diff), "p_value": _round(summary.p_value),
+                    "mean_diff": _round(summary.mean_diff), "p_value": _round(p),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
                     "skipped": dict(sorted(probe.skipped.items())) if subset == ALL else {},
@@ -221,22 +248,30 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 if extra_fields is not None:
                     record.update(extra_fields(s1, s2, summary))
                 record.update(probe.record_fields)
+                record.update({name: _round(value) for name, value in record_fields(
+                    s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 records.append(record)
-    apply_bonferroni(records, alpha)
+    apply_bonferroni(records, alpha, stats.correction)
     return records
 
 
-def apply_bonferroni(records: list[dict[str, Any]], alpha: float) -> None:
-    """Mark significance per table (= probe family) over every test with n ≥ 2."""
+def apply_bonferroni(records: list[dict[str, Any]], alpha: float,
+                     correction: str = "bonferroni") -> None:
+    """Mark significance per table (= probe family) over every test with n ≥ 2.
+
+    The name is historical: ``correction`` picks Bonferroni (default), Holm, BH or none.
+    """
     by_family: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         if record["n"] >= 2:
             by_family.setdefault(record["family"], []).append(record)
     for group in by_family.values():
-        flags = bonferroni_significant([r["p_value"] for r in group], alpha)
-        for record, flag in zip(group, flags, strict=True):
+        p_values = [r["p_value"] for r in group]
+        flags = significant(p_values, alpha, correction)
+        for record, flag, p_adj in zip(group, flags, adjust(p_values, correction), strict=True):
             record["significant"] = bool(flag)
             record["tests_in_table"] = len(group)
+            record["p_adjusted"] = _round(p_adj)
 
 
 def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],

@@ -10,8 +10,13 @@ measures count grades ≥ ``rel_level`` (2 by default, the TREC DL convention) a
 The mask token is the ranker's own (``RankerHints.mask_token``, ``[MASK]`` unless a ranker
 says otherwise), or one token for every ranker when given. Query terms are matched as the
 lexical analysis matches them: lowercased and Porter-stemmed (stopwords of the query count
-as query terms too). Ties in the scores (every Drop-Q document scores 0 for BM25) are broken
-the way ``trec_eval`` breaks them.
+as query terms too).
+
+Ties in the scores (every Drop-Q document scores 0 for BM25) are *not* broken by docno as
+``trec_eval`` would: that order is arbitrary and on TREC DL 2019 it lands ~4 SD above a
+random ordering. A ranking with ties is evaluated as the mean over seeded random
+tie-breaks (:mod:`.ties`); the output states the share of tied documents and the SD over
+tie-breaks, so a ranker that cannot order the candidates at all shows as such.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.effectiveness import REL_LEVEL
+from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import Ranker, hints
@@ -34,7 +41,7 @@ ONLY_QUERY = "only-query"
 DROP_QUERY = "drop-query"
 VARIANTS = (ORIGINAL, ONLY_QUERY, DROP_QUERY)
 VARIANT_LABELS = {ORIGINAL: "Original", ONLY_QUERY: "Only Q", DROP_QUERY: "Drop Q"}
-DEFAULT_REL_LEVEL = 2
+DEFAULT_REL_LEVEL = REL_LEVEL     # one convention with the run's effectiveness table
 
 Run = dict[str, dict[str, float]]
 
@@ -46,6 +53,9 @@ class MaskingRow:
     mask_token: str
     queries: int
     values: Mapping[str, float]     # measure name → value in [0, 1]
+    tied: float = 0.0               # share of candidates whose score ties with another's
+    tie_breaks: int = 1             # random tie-breaks averaged (1: no ties)
+    tie_sd: Mapping[str, float] = field(default_factory=dict)   # SD over the tie-breaks
 
 
 @dataclass
@@ -78,7 +88,8 @@ def masked_document(variant: str, query: str, document: str,
 
 def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: Any, *,
                      mask_token: str | None = None,
-                     rel_level: int = DEFAULT_REL_LEVEL) -> MaskingResult:
+                     rel_level: int = DEFAULT_REL_LEVEL,
+                     tie_breaks: int = DEFAULT_TIE_BREAKS) -> MaskingResult:
     """Score every query's candidates in the three variants with every ranker; evaluate.
 
     ``scorer`` is an :class:`~abnirml.evaluation.scoring.Scorer` (scores go through the cache).
@@ -108,9 +119,12 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
             for (qid, docno), score in zip(keys, scores, strict=True):
                 run.setdefault(qid, {})[docno] = float(score)
             result.runs[(ranker.name, variant)] = run
-            values = evaluate(run, qrels, measures)
+            broken = evaluate_without_tie_order(
+                run, lambda r: evaluate(r, qrels, measures), measures, context.seed,
+                tie_breaks, f"{ranker.name}/{variant}")
             result.rows.append(MaskingRow(ranker.name, variant, token,
-                                          len(set(run) & set(qrels)), values))
+                                          len(set(run) & set(qrels)), broken.mean,
+                                          broken.tied, broken.tie_breaks, broken.sd))
     return result
 
 
@@ -146,10 +160,12 @@ def write_outputs(out: Path, result: MaskingResult) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with (out / "masking.csv").open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["ranker", "input", "mask_token", "queries", *result.measures])
+        writer.writerow(["ranker", "input", "mask_token", "queries", *result.measures,
+                         "tied", "tie_breaks"])
         for row in result.rows:
             writer.writerow([row.ranker, row.variant, row.mask_token, row.queries,
-                             *(f"{row.values[name]:.6f}" for name in result.measures)])
+                             *(f"{row.values[name]:.6f}" for name in result.measures),
+                             f"{row.tied:.6f}", row.tie_breaks])
     (out / "masking.md").write_text(markdown(result), encoding="utf-8")
 
 
@@ -166,7 +182,21 @@ def markdown(result: MaskingResult) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     tokens = sorted({(row.ranker, row.mask_token) for row in result.rows})
     lines += ["", "Mask token: " + ", ".join(f"{r} `{t}`" for r, t in tokens) + "."]
+    lines += [tie_note(row, result.measures) for row in result.rows if row.tied > 0]
     return "\n".join(lines) + "\n"
+
+
+def tie_note(row: MaskingRow, measures: Sequence[str]) -> str:
+    """Say when a value is an average over random tie-breaks, and when it means nothing."""
+    label = f"{row.ranker} {VARIANT_LABELS.get(row.variant, row.variant)}"
+    spread = ", ".join(f"{_title(m)} ± {100 * row.tie_sd.get(m, 0.0):.2f}" for m in measures)
+    text = (f"\n{label}: {100 * row.tied:.1f} % of the candidates tie with another candidate's "
+            f"score; values are the mean over {row.tie_breaks} seeded random tie-breaks "
+            f"(SD {spread}), not trec_eval's docno order.")
+    if row.tied >= 0.999:
+        text += " Every score ties: the ranker cannot order these documents, so the values " \
+                "are those of a random ordering."
+    return text
 
 
 def _title(measure: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from abnirml.evaluation.experiment import (
     ProbeScores,
     build_records,
 )
+from abnirml.evaluation.significance import StatsConfig
 from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
 
 FORMAT = "abnirml-scores"
@@ -65,6 +66,7 @@ class ScoreStore:
     calibrations: dict[str, Calibration]
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     alpha: float = 0.01
+    stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals
 
     @property
     def ranker_names(self) -> list[str]:
@@ -84,11 +86,12 @@ class ScoreStore:
                                  json.loads(p.record_extra)) for p in self.probes]
         return build_records(outlines, [r.name for r in chosen], self.scores,
                              self.calibrations, self.grade_bands, self.alpha,
-                             delta_for=delta_for)
+                             delta_for=delta_for, stats=self.stats)
 
     @classmethod
     def from_result(cls, result: ExperimentResult, alpha: float | None = None,
-                    grade_bands: Sequence[Sequence[Any]] | None = None) -> ScoreStore:
+                    grade_bands: Sequence[Sequence[Any]] | None = None,
+                    stats: StatsConfig | None = None) -> ScoreStore:
         summary = result.summary
         bands = grade_bands if grade_bands is not None else summary.get("grade_bands")
         first: dict[str, dict[str, Any]] = {}
@@ -108,7 +111,20 @@ class ScoreStore:
         return cls(probes=probes, rankers=rankers, scores=dict(result.probe_scores),
                    calibrations=dict(result.calibrations),
                    grade_bands=_bands(bands) if bands is not None else DEFAULT_GRADE_BANDS,
-                   alpha=float(alpha if alpha is not None else summary.get("alpha", 0.01)))
+                   alpha=float(alpha if alpha is not None else summary.get("alpha", 0.01)),
+                   stats=stats if stats is not None else _stats(summary.get("stats"),
+                                                                summary.get("seed", 0)))
+
+
+def _stats(raw: Mapping[str, Any] | None, seed: int) -> StatsConfig:
+    """A StatsConfig from its ``as_dict`` form (files without one get the defaults)."""
+    if not raw:
+        return StatsConfig(seed=int(seed))
+    return StatsConfig(test=str(raw.get("test", "ttest")),
+                       correction=str(raw.get("correction", "bonferroni")),
+                       permutations=int(raw.get("permutations", 10_000)),
+                       resamples=int(raw.get("bootstrap", 1000)),
+                       ci_level=float(raw.get("ci", 0.95)), seed=int(raw.get("seed", seed)))
 
 
 def _probe_order(result: ExperimentResult) -> list[str]:
@@ -144,10 +160,15 @@ def save_scores(path: Path, store: ScoreStore) -> None:
             if per_ranker else np.zeros((0, n))
         arrays[f"score2_{i}"] = np.stack([ps.score2 for ps in per_ranker]).astype(np.float64) \
             if per_ranker else np.zeros((0, n))
+        cluster = per_ranker[0].cluster if per_ranker else None
+        if cluster is not None:
+            arrays[f"cluster_{i}"] = np.asarray(cluster, dtype=np.int64)
+            arrays[f"queries_{i}"] = np.array(per_ranker[0].queries, dtype=np.str_)
     for j, name in enumerate(names):
         arrays[f"gaps_{j}"] = np.asarray(store.calibrations[name].gaps, dtype=np.float64)
     manifest = {
         "format": FORMAT, "version": VERSION, "alpha": store.alpha,
+        "stats": store.stats.as_dict(),
         "grade_bands": [list(b) for b in store.grade_bands],
         "probes": [{"name": p.name, "family": p.family, "symmetric": p.symmetric,
                     "digest": p.digest, "skipped": dict(p.skipped),
@@ -190,10 +211,16 @@ def load_scores(path: Path) -> ScoreStore:
                                         tuple(sorted(p.get("skipped", {}).items())),
                                         json.dumps(p.get("record_extra", {}))))
                 grade, s1, s2 = data[f"grade_{i}"], data[f"score1_{i}"], data[f"score2_{i}"]
+                # Older files have no query clusters: each sample is then its own cluster.
+                cluster = data[f"cluster_{i}"] if f"cluster_{i}" in data.files else None
+                queries = (tuple(data[f"queries_{i}"].tolist())
+                           if f"queries_{i}" in data.files else ())
                 for j, ranker in enumerate(rankers):
-                    scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade)
+                    scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade, cluster,
+                                                                   queries)
     except (KeyError, ValueError, OSError) as exc:
         raise InputError(f"unreadable score file ({exc})", path=path) from None
     return ScoreStore(probes=probes, rankers=rankers, scores=scores, calibrations=calibrations,
                       grade_bands=_bands(manifest.get("grade_bands", DEFAULT_GRADE_BANDS)),
-                      alpha=float(manifest.get("alpha", 0.01)))
+                      alpha=float(manifest.get("alpha", 0.01)),
+                      stats=_stats(manifest.get("stats"), 0))

@@ -106,7 +106,8 @@ class SampleTable:
     like ``doc1`` and ``doc2``, and ``combine`` maps the score arrays
     ``[S(doc1), S(doc2), S(more_docs[0]), …]`` to the two arrays the engine compares as
     "score1" and "score2". ``extra["record"]`` (a dict of JSON values) is copied into every
-    result record of the probe.
+    result record of the probe. Query-side probes set ``query1``: ``doc1`` is then scored
+    with that query instead of ``query`` (the same document under a varied query).
     """
 
     texts: list[str]
@@ -119,6 +120,8 @@ class SampleTable:
     extra: dict[str, Any] = field(default_factory=dict)
     more_docs: tuple[np.ndarray, ...] = ()
     combine: Callable[[Sequence[np.ndarray]], tuple[np.ndarray, np.ndarray]] | None = None
+    #: query-side probes (qvp): the query ``doc1`` is scored with (default: ``query``)
+    query1: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.query.shape[0])

@@ -1,4 +1,5 @@
-"""The four built-in probe families (ABNIRML's MMP, TMP, DTP and the axiomatic datasets).
+"""The five built-in probe families (ABNIRML's MMP, TMP, DTP, the axiomatic datasets and
+Penha et al.'s query variations).
 
 Each is an ordinary :class:`~abnirml.probes.family.Family`, registered the way a user's
 family would be; nothing elsewhere names them. Probe modules are imported only when a
@@ -13,6 +14,7 @@ from abnirml.probes.axioms.options import AxiomFamilyOptions
 from abnirml.probes.family import SPACY, Family
 from abnirml.probes.manipulation import ManipulationOptions
 from abnirml.probes.measure_match import MeasureMatchOptions
+from abnirml.probes.query_variation import QueryVariationOptions
 from abnirml.probes.transfer_pairs import TransferOptions
 
 
@@ -36,6 +38,12 @@ def _dtp_probes() -> list[Any]:
 
 def _axiom_probes() -> list[Any]:
     from abnirml.probes.axioms import available
+
+    return list(available())
+
+
+def _qvp_probes() -> list[Any]:
+    from abnirml.probes.query_variation import available
 
     return list(available())
 
@@ -89,4 +97,11 @@ AXIOMS = Family(
     options=AxiomFamilyOptions, probes=_axiom_probes, record_fields=_axiom_counts,
     layout="axiom")
 
-BUILTIN_FAMILIES: tuple[Family, ...] = (MEASURE_MATCH, MANIPULATION, TRANSFER, AXIOMS)
+QUERY_VARIATION = Family(
+    key="qvp", title="Query-variation probes",
+    positive="Positive scores: the ranker scores the same document higher under the varied "
+             "query than under the original (d1 = varied query, d2 = original).",
+    options=QueryVariationOptions, probes=_qvp_probes)
+
+BUILTIN_FAMILIES: tuple[Family, ...] = (MEASURE_MATCH, MANIPULATION, TRANSFER, AXIOMS,
+                                        QUERY_VARIATION)

@@ -28,6 +28,8 @@ and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
     (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
 ``tmp.doct5query_file`` / ``tmp.doct5query_source``
     DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
+``tmp.nonrel_donor`` (formerly ``nonrel_donor``)
+    Where ``add-nonrel-sentence`` takes its sentence (see :data:`DONOR_MODES`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from abnirml.probes import text_manipulations as m
+from abnirml.probes import text_manipulations_abnirml as mo
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
@@ -48,6 +51,14 @@ SPACY = "spacy"
 TYPOS = "typos"
 EXPANSIONS = "expansions"
 DONORS = "donors"
+
+
+#: Where ``add-nonrel-sentence`` takes its sentence from (``--option tmp.nonrel_donor=…``):
+#: ``same-query`` — a grade-0 document of the same query (ABNIRML's choice, the default);
+#: ``other-query`` — a grade-0 document judged only for other queries;
+#: ``no-query-terms`` — a grade-0 document without any of the query's terms (same query
+#: when one exists, else any query's).
+DONOR_MODES = ("same-query", "other-query", "no-query-terms")
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,9 @@ class ManipulationOptions:
                                           help="DocT5Query expansions file")
     doct5query_source: Any = setting(None, legacy="doct5query_source",
                                      help="a ranker spec or object that writes expansions")
+    nonrel_donor: str = setting(DONOR_MODES[0], choices=DONOR_MODES, legacy="nonrel_donor",
+                                help="donors of add-nonrel-sentence: same-query (ABNIRML), "
+                                     "other-query or no-query-terms")
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,19 @@ SPECS: tuple[Spec, ...] = (
     _spec("duplicate-k4", "Duplicate (k = 4)", m.duplicate(4)),
     _spec("only-query", "Only-Q (mask non-query terms)", m.only_query),
     _spec("drop-query", "Drop-Q (mask query terms)", m.drop_query),
+    # the original ABNIRML code's further manipulations (text_manipulations_abnirml)
+    _spec("case-fold", "Case fold", mo.case_fold),
+    _spec("delete-sentence-start", "Delete first sent.", mo.delete_sentence("start")),
+    _spec("delete-sentence-end", "Delete last sent.", mo.delete_sentence("end")),
+    _spec("delete-sentence-random", "Delete random sent.", mo.delete_sentence("random")),
+    _spec("add-nonrel-sentence-start", "Add non-rel. sent. (start)",
+          mo.add_nonrel_sentence_start, DONORS),
+    _spec("shuffle-words-keep-noun-chunks", "Shuf. words (keep NPs)",
+          mo.shuffle_words_keep_noun_chunks, SPACY),
+    _spec("shuffle-words-in-sentences-keep-noun-chunks", "Shuf. words (in sents., keep NPs)",
+          mo.shuffle_words_in_sentences_keep_noun_chunks, SPACY),
+    _spec("reverse-noun-chunks", "Reverse noun chunks", mo.reverse_noun_chunks, SPACY),
+    _spec("swap-number-chunks", "Swap number noun chunks", mo.swap_number_chunks, SPACY),
 )
 
 
@@ -152,8 +179,28 @@ class ManipulationProbe:
                 yield Sample(query, manipulated, original, meta)
 
 
+@dataclass(frozen=True)
+class DonorProbe(ManipulationProbe):
+    """``add-nonrel-sentence``: also reports how often the donated sentence holds a query term.
+
+    A donor sentence that shares a term with the query is not "non-relevant" to a lexical
+    ranker: on TREC DL that is the common case for same-query donors and flips BM25's sign
+    against the paper. The rate and the donor choice (``--option tmp.nonrel_donor=…``) go into
+    every result record of the probe.
+    """
+
+    def sample_table(self, context: ProbeContext):
+        from abnirml.probes.base import table_from_samples
+
+        table = table_from_samples(self.samples(context))
+        table.extra["record"] = {"nonrel_donor": donor_mode(context),
+                                 "donor_query_term_rate": donor_query_term_rate(table, context)}
+        return table
+
+
 def available() -> list[ManipulationProbe]:
-    return [ManipulationProbe(spec) for spec in SPECS]
+    return [DonorProbe(spec) if DONORS in spec.needs else ManipulationProbe(spec)
+            for spec in SPECS]
 
 
 # --------------------------------------------------------------------------- shared inputs
@@ -195,7 +242,8 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     if EXPANSIONS in needs:
         extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
     if DONORS in needs:
-        donors, fallback = context.memo("tmp:donors", lambda: _donors(context))
+        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context)}",
+                                        lambda: _donors(context))
         extra["donors"] = donors
         extra["fallback_donors"] = fallback
     return replace(base, **extra) if extra else base
@@ -221,15 +269,51 @@ def _expansions(context: ProbeContext) -> dict[str, str]:
     return found
 
 
+
+
+def donor_mode(context: ProbeContext) -> str:
+    return context.family_options("tmp", ManipulationOptions).nonrel_donor
+
+
 def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
-    """Non-relevant (grade 0) document texts per query text, and for the whole collection."""
+    """Donor (grade 0) document texts per query text, and the fallback for queries without."""
     collection = context.collection
+    mode = donor_mode(context)
     per_query: dict[str, list[str]] = {}
+    judged_texts: dict[str, set[str]] = {}
     everywhere: dict[str, None] = {}
     for qid, docno, grade in collection.judged():
+        text = collection.docs[docno]
+        query = collection.queries[qid]
+        judged_texts.setdefault(query, set()).add(text)
         if grade != 0:
             continue
-        text = collection.docs[docno]
-        per_query.setdefault(collection.queries[qid], []).append(text)
+        per_query.setdefault(query, []).append(text)
         everywhere.setdefault(text)
-    return per_query, list(everywhere)
+    pool = list(everywhere)
+    if mode == "same-query":
+        return per_query, pool
+    if mode == "other-query":
+        return {q: [t for t in pool if t not in judged_texts[q]] for q in judged_texts}, []
+    analyzer = context.analyzer
+    terms_of = {t: set(analyzer.analyze_cached(t)) for t in pool}
+    chosen: dict[str, list[str]] = {}
+    for query in judged_texts:
+        keys = set(analyzer.analyze(query))
+        same = [t for t in per_query.get(query, ()) if not keys & terms_of[t]]
+        chosen[query] = same or [t for t in pool if not keys & terms_of[t]]
+    return chosen, []
+
+
+def donor_query_term_rate(table, context: ProbeContext) -> float | None:
+    """Share of samples whose appended sentence shares an analysed term with the query."""
+    if not len(table):
+        return None
+    analyzer = context.analyzer
+    hits = 0
+    for i in range(len(table)):
+        query = table.texts[table.query[i]]
+        original = table.texts[table.doc2[i]]
+        appended = table.texts[table.doc1[i]][len(original):]
+        hits += bool(set(analyzer.analyze(query)) & set(analyzer.analyze(appended)))
+    return round(hits / len(table), 6)

@@ -88,7 +88,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                        if fulfilment else []))
     effectiveness = Table("Effectiveness (re-ranking the candidates)", header, rows,
                           f"Measured with ir_measures over {info.get('queries', '?')} judged "
-                          "queries; MRR counts grade ≥ 2 as relevant.")
+                          "queries; MAP and MRR count grade ≥ 2 as relevant.")
     correlation = None
     if fulfilment:
         crow = []
@@ -216,7 +216,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             section.tables.append(("axiom-effectiveness", correlation))
         sections.append(section)
 
-    options = run_info.get("options") or {}
+    from abnirml.report.intervals import significance_phrase, statistics_section
+
     labels = probe_labels(records, run_info)
     views = family_views(records, run_info)
     for view in views:
@@ -226,8 +227,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             continue
         section = Section(f"family-{family}", table.title,
                           "Cells: probe score; a leading * marks a score that is not "
-                          "significant (paired t-test, Bonferroni per table, "
-                          f"α = {options.get('alpha', 0.01)}). Samples: per-row sample count.")
+                          f"significant ({significance_phrase(run_info)}). Samples: per-row "
+                          "sample count. Intervals and effect sizes: section Statistics.")
         section.tables.append((family, Table("", table.header, table.rows, table.note)))
         section.tinted.add(family)
         if view.layout == "axiom":
@@ -235,6 +236,10 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             if counts_table is not None:
                 section.tables.append(("axiom-counts", counts_table))
         sections.append(section)
+
+    stats_section = statistics_section(directory, records, run_info)
+    if stats_section is not None:
+        sections.append(stats_section)
 
     origin_section = Section("rank-origin", "Rank origin",
                              "Rau & Kamps, figure 1: for each rank range of a ranking, the "

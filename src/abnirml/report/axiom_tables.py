@@ -18,10 +18,13 @@ from abnirml.report.tables import Table, to_markdown
 
 
 def _label(probe: str) -> str:
+    from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
     from abnirml.probes.axioms.probe import AXIOMS
 
     suffix = probe.split(":", 1)[-1]
-    return AXIOMS[suffix][0] if suffix in AXIOMS else suffix
+    if suffix in AXIOMS:
+        return AXIOMS[suffix][0]
+    return DEFINITIONS[suffix][0] if suffix in DEFINITIONS else suffix
 
 
 def _order(probes: Sequence[str]) -> list[str]:
@@ -59,6 +62,16 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
          *("–" if first[p].get("relevance_agreement") is None
            else f"{first[p]['relevance_agreement']:.2f}" for p in probes)],
     ]
+    if any(first[p].get("relevance_ties") is not None for p in probes):
+        rows += [
+            ["Agree / disagree / tie with relevance",
+             *("–" if first[p].get("relevance_ties") is None else
+               f"{first[p]['relevance_agree']:,} / {first[p]['relevance_disagree']:,} / "
+               f"{first[p]['relevance_ties']:,}" for p in probes)],
+            ["Fraction agreeing, equal grades left out",
+             *("–" if first[p].get("relevance_agreement_decided") is None
+               else f"{first[p]['relevance_agreement_decided']:.2f}" for p in probes)],
+        ]
     return Table("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)", header, rows)
 
 
@@ -121,4 +134,7 @@ def axiom_sections(records: Sequence[Mapping[str, Any]]) -> list[str]:
                   "Cells: fraction satisfied (fraction of ties). TFC2 compares the score "
                   "increases d1→d2 and d2→d3; for M-TDC, LNC1, LNC2 and STMC2 the axiom claims "
                   "≥, so satisfied + ties meets it.", "", to_markdown(table)]
+    from abnirml.report.axiom_breakdown_tables import breakdown_sections
+
+    lines += breakdown_sections(records, _order(list(first)), _label)
     return lines

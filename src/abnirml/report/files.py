@@ -87,9 +87,10 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         parts.append("")
         parts.append("Options: " + ", ".join(f"{k} = {v}" for k, v in options.items()) + ".")
     parts.append("")
+    from abnirml.report.intervals import significance_phrase
+
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
-                 f"(two-sided paired t-test, Bonferroni per table, α = "
-                 f"{options.get('alpha', 0.01)}).")
+                 f"({significance_phrase(run_info)}).")
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 
 def available() -> list:
+    from abnirml.probes.axioms.ir_axioms_extra import ir_axioms_probes
     from abnirml.probes.axioms.probe import all_axiom_probes
 
-    return all_axiom_probes()
+    return all_axiom_probes() + ir_axioms_probes()

@@ -196,6 +196,8 @@ class _TableBuilder:
         self.uncapped = 0
         self.relevant = 0
         self.agree = 0
+        self.disagree = 0       # the judgments order the documents against the axiom
+        self.tie = 0            # equal grades: the judgments do not order them at all
         self.queries_with_instances = 0
 
     def _intern(self, texts: Sequence[str]) -> np.ndarray:
@@ -243,6 +245,8 @@ class _TableBuilder:
                 order = g[a] - g[b]
             self.relevant += int(has_relevant.sum())
             self.agree += int((has_relevant & (order > 0)).sum())
+            self.disagree += int((has_relevant & (order < 0)).sum())
+            self.tie += int((has_relevant & (order == 0)).sum())
         self.parts["q"].append(np.full(n, q_index, dtype=np.int64))
         self.parts["o"].append(np.full(n, q_pos, dtype=np.int64))
 
@@ -255,14 +259,21 @@ class _TableBuilder:
         n = int(cols["q"].shape[0])
         triple = self.axiom.shape == "triple"
         duplicates = self.axiom.shape == "duplicate"
-        agreement = None
+        agreement = decided = None
         if not duplicates:
             agreement = round(self.agree / self.relevant, 6) if self.relevant else None
+            both = self.agree + self.disagree
+            decided = round(self.agree / both, 6) if both else None
         record = {
             "instances": n, "instances_uncapped": self.uncapped,
             "instances_relevant": self.relevant,
             "relevance_agree": None if duplicates else self.agree,
             "relevance_agreement": agreement,
+            # Câmara & Hauff's single-relevant setting: equal grades are neither agreement
+            # nor disagreement, so they are counted apart and left out of the decided share
+            "relevance_disagree": None if duplicates else self.disagree,
+            "relevance_ties": None if duplicates else self.tie,
+            "relevance_agreement_decided": decided,
             "axiom_queries": len(data.queries),
             "axiom_queries_with_instances": self.queries_with_instances,
             "axiom_pool": self.options.pool,

@@ -1,0 +1,204 @@
+"""Agreement of abnirml's ir_axioms-style axioms with ir_axioms 1.2.5, cell by cell.
+
+For every DL19 query, both tools compute the full preference matrix (1 / −1 / 0 for each
+ordered pair) of each axiom over the BM25 top-100 candidates; the table prints, per
+axiom, the fraction of ordered pairs on which they agree, and how many pairs either tool
+prefers. Both see the same terms: abnirml analyses the texts (stopwords removed, no
+stemming, so GloVe finds the words) and ir_axioms reads those analysed terms joined by
+spaces, with abnirml's document frequencies, BM25 scores (LB1) and GloVe vectors.
+
+ir_axioms 1.2.5 pins numpy < 2, so it runs in its own interpreter (``make .venv-irax/
+.installed``; ``--ir-axioms-python`` or ``$IR_AXIOMS_PYTHON``); without one, the script
+says so and exits 0.
+
+    PYTHONPATH=src python benchmarks/ir_axioms_agreement.py [--queries N] [--depth 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DL19 = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data")) \
+    / "trec-dl-2019"
+
+#: abnirml probe suffix → ir_axioms 1.2.5 object name.
+COMPARED = {
+    "tfc3": "TFC3", "ir-m-tdc": "M_TDC", "len-m-tdc": "LEN_M_TDC", "tf-lnc": "TF_LNC",
+    "lb1": "LB1", "prox1": "PROX1", "prox2": "PROX2", "prox3": "PROX3", "prox4": "PROX4",
+    "prox5": "PROX5", "reg": "REG", "anti-reg": "ANTI_REG", "aspect-reg": "ASPECT_REG",
+    "and": "AND", "len-and": "LEN_AND", "m-and": "M_AND", "len-m-and": "LEN_M_AND",
+    "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1",
+}
+VALUE = {"+": 1, "-": -1, "0": 0}
+#: Axioms whose LEN precondition ir_axioms 1.2.5 declares but never applies (the class
+#: body's own ``preferences`` overrides the precondition mixin's); abnirml applies it, so
+#: their agreement is also reported with LEN applied to ir_axioms' matrix.
+LEN_NOT_APPLIED_BY_IR_AXIOMS = ("tfc3", "reg", "anti-reg")
+
+
+def find_python(explicit: str | None) -> str | None:
+    """An interpreter that can import ir_axioms (explicit, $IR_AXIOMS_PYTHON, .venv-irax)."""
+    for python in (explicit, os.environ.get("IR_AXIOMS_PYTHON"),
+                   str(REPO / ".venv-irax" / "bin" / "python"), sys.executable):
+        if not python or not Path(python).exists():
+            continue
+        check = subprocess.run([python, "-c", "import ir_axioms"], capture_output=True,
+                               timeout=300)
+        if check.returncode == 0:
+            return python
+    return None
+
+
+def dl19_context(dl19: Path, depth: int, queries: int | None):
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.probes.base import ProbeContext
+    from abnirml.rankers.registry import RankerEnv
+
+    collection = load_collection(str(dl19))
+    env = RankerEnv(collection=collection)
+    ranking = resolve_candidates(collection, "bm25", depth).ranking
+    if queries is not None:
+        ranking = {q: ranking[q] for q in sorted(ranking)[:queries]}
+    return ProbeContext(collection=collection, analyzer=env.analyzer,
+                        options={"ranker_env": env, "axiom_stem": "0", "axiom_depth": depth},
+                        candidates=lambda: ranking), env
+
+
+def abnirml_side(context, env) -> tuple[dict, dict[str, list[np.ndarray]]]:
+    """The payload for ir_axioms and abnirml's own matrices (per axiom, per query)."""
+    from abnirml.probes.axioms.features import axiom_data
+    from abnirml.probes.axioms.ir_axioms_extra import irax_query
+    from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
+    from abnirml.probes.axioms.options import parse_options
+    from abnirml.probes.axioms.semantics import glove_6b_50d
+    from abnirml.rankers.registry import build_ranker
+
+    data = axiom_data(context, parse_options(context.options))
+    glove = glove_6b_50d()
+    bm25 = build_ranker("bm25", env)
+    store = data.store
+    queries = []
+    ours: dict[str, list[np.ndarray]] = {a: [] for a in COMPARED}
+    words: set[str] = set()
+    needed: set[str] = set()
+    for f in data.queries:
+        scores = np.asarray(bm25.score([(f.query, t) for t in f.texts]), dtype=float)
+        view = replace(irax_query(f, data, glove), scores=scores)
+        text_of = [" ".join(store.term(int(t)) for t in seq) for seq in view.sequences]
+        query_text = " ".join(store.term(int(t)) for t in view.query_sequence)
+        queries.append({"query": query_text, "docs": text_of, "scores": scores.tolist()})
+        words.update(query_text.split())
+        for text in text_of:
+            words.update(text.split())
+        needed.update(f.terms)
+        for axiom in COMPARED:
+            ours[axiom].append(DEFINITIONS[axiom][2](view))
+    stats = data.stats()
+    ordered = sorted(words)
+    ids = glove.ids(ordered)
+    vectors = {w: glove.vectors[i].tolist() for w, i in zip(ordered, ids, strict=True)
+               if i >= 0}
+    payload = {"queries": queries, "df": {t: stats.df.get(t, 0) for t in needed},
+               "num_docs": stats.num_docs, "vectors": vectors,
+               "axioms": list(COMPARED.values())}
+    return payload, ours
+
+
+def theirs(python: str, payload: dict) -> dict[str, list[np.ndarray]]:
+    done = subprocess.run([python, str(Path(__file__).with_name("_ir_axioms_preferences.py"))],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          timeout=7200)
+    if done.returncode != 0:
+        raise RuntimeError("ir_axioms failed: " + done.stderr.strip()[-2000:])
+    raw = json.loads(done.stdout)
+    out: dict[str, list[np.ndarray]] = {}
+    for axiom, name in COMPARED.items():
+        out[axiom] = [np.array([VALUE[c] for c in cells], dtype=np.int8)
+                      .reshape(len(q["docs"]), len(q["docs"]))
+                      for cells, q in zip(raw[name], payload["queries"], strict=True)]
+    return out
+
+
+def length_masks(payload: dict) -> list[np.ndarray]:
+    """LEN per query: the two documents' term counts within 10 % (as ir_axioms' LEN)."""
+    from abnirml.probes.axioms.ir_axioms_mining import close
+
+    out = []
+    for item in payload["queries"]:
+        lengths = np.array([len(t.split()) for t in item["docs"]], dtype=float)
+        out.append(close(lengths[:, None], lengths[None, :]))
+    return out
+
+
+def agreement(ours: dict[str, list[np.ndarray]], other: dict[str, list[np.ndarray]],
+              masks: list[np.ndarray] | None = None) -> dict[str, dict[str, float]]:
+    """Per axiom: fraction of ordered pairs (i ≠ j) with the same preference, and counts;
+    for the axioms ir_axioms runs without their LEN precondition, also the agreement with
+    LEN applied to ir_axioms' matrix (``agreement_len``), when ``masks`` are given."""
+    out = {}
+    for axiom in ours:
+        same = same_len = total = mine = theirs_ = 0
+        for q, (a, b) in enumerate(zip(ours[axiom], other[axiom], strict=True)):
+            off = ~np.eye(a.shape[0], dtype=bool)
+            same += int((a == b)[off].sum())
+            if masks is not None:
+                same_len += int((a == np.where(masks[q], b, 0))[off].sum())
+            total += int(off.sum())
+            mine += int((a[off] != 0).sum())
+            theirs_ += int((b[off] != 0).sum())
+        row = {"agreement": same / total if total else 1.0, "pairs": total,
+               "abnirml_nonzero": mine, "ir_axioms_nonzero": theirs_}
+        if masks is not None and axiom in LEN_NOT_APPLIED_BY_IR_AXIOMS:
+            row["agreement_len"] = same_len / total if total else 1.0
+        out[axiom] = row
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=None, help="first N queries only")
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--ir-axioms-python")
+    args = parser.parse_args(argv)
+    if not (DL19 / "queries.tsv").is_file():
+        print(f"skipped: TREC DL 2019 not found at {DL19}")
+        return 0
+    python = find_python(args.ir_axioms_python)
+    if python is None:
+        print("skipped: no interpreter can import ir_axioms (make .venv-irax/.installed)")
+        return 0
+    context, env = dl19_context(DL19, args.depth, args.queries)
+    start = time.perf_counter()
+    payload, ours = abnirml_side(context, env)
+    ours_s = time.perf_counter() - start
+    start = time.perf_counter()
+    other = theirs(python, payload)
+    theirs_s = time.perf_counter() - start
+    rows = agreement(ours, other, length_masks(payload))
+    print(f"## abnirml vs ir_axioms 1.2.5: {len(payload['queries'])} DL19 queries, BM25 top "
+          f"{args.depth}\n")
+    print("| axiom | ordered pairs | agreement | with ir_axioms under LEN | abnirml prefers "
+          "| ir_axioms prefers |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for axiom, row in rows.items():
+        masked = f"{row['agreement_len']:.4%}" if "agreement_len" in row else "–"
+        print(f"| {axiom} ({COMPARED[axiom]}) | {row['pairs']:,} | {row['agreement']:.4%} | "
+              f"{masked} | {row['abnirml_nonzero']:,} | {row['ir_axioms_nonzero']:,} |")
+    print(f"\nabnirml: {ours_s:.1f} s for all matrices (features included); "
+          f"ir_axioms: {theirs_s:.1f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

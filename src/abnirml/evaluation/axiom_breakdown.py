@@ -1,0 +1,129 @@
+"""Two further views of the axiom results: Câmara & Hauff's split by query–document term
+overlap, and ir_axioms' preference consistency.
+
+*Overlap split* (Câmara & Hauff, Fig. 1). A query whose relevant document shares few of its
+terms needs semantic matching; one whose relevant document holds them all, exact matching.
+Each query gets the fraction of its distinct analysed terms found in one of its relevant
+documents (drawn at random, seeded, when it has several), the queries are cut into three
+near-equal groups by that fraction (low / medium / high), and each axiom's satisfaction is
+reported per group — does a ranker satisfy, say, TFC1 less where exact matches are rare?
+The split is stored in each axiom record (``overlap_split``), so reports rebuild from
+``results.jsonl`` alone.
+
+*Preference consistency* (ir_axioms' analysis). For a ranking, the fraction of its ordered
+document pairs on which the axiom has a preference that the ranking orders the axiom's way.
+Over a query's candidate pool, the pairs with an axiom preference are exactly the axiom's
+instances, so the consistency is satisfied / (satisfied + violated) over the instances;
+pairs the ranker scores equally have no order in a ranking and are left out (ir_axioms
+would see them in whatever order the tie happened to be broken).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+BUCKETS = ("low", "medium", "high")
+
+
+def query_overlap(collection: Any, analyzer: Any, relevant_grade: int = 2, seed: int = 0
+                  ) -> dict[str, float]:
+    """qid → fraction of the query's distinct analysed terms in one relevant document
+    (queries without a relevant document with text are left out)."""
+    out: dict[str, float] = {}
+    for qid, judged in sorted(collection.qrels.items()):
+        relevant = sorted(d for d, g in judged.items()
+                          if g >= relevant_grade and d in collection.docs)
+        if not relevant or qid not in collection.queries:
+            continue
+        terms = set(analyzer.analyze(collection.queries[qid]))
+        if not terms:
+            continue
+        digest = hashlib.blake2b(f"{seed}\x00overlap\x00{qid}".encode(), digest_size=8)
+        pick = relevant[int.from_bytes(digest.digest(), "little") % len(relevant)]
+        doc_terms = set(analyzer.analyze(collection.docs[pick]))
+        out[qid] = len(terms & doc_terms) / len(terms)
+    return out
+
+
+def overlap_buckets(overlap: Mapping[str, float]) -> dict[str, str]:
+    """qid → ``low`` / ``medium`` / ``high``: three near-equal groups by overlap (ties go
+    to the same group as their first member, ordered by (overlap, qid))."""
+    ordered = sorted(overlap, key=lambda q: (overlap[q], q))
+    n = len(ordered)
+    out: dict[str, str] = {}
+    for k, qid in enumerate(ordered):
+        out[qid] = BUCKETS[min(3 * k // max(n, 1), 2)]
+    # keep equal overlaps together: a query takes the group of the first with its value
+    first: dict[float, str] = {}
+    for qid in ordered:
+        out[qid] = first.setdefault(overlap[qid], out[qid])
+    return out
+
+
+def sample_qids(table: Any) -> np.ndarray:
+    """Each sample's qid (axiom tables carry query positions; others their metadata)."""
+    instances = table.extra.get("instances")
+    features = table.extra.get("features")
+    if instances is not None and features is not None:
+        qids = np.array([f.qid for f in features], dtype=object)
+        return qids[np.asarray(instances["query"], dtype=np.int64)]
+    return np.array([table.meta(i).get("qid") for i in range(len(table))], dtype=object)
+
+
+def overlap_split(qids: np.ndarray, score1: np.ndarray, score2: np.ndarray,
+                  buckets: Mapping[str, str], overlap: Mapping[str, float]
+                  ) -> list[dict[str, Any]]:
+    """Per overlap group: its overlap range, queries, instances and the fractions of
+    instances satisfied / violated / tied (strict order)."""
+    diff = score1 - score2
+    group = np.array([buckets.get(q, "") for q in qids.tolist()], dtype=object)
+    rows = []
+    for name in BUCKETS:
+        members = [q for q, b in buckets.items() if b == name]
+        mask = group == name
+        n = int(mask.sum())
+        values = [overlap[q] for q in members]
+        rows.append({
+            "bucket": name, "overlap_min": round(min(values), 6) if values else None,
+            "overlap_max": round(max(values), 6) if values else None,
+            "queries": len(members), "n": n,
+            "satisfied": int((diff[mask] > 0).sum()), "violated": int((diff[mask] < 0).sum()),
+            "ties": int((diff[mask] == 0).sum()),
+        })
+    return rows
+
+
+def attach_overlap_split(result: Any, collection: Any, analyzer: Any, seed: int = 0,
+                         relevant_grade: int = 2) -> None:
+    """Add ``overlap_split`` to every axiom record of subset ``all`` (in place)."""
+    axiom_probes = {r["probe"] for r in result.records if r["family"] == "axiom"}
+    if not axiom_probes or not collection.qrels:
+        return
+    overlap = query_overlap(collection, analyzer, relevant_grade, seed)
+    buckets = overlap_buckets(overlap)
+    qids = {name: sample_qids(result.tables[name]) for name in axiom_probes
+            if name in result.tables}
+    for record in result.records:
+        if record["probe"] not in qids or record["subset"] != "all":
+            continue
+        scores = result.probe_scores[(record["probe"], record["ranker"])]
+        record["overlap_split"] = overlap_split(qids[record["probe"]], scores.score1,
+                                                scores.score2, buckets, overlap)
+
+
+def preference_consistency(record: Mapping[str, Any]) -> float | None:
+    """ir_axioms' preference consistency from an axiom record (see the module docstring)."""
+    satisfied, violated = record.get("satisfied"), record.get("violated")
+    if satisfied is None or violated is None or satisfied + violated == 0:
+        return None
+    return satisfied / (satisfied + violated)
+
+
+def consistency_rows(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], float | None]:
+    """(ranker, probe) → preference consistency, for the axiom records of subset all."""
+    return {(r["ranker"], r["probe"]): preference_consistency(r) for r in records
+            if r.get("family") == "axiom" and r.get("subset") == "all"}

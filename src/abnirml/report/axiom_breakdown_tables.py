@@ -1,0 +1,80 @@
+"""Report tables for ir_axioms' preference consistency and Câmara & Hauff's overlap split
+(see :mod:`abnirml.evaluation.axiom_breakdown`), rendered from result records alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from abnirml.report.tables import Table, to_markdown
+
+
+def _axiom_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in records if r.get("family") == "axiom" and r.get("subset") == "all"]
+
+
+def consistency_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
+                      label: Any) -> Table | None:
+    """Rankers × axioms: satisfied / (satisfied + violated)."""
+    from abnirml.evaluation.axiom_breakdown import preference_consistency
+
+    chosen = _axiom_records(records)
+    if not chosen:
+        return None
+    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
+    cell = {(r["ranker"], r["probe"]): r for r in chosen}
+    rows = []
+    for ranker in rankers:
+        row = [ranker]
+        for probe in order:
+            record = cell.get((ranker, probe))
+            value = None if record is None else preference_consistency(record)
+            row.append("–" if value is None else f"{value:.2f}")
+        rows.append(row)
+    return Table("Preference consistency (ir_axioms)", ["Ranker", *(label(p) for p in order)],
+                 rows)
+
+
+def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
+                  label: Any) -> Table | None:
+    """(ranker, overlap group) × axioms: fraction of the group's instances satisfied."""
+    chosen = [r for r in _axiom_records(records) if r.get("overlap_split")]
+    if not chosen:
+        return None
+    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
+    cell = {(r["ranker"], r["probe"]): r for r in chosen}
+    first = chosen[0]["overlap_split"]
+    rows = []
+    for ranker in rankers:
+        for k, group in enumerate(first):
+            lo, hi = group["overlap_min"], group["overlap_max"]
+            span = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
+            row = [ranker if k == 0 else "", f"{group['bucket']} ({span}, "
+                                             f"{group['queries']} queries)"]
+            for probe in order:
+                record = cell.get((ranker, probe))
+                parts = None if record is None else record["overlap_split"][k]
+                row.append("–" if not parts or not parts["n"]
+                           else f"{parts['satisfied'] / parts['n']:.2f} ({parts['n']:,})")
+            rows.append(row)
+    return Table("Fraction satisfied by query–document term overlap (Câmara & Hauff, Fig. 1)",
+                 ["Ranker", "Overlap group", *(label(p) for p in order)], rows)
+
+
+def breakdown_sections(records: Sequence[Mapping[str, Any]], order: Sequence[str],
+                       label: Any) -> list[str]:
+    lines: list[str] = []
+    table = consistency_table(records, order, label)
+    if table is not None:
+        lines += ["", f"### {table.title}", "",
+                  "Of the ordered pairs on which the axiom has a preference (its instances), "
+                  "the fraction the ranker orders the axiom's way; pairs it scores equally "
+                  "are left out.", "", to_markdown(table)]
+    table = overlap_table(records, order, label)
+    if table is not None:
+        lines += ["", f"### {table.title}", "",
+                  "Queries split into three near-equal groups by the fraction of their "
+                  "analysed terms found in one relevant document (seeded choice); cells: "
+                  "fraction of the group's instances satisfied, strict order (instances).",
+                  "", to_markdown(table)]
+    return lines

@@ -1,0 +1,237 @@
+"""Probe samples as training triples: the "fix the model" loop of Rennings et al.
+
+A diagnostic dataset says which of two texts a good ranker should prefer; written as
+``{query, positive, negative, …}`` lines it becomes training data in the shape
+sentence-transformers (anchor, positive, negative columns, in that order) and common
+reranker training scripts read. With a ranker, ``--only violated`` keeps the samples that
+ranker gets wrong (it scores the negative above the positive by more than its δ), which is
+where fine-tuning has something to learn.
+
+Only probes whose claim has a direction can be exported; :func:`preferred_side` says which
+text wins for each:
+
+* ``axiom:*`` — d1, the document the axiom prefers (TFC2 compares score *differences* of
+  three documents and has no single pair, so it is not exported);
+* ``mmp:relevance:*``, ``mmp:tf:*``, ``mmp:sumtf:*``, ``mmp:overlap:*`` — d1, the more
+  relevant / more query-term-matching document (``mmp:length:*`` makes no claim);
+* ``tmp:`` manipulations that damage the text — typos, word/sentence/noun-chunk reorderings,
+  an added non-relevant sentence, the query terms masked (Drop-Q) — d2, the original.
+  Manipulations a ranker should be indifferent to (case folding, stopword removal…) or
+  that add query text make no claim and are not exported;
+* transfer probes make descriptive, not normative, claims and are not exported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+
+ONLY = ("all", "violated", "satisfied")
+
+#: Manipulations after which the original document should still win.
+DAMAGING_TMP = frozenset({
+    "typos", "shuffle-words", "shuffle-words-in-sentences", "shuffle-sentences",
+    "shuffle-prepositions", "reverse-words", "reverse-sentences", "swap-noun-chunks",
+    "shuffle-words-keep-noun-chunks", "shuffle-words-in-sentences-keep-noun-chunks",
+    "reverse-noun-chunks", "swap-number-chunks", "add-nonrel-sentence",
+    "add-nonrel-sentence-start", "drop-query",
+})
+DIRECTED_MMP = ("relevance", "tf", "sumtf", "overlap")
+
+
+def preferred_side(probe_name: str) -> str | None:
+    """``"doc1"`` or ``"doc2"``: the text the probe says should win; None when it makes no
+    such claim (see the module docstring)."""
+    family, _, rest = probe_name.partition(":")
+    if family == "axiom":
+        return None if rest == "tfc2" else "doc1"
+    if family == "mmp":
+        return "doc1" if rest.split(":", 1)[0] in DIRECTED_MMP else None
+    if family == "tmp":
+        return "doc2" if rest in DAMAGING_TMP else None
+    return None
+
+
+@dataclass(frozen=True)
+class ExportConfig:
+    out: str
+    probes: list[str]
+    collection: str = "demo"
+    ranker: str | None = None
+    only: str = "all"
+    seed: int = 0
+    candidates: str | None = None
+    candidate_depth: int = 100
+    cache: str | None = "default"
+    options: dict[str, Any] | None = None
+    progress: bool = True
+
+
+def export_triples(config: ExportConfig) -> dict[str, int]:
+    """Write the triples of ``config.probes`` to ``config.out``; returns lines per probe."""
+    if config.only not in ONLY:
+        raise ConfigError(f"--only must be one of {', '.join(ONLY)}, got {config.only!r}")
+    if config.only != "all" and config.ranker is None:
+        raise ConfigError(f"--only {config.only} needs --ranker: it keeps the samples that "
+                          "ranker gets wrong (violated) or right (satisfied)")
+    from abnirml.probes.registry import select_probes
+
+    selected = select_probes(config.probes)
+    directed = [p for p in selected if preferred_side(p.name) is not None]
+    left_out = [p.name for p in selected if preferred_side(p.name) is None]
+    if left_out:
+        warnings.warn(f"{len(left_out)} probe(s) make no claim about which text should win "
+                      f"and are not exported: {', '.join(left_out[:8])}"
+                      f"{' …' if len(left_out) > 8 else ''}", stacklevel=2)
+    if not directed:
+        raise ConfigError("none of the selected probes says which text should win; "
+                          "try axiom, mmp:relevance:*, mmp:tf:* or tmp:typos")
+    tables, scores, deltas, ranker_name = _tables_and_scores(config, [p.name for p in directed])
+    counts: dict[str, int] = {}
+    lines = _lines(directed, tables, scores, deltas, ranker_name, config.only, counts)
+    _write_atomically(Path(config.out), lines)
+    return counts
+
+
+def _tables_and_scores(config: ExportConfig, names: list[str]):
+    """Sample tables (and, with a ranker, per-sample scores and δ) for the probes."""
+    if config.ranker is not None:
+        from abnirml.pipeline import RunConfig, run
+
+        output = run(RunConfig(
+            collection=config.collection, rankers=[config.ranker], probes=names, out=None,
+            seed=config.seed, candidates=config.candidates,
+            candidate_depth=config.candidate_depth, cache=config.cache,
+            options=dict(config.options or {}), progress=config.progress,
+            examples_per_probe=0, effectiveness=False))
+        result = output.result
+        (ranker_name,) = result.calibrations
+        delta = result.calibrations[ranker_name].delta
+        scores = {name: result.probe_scores[(name, ranker_name)] for name in names}
+        return result.tables, scores, {name: delta for name in names}, ranker_name
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.probes.registry import select_probes
+    from abnirml.rankers.registry import RankerEnv
+    from abnirml.text.analyzer import Analyzer
+
+    collection = load_collection(config.collection)
+    analyzer = Analyzer()
+    env = RankerEnv(collection=collection, analyzer=analyzer, seed=config.seed)
+    memo: dict[str, Any] = {}
+
+    def candidates():
+        if "c" not in memo:
+            memo["c"] = resolve_candidates(collection, config.candidates,
+                                           config.candidate_depth, env.collection_stats)
+        return memo["c"].ranking
+
+    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
+                           options=dict(config.options or {}), candidates=candidates)
+    context.options.setdefault("ranker_env", env)
+    tables = {p.name: build_table(p, context) for p in select_probes(names)}
+    return tables, {}, {}, None
+
+
+def _lines(probes: Sequence[Any], tables, scores, deltas, ranker_name: str | None, only: str,
+           counts: dict[str, int]) -> Iterator[str]:
+    for probe in probes:
+        table = tables[probe.name]
+        side = preferred_side(probe.name)
+        n = len(table)
+        keep = np.ones(n, dtype=bool)
+        s_pos = s_neg = None
+        if ranker_name is not None:
+            s1, s2 = scores[probe.name].score1, scores[probe.name].score2
+            s_pos, s_neg = (s1, s2) if side == "doc1" else (s2, s1)
+            margin = s_pos - s_neg
+            if only == "violated":
+                keep = margin < -deltas[probe.name]
+            elif only == "satisfied":
+                keep = margin > deltas[probe.name]
+        counts[probe.name] = int(keep.sum())
+        for i in np.flatnonzero(keep).tolist():
+            sample = table.sample(i)
+            meta = sample.meta
+            positive, negative = ((sample.doc1, sample.doc2) if side == "doc1"
+                                  else (sample.doc2, sample.doc1))
+            docno_pos, docno_neg = _docnos(meta, side)
+            line: dict[str, Any] = {
+                "query": sample.query, "positive": positive, "negative": negative,
+                "probe": probe.name, "qid": meta.get("qid"),
+                "docno_positive": docno_pos, "docno_negative": docno_neg,
+            }
+            if s_pos is not None and s_neg is not None:
+                line.update(ranker=ranker_name, score_positive=float(s_pos[i]),
+                            score_negative=float(s_neg[i]))
+            yield json.dumps(line, ensure_ascii=False)
+
+
+def _docnos(meta: Any, side: str) -> tuple[Any, Any]:
+    first = meta.get("docno1", meta.get("docno"))
+    second = meta.get("docno2", meta.get("docno"))
+    if meta.get("docno") is not None and "docno1" not in meta:
+        first = None                    # a manipulation: d1 is the manipulated text
+    return (first, second) if side == "doc1" else (second, first)
+
+
+def _write_atomically(path: Path, lines: Iterator[str]) -> None:
+    """Write to a temporary sibling and rename, so a failure never leaves half a file."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"{path}: folder {parent} does not exist")
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            for line in lines:
+                out.write(line + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def add_parser(sub: Any) -> None:
+    """The ``abnirml export-triples`` subcommand."""
+    parser = sub.add_parser("export-triples", help="write probe samples as training triples "
+                            "{query, positive, negative, …} (JSON lines)")
+    parser.add_argument("out", metavar="OUT.jsonl")
+    parser.add_argument("--probe", action="append", dest="probes", required=True,
+                        metavar="PATTERN", help="probe name, glob or family; repeatable")
+    parser.add_argument("--collection", default="demo",
+                        help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    parser.add_argument("--ranker", metavar="SPEC", help="score the samples with this ranker "
+                        "(adds its scores; needed for --only)")
+    parser.add_argument("--only", choices=ONLY, default="all",
+                        help="violated: the ranker prefers the negative by more than its δ")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--candidates", metavar="NAME|FILE")
+    parser.add_argument("--candidate-depth", type=int, default=100)
+    parser.add_argument("--cache", default="default", help="score cache file")
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--quiet", action="store_true")
+
+
+def cmd_export_triples(args: Any, options: dict[str, Any]) -> int:
+    """The subcommand's body; ``options`` are the parsed ``--option`` values (the CLI
+    parses them, so this module never imports the CLI back)."""
+    counts = export_triples(ExportConfig(
+        out=args.out, probes=args.probes, collection=args.collection, ranker=args.ranker,
+        only=args.only, seed=args.seed, candidates=args.candidates,
+        candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
+        options=options, progress=not args.quiet))
+    total = sum(counts.values())
+    print(f"abnirml: wrote {total:,} triples from {len(counts)} probe(s) → {args.out}")
+    return 0

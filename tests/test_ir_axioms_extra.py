@@ -1,0 +1,193 @@
+"""ir_axioms' retrieval axioms as probes: exact preferences on hand-made pools, BM25's known
+answers, and (slow, with ir_axioms installed) agreement with ir_axioms 1.2.5 on DL19."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from abnirml.data.collection import Collection
+from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.scoring import Scorer
+from abnirml.probes.axioms import ir_axioms_mining as im
+from abnirml.probes.axioms.ir_axioms_extra import IraxAxiomProbe, ir_axioms_probes
+from abnirml.probes.base import ProbeContext
+from abnirml.probes.registry import select_probes
+from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.text.analyzer import Analyzer
+
+NAMES = ["axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:tf-lnc", "axiom:prox1",
+         "axiom:prox2", "axiom:prox3", "axiom:prox4", "axiom:prox5", "axiom:reg",
+         "axiom:anti-reg", "axiom:aspect-reg", "axiom:and", "axiom:len-and", "axiom:m-and",
+         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1"]
+
+
+def view(docs: list[list[int]], query: list[int], idf=None, **kw) -> im.IraxQuery:
+    """An IraxQuery from term-id sequences (query terms are the distinct ids of ``query``)."""
+    terms = np.array(list(dict.fromkeys(query)), dtype=np.int64)
+    counts = np.array([[seq.count(int(t)) for t in terms] for seq in docs], dtype=np.int64)
+    return im.IraxQuery(
+        counts=counts, lengths=np.array([len(s) for s in docs]),
+        vocabulary=np.array([len(set(s)) for s in docs]),
+        sequences=[np.array(s, dtype=np.int64) for s in docs],
+        query_sequence=np.array(query, dtype=np.int64), term_ids=terms,
+        idf=np.ones(terms.size) if idf is None else np.asarray(idf, dtype=float),
+        qtf=np.array([query.count(int(t)) for t in terms]), **kw)
+
+
+# ids: 1, 2 = query terms; 7, 8, 9 = other words
+def test_proximity_axioms_exact():
+    docs = [[1, 2, 7, 7, 7],        # adjacent query terms, phrase at 0
+            [1, 7, 7, 7, 2],        # far apart
+            [7, 1, 2, 7, 7],        # adjacent, phrase at 1
+            [1, 7, 7, 7, 7]]        # only one query term: no proximity preference
+    q = view(docs, [1, 2])
+    p1 = im.prox1(q)
+    assert p1[0, 1] == 1 and p1[1, 0] == -1 and p1[0, 2] == 0 and p1[2, 1] == 1
+    assert (p1[3] == 0).all() and (p1[:, 3] == 0).all()
+    p2 = im.prox2(q)                                   # first positions: 1, 4, 3
+    assert p2[0, 1] == 1 and p2[0, 2] == 1 and p2[2, 1] == 1
+    p3 = im.prox3(q)                                   # phrase positions: 0, inf, 1
+    assert p3[0, 2] == 1 and p3[2, 1] == 1 and p3[0, 1] == 1
+    p4 = im.prox4(q)                                   # non-query terms inside groups: 0, 3, 0
+    assert p4[0, 1] == 1 and p4[0, 2] == 0
+    p5 = im.prox5(q)                                   # average spans: 1, 4, 1
+    assert p5[0, 1] == 1 and p5[2, 1] == 1 and p5[0, 2] == 0
+
+
+def test_prox4_prefers_more_tight_groups_on_equal_gaps():
+    q = view([[1, 2, 7, 1, 2], [1, 2, 7, 7, 7]], [1, 2])
+    assert im.prox4(q)[0, 1] == 1
+
+
+def test_term_axioms_exact():
+    docs = [[1, 2, 7, 7],          # both terms once
+            [1, 1, 7, 7],          # term 1 twice, no term 2 (the combined count)
+            [1, 7, 7, 7],
+            [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]]
+    q = view(docs, [1, 2])
+    tfc3 = im.tfc3(q)
+    assert tfc3[0, 1] == 1 and tfc3[1, 0] == -1 and tfc3[0, 2] == 0
+    assert im.tfc3(view(docs, [1, 2], idf=[1.0, 2.0]))[0, 1] == 0   # idf not within 10 %
+    assert im.m_and(q)[0, 1] == 1 and im.m_and(q)[1, 2] == 0
+    assert im.and_(q)[0, 1] == 1 and im.and_(q)[1, 3] == 0
+    assert im.len_and(q)[0, 3] == 0 and im.and_(q)[0, 3] == 1        # lengths 4 vs 12
+    div = im.div(q)                       # Jaccard: 2/4, 1/3, 1/3, 0 → prefer less overlap
+    assert div[1, 0] == 1 and div[3, 1] == 1 and div[1, 2] == 0
+    lnc = im.tf_lnc(q)                    # docs 1 and 2: same number of non-"1" terms? 2 vs 3
+    assert lnc[1, 2] == 0
+    same_rest = view([[1, 1, 7, 7], [1, 7, 7]], [1])
+    assert im.tf_lnc(same_rest)[0, 1] == 1
+    aspect = im.aspect_reg(q)
+    assert aspect[0, 3] == 1 and aspect[0, 1] == 0
+    assert (im.aspect_reg(view(docs, [1, 2], idf=[1.0, 3.0])) == 0).all()
+
+
+def test_modified_tdc_prefers_more_of_the_rarer_term():
+    docs = [[1, 1, 2, 7], [1, 2, 2, 7], [1, 1, 2, 2, 7, 7, 7, 7]]
+    q = view(docs, [1, 2], idf=[3.0, 1.0])             # term 1 is rarer
+    assert im.m_tdc(q)[0, 1] == 1 and im.m_tdc(q)[1, 0] == -1
+    assert im.len_m_tdc(q)[0, 1] == 1
+    # relative frequencies differ in total (3/4 vs 4/8): M-TDC does not apply
+    assert im.m_tdc(q)[0, 2] == 0
+
+
+def test_reg_uses_the_least_similar_query_term():
+    sim = np.array([[1.0, 0.9, 0.1], [0.9, 1.0, 0.2], [0.1, 0.2, 1.0]])
+    docs = [[1, 2, 3, 3, 7], [1, 2, 3, 7, 7], [1, 1, 2, 3, 7]]
+    q = view(docs, [1, 2, 3], similarity=sim)
+    assert im.reg(q)[0, 1] == 1 and im.reg(q)[2, 1] == 0    # term 3 is the odd one out
+    assert im.anti_reg(q)[2, 1] == 0 and im.anti_reg(q)[0, 1] == 0
+    assert im.anti_reg(view([[1, 2, 7], [7, 7, 3]], [1, 2, 3], similarity=sim))[0, 1] == 1
+
+
+def test_lb1_needs_close_scores():
+    docs = [[1, 7], [2, 7], [1, 2]]
+    q = view(docs, [1, 2], scores=np.array([1.0, 1.05, 5.0]))
+    lb1 = im.lb1(q)
+    assert lb1[0, 1] == 0                # each holds a term the other lacks
+    assert lb1[2, 0] == 0                # scores far apart
+    close = view([[1, 2], [1, 7]], [1, 2], scores=np.array([1.0, 1.02]))
+    assert im.lb1(close)[0, 1] == 1
+    with pytest.raises(ValueError):
+        im.lb1(view(docs, [1, 2]))
+
+
+def test_the_probes_are_registered_with_public_names():
+    names = [p.name for p in ir_axioms_probes()]
+    assert names == NAMES
+    assert [p.name for p in select_probes(["axiom:prox*"])] == NAMES[4:9]
+    assert all(name in [p.name for p in select_probes(["axiom"])] for name in NAMES)
+
+
+# --------------------------------------------------------------------------- known answers
+
+PERMUTED = {                 # every document is a permutation of the same words
+    "a": "apple banana w x y z",
+    "b": "apple w x y z banana",
+    "c": "w apple x banana y z",
+    "d": "z y x w banana apple",
+    "e": "banana z apple y x w",
+}
+
+
+def permuted_context() -> ProbeContext:
+    collection = Collection(name="permuted", queries={"q1": "apple banana"},
+                            docs=dict(PERMUTED), qrels={"q1": {"a": 1}})
+    ranking = {"q1": list(PERMUTED)}
+    return ProbeContext(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
+                        candidates=lambda: ranking)
+
+
+def test_bm25_ties_every_proximity_instance_since_it_ignores_positions():
+    ctx = permuted_context()
+    probes = [IraxAxiomProbe(a) for a in ("prox1", "prox2", "prox3", "prox4", "prox5")]
+    bm25 = build_ranker("bm25", RankerEnv(collection=ctx.collection, analyzer=ctx.analyzer))
+    with ScoreCache(None) as cache:
+        result = run_experiment(probes, [bm25], ctx, Scorer(cache, progress=False),
+                                ExperimentConfig(delta_all=0.0))
+    records = {r["probe"]: r for r in result.records if r["subset"] == "all"}
+    for name in (p.name for p in probes):
+        record = records[name]
+        assert record["n"] > 0, name
+        assert record["ties"] == record["n"] and record["satisfied"] == 0, name
+        assert record["score"] == 0.0
+
+
+def test_bm25_satisfies_m_and_on_the_demo_where_lengths_match(demo_collection):
+    """BM25 sums positive per-term weights: holding more distinct query terms at about the
+    same length (LEN-M-AND) almost always scores higher."""
+    from abnirml.evaluation.candidates import resolve_candidates
+
+    env = RankerEnv(collection=demo_collection)
+    ranking = resolve_candidates(demo_collection, None, 30).ranking
+    ctx = ProbeContext(collection=demo_collection, analyzer=env.analyzer,
+                       options={"ranker_env": env}, candidates=lambda: ranking)
+    with ScoreCache(None) as cache:
+        result = run_experiment([IraxAxiomProbe("len-m-and")], [build_ranker("bm25", env)],
+                                ctx, Scorer(cache, progress=False),
+                                ExperimentConfig(delta_all=0.0))
+    (record,) = [r for r in result.records if r["subset"] == "all"]
+    assert record["n"] > 50
+    assert record["satisfied"] / record["n"] > 0.8
+
+
+# --------------------------------------------------------------------------- ir_axioms itself
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_agreement_with_ir_axioms_on_dl19(dl19):
+    from benchmarks import ir_axioms_agreement as bench
+
+    python = bench.find_python(None)
+    if python is None:
+        pytest.skip("ir_axioms 1.2.5 is not importable (make .venv-irax/.installed)")
+    context, env = bench.dl19_context(dl19, depth=25, queries=4)
+    payload, ours = bench.abnirml_side(context, env)
+    rows = bench.agreement(ours, bench.theirs(python, payload), bench.length_masks(payload))
+    for axiom, row in rows.items():
+        value = row.get("agreement_len", row["agreement"])
+        assert value >= 0.99, (axiom, row)
+        assert row["ir_axioms_nonzero"] > 0 or axiom == "aspect-reg", (axiom, row)

@@ -1,0 +1,82 @@
+"""``abnirml export-triples``: which text is positive, --only violated, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from abnirml.cli import main
+from abnirml.data.collection import load_collection
+from abnirml.pipeline import RunConfig, run
+from abnirml.triples import preferred_side
+
+
+def read(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_preferred_sides():
+    assert preferred_side("axiom:tfc1") == "doc1"
+    assert preferred_side("axiom:prox1") == "doc1"
+    assert preferred_side("axiom:tfc2") is None                  # a triple of documents
+    assert preferred_side("mmp:relevance:length") == "doc1"
+    assert preferred_side("mmp:length:tf") is None
+    assert preferred_side("tmp:typos") == "doc2"
+    assert preferred_side("tmp:case-fold") is None
+    assert preferred_side("dtp:mrpc") is None
+
+
+def test_manipulation_triples_put_the_original_first(tmp_path, capsys):
+    out = tmp_path / "t.jsonl"
+    assert main(["export-triples", str(out), "--probe", "tmp:typos", "--quiet"]) == 0
+    lines = read(out)
+    demo = load_collection("demo")
+    assert lines and all(list(line)[:3] == ["query", "positive", "negative"] for line in lines)
+    for line in lines:
+        assert line["probe"] == "tmp:typos"
+        assert line["positive"] == demo.docs[line["docno_positive"]]
+        assert line["query"] == demo.queries[line["qid"]]
+        assert line["negative"] != line["positive"] and line["docno_negative"] is None
+    assert f"wrote {len(lines)} triples" in capsys.readouterr().out
+
+
+def test_only_violated_keeps_exactly_the_pairs_the_ranker_gets_wrong(tmp_path):
+    out = tmp_path / "v.jsonl"
+    assert main(["export-triples", str(out), "--probe", "axiom:tfc1", "--probe", "axiom:m-and",
+                 "--ranker", "tfidf", "--only", "violated", "--no-cache", "--quiet"]) == 0
+    lines = read(out)
+    output = run(RunConfig(collection="demo", rankers=["tfidf"],
+                           probes=["axiom:tfc1", "axiom:m-and"], out=None, cache=None,
+                           progress=False, effectiveness=False))
+    delta = next(iter(output.result.calibrations.values())).delta
+    for probe in ("axiom:tfc1", "axiom:m-and"):
+        (record,) = [r for r in output.result.records if r["probe"] == probe]
+        mine = [line for line in lines if line["probe"] == probe]
+        assert len(mine) == record["neg"]
+        assert all(line["score_negative"] - line["score_positive"] > delta for line in mine)
+    assert sum(line["probe"] == "axiom:m-and" for line in lines) > 0   # TF-IDF misses some
+    everything = tmp_path / "all.jsonl"
+    assert main(["export-triples", str(everything), "--probe", "axiom:tfc1", "--ranker",
+                 "tfidf", "--no-cache", "--quiet"]) == 0
+    (record,) = [r for r in output.result.records if r["probe"] == "axiom:tfc1"]
+    assert len(read(everything)) == record["n"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--probe", "axiom:tfc1", "--only", "violated"], "needs --ranker"),
+    (["--probe", "tmp:case-fold"], "none of the selected probes says which text should win"),
+    (["--probe", "axiom:nope"], "unknown probe"),
+])
+def test_bad_requests_are_one_line_errors(tmp_path, capsys, argv, message):
+    out = tmp_path / "x.jsonl"
+    assert main(["export-triples", str(out), *argv, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("abnirml: error:") and message in err[-1]
+    assert not out.exists()
+
+
+def test_missing_output_folder_is_an_error(tmp_path, capsys):
+    assert main(["export-triples", str(tmp_path / "no" / "x.jsonl"), "--probe", "axiom:tfc1",
+                 "--quiet"]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -2,9 +2,10 @@
 
 A cross-encoder with a real MiniLM-L6 encoder (the packaged all-MiniLM-L6-v2 weights under a
 fresh one-logit head: the compute of an MS MARCO MiniLM cross-encoder, meaningless scores)
-scores the same seeded sample of DL19 battery pairs twice through the engine: once with
-batches of similar lengths (the default for neural rankers), once in the original order.
-Padding to the longest pair of each batch is what sorting saves.
+scores the same seeded sample of DL19 battery pairs twice through the engine: once as the
+engine hands it over by default (large calls that the ranker sorts by token count and packs
+by token budget), once in engine calls of 32 pairs in the original order (each call can only
+sort its own 32 pairs). Padding to the longest pair of each batch is what sorting saves.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ BATCH = 32
 
 
 class _Unsorted:
-    """The same ranker, asking the engine not to sort by length."""
+    """The same ranker, asking the engine for small calls in the original order."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
         self.name = inner.name
         self.fingerprint = inner.fingerprint + "[unsorted]"
-        self.hints = dataclasses.replace(inner.hints, sort_by_length=False)
+        self.hints = dataclasses.replace(inner.hints, sort_by_length=False, own_batches=False)
 
     def score(self, pairs):
         return self.inner.score(pairs)

@@ -25,6 +25,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("axioms.py", []),
     ("ir_axioms_agreement.py", []),
     ("bootstrap.py", []),
+    ("gpu.py", []),          # prints "skipped" without CUDA
 ]
 
 

@@ -33,9 +33,12 @@ def pytest_runtest_call(item):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path, monkeypatch):
+def _isolated_cache(tmp_path, monkeypatch, tmp_path_factory):
     """Never touch the user's score cache from tests."""
     monkeypatch.setenv("ABNIRML_CACHE", str(tmp_path / "scores.sqlite"))
+    # Rendered report figures: a fresh folder per test, outside the test's own tmp_path
+    # (tests check that folder's exact contents).
+    monkeypatch.setenv("ABNIRML_FIGURE_CACHE", str(tmp_path_factory.mktemp("figure-cache")))
 
 
 @pytest.fixture(scope="session")

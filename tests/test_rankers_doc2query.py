@@ -101,3 +101,13 @@ def test_expansion_source_option_accepts_objects_and_specs(t5):
     assert built.n == 2 and built.seed == 7 and built.max_new_tokens == 4
     with pytest.raises(ConfigError, match="doct5query_source"):
         as_expansion_source(3)
+
+
+def test_generator_dtype_is_in_the_fingerprint_and_generates_in_half_precision(t5):
+    fp32 = source(t5, "+mode=greedy+n=1")
+    bf16 = source(t5, "+mode=greedy+n=1+dtype=bf16")
+    assert bf16.fingerprint == fp32.fingerprint + "[dtype=bf16]"
+    assert next(bf16.model.parameters()).dtype is __import__("torch").bfloat16
+    assert len(bf16.generate(DOCS[0])) == 1
+    with pytest.raises(ConfigError, match="dtype must be fp32, fp16 or bf16"):
+        source(t5, "+dtype=fp64")

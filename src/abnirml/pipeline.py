@@ -122,6 +122,8 @@ def run(config: RunConfig) -> RunOutput:
     context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
     with workspace.scorer(config.workers, config.ray_address) as scorer:
+        if config.workers == 1 and config.ray_address is None:
+            _preload_uncached(rankers, scorer.cache)
         candidates = workspace.candidates
         result = run_experiment(
             probes, rankers, context, scorer,
@@ -181,3 +183,14 @@ def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
             "note": (f"δ = median gap between adjacent scores in each query's top {TOP}, "
                      f"re-scoring the candidate run cut at depth {depth}; ABNIRML re-ranked "
                      "the official top-1000 set (--candidate-depth 1000 reproduces it)")}
+
+
+def _preload_uncached(rankers: list[Any], cache: Any) -> None:
+    """Rankers with nothing cached will certainly load their model: let those that can
+    (``preload()``) start now, in the background, while the samples are built. Rankers with
+    cached scores stay lazy, so a warm rerun still loads nothing. Not with worker processes:
+    a fork must not copy a half-finished load."""
+    for ranker in rankers:
+        preload = getattr(ranker, "preload", None)
+        if preload is not None and not cache.has_scores(ranker.fingerprint):
+            preload()

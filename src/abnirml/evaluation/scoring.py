@@ -55,7 +55,8 @@ class Scorer:
         info = hints(ranker)
         if info.sort_by_length:
             missing.sort(key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        batch = max(1, self.batch_size or info.batch_size)
+        batch = max(1, info.batch_size if info.own_batches
+                    else (self.batch_size or info.batch_size))
         bar = _progress(len(missing), f"scoring {ranker.name}", self.progress)
         index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
         pair_batches = [[pairs[i] for i in idx] for idx in index_batches]

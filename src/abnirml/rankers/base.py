@@ -37,6 +37,10 @@ class RankerHints:
     batch_size: int = 4096
     sort_by_length: bool = False
     mask_token: str = "[MASK]"
+    # True when the ranker packs its own model batches (token budgets): ``batch_size`` is then
+    # only how many pairs the engine hands over per cache commit, and ``--batch-size`` reaches
+    # the model through the ranker's own settings instead of shrinking engine calls.
+    own_batches: bool = False
 
 
 def hints(ranker: Ranker) -> RankerHints:

@@ -1,7 +1,8 @@
 """Bi-encoders: query and document embedded separately (sentence-transformers), then compared.
 
 ``biencoder[:<hub name or directory>][+similarity=cos|dot][+query_prefix=TEXT]
-[+doc_prefix=TEXT][+batch_size=N][+revision=R]``.
+[+doc_prefix=TEXT][+batch_size=N][+dtype=fp32|fp16|bf16][+revision=R]`` (dtype as in
+:mod:`.device_batching`).
 
 Plain ``biencoder`` — and the hub names ``sentence-transformers/all-MiniLM-L6-v2`` and
 ``all-MiniLM-L6-v2`` — resolve to the copy of all-MiniLM-L6-v2 shipped by the
@@ -29,6 +30,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, checked_scores
+from abnirml.rankers.device_batching import dtype_fingerprint, parse_dtype, torch_dtype
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
@@ -62,7 +64,8 @@ def resolve_biencoder_model(argument: str, ranker: str, revision: str | None) ->
 
 class BiEncoderRanker:
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu", similarity: str = "cos",
-                 batch_size: int = DEFAULT_BATCH, query_prefix: str = "", doc_prefix: str = ""):
+                 batch_size: int = DEFAULT_BATCH, query_prefix: str = "", doc_prefix: str = "",
+                 dtype: str = "fp32"):
         import importlib.util
 
         # Check the dependencies now (a clear error before any work) but import them only
@@ -73,11 +76,12 @@ class BiEncoderRanker:
         if similarity not in SIMILARITIES:
             raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
         self.name = name
-        self.device = resolve_device(device, name)
+        self.device = resolve_device(device, name, lazy=True)
         self._load = lambda: load_pretrained(
             import_or_explain("sentence_transformers", name, "biencoder").SentenceTransformer,
             ref, name, device=self.device)
         self._model: Any = None
+        self.dtype = dtype
         self.similarity = similarity
         self.batch_size = batch_size
         self.hints = neural_hints(batch_size, calls_per_commit=8)
@@ -90,7 +94,8 @@ class BiEncoderRanker:
         self.doc_prefix = doc_prefix
         prefixes = "" if not (query_prefix or doc_prefix) else \
             f",query_prefix={query_prefix!r},doc_prefix={doc_prefix!r}"
-        self.fingerprint = f"BiEncoder[{identity}][similarity={similarity}{prefixes}]"
+        self.fingerprint = (f"BiEncoder[{identity}][similarity={similarity}{prefixes}]"
+                            + dtype_fingerprint(dtype))
         self._query_memo: dict[str, Any] = {}
 
     @property
@@ -101,6 +106,8 @@ class BiEncoderRanker:
     def model(self) -> Any:
         if self._model is None:
             self._model = self._load()
+            if self.dtype != "fp32":
+                self._model.to(torch_dtype(self.dtype))
             self._model.eval()
         return self._model
 
@@ -187,12 +194,15 @@ def _transformer_config(model: Any) -> Any:
 
 
 def from_spec(spec: RankerSpec, env) -> BiEncoderRanker:
-    spec.check_params({"similarity", "batch_size", "revision", "query_prefix", "doc_prefix"})
+    spec.check_params({"similarity", "batch_size", "revision", "query_prefix", "doc_prefix",
+                       "dtype"})
     name = spec.canonical
     ref = resolve_biencoder_model(spec.argument, name, spec.param("revision"))
+    device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)
     return BiEncoderRanker(
-        ref, name, device=env.device, similarity=spec.param("similarity", "cos") or "cos",
+        ref, name, device=device, similarity=spec.param("similarity", "cos") or "cos",
         batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
                                 "batch_size"),
         query_prefix=spec.param("query_prefix", "") or "",
-        doc_prefix=spec.param("doc_prefix", "") or "")
+        doc_prefix=spec.param("doc_prefix", "") or "",
+        dtype=parse_dtype(spec.param("dtype"), device, name))

@@ -310,6 +310,15 @@ class ScoreCache:
         return int(self._conn.execute("SELECT COUNT(*) FROM scores WHERE ranker = ?",
                                       (rid,)).fetchone()[0])
 
+    def has_scores(self, fingerprint: str) -> bool:
+        """Whether anything is cached for ``fingerprint`` (one indexed row, not a count)."""
+        row = self._conn.execute("SELECT id FROM rankers WHERE fingerprint = ?",
+                                 (fingerprint,)).fetchone()
+        if row is None:
+            return False
+        return self._conn.execute("SELECT 1 FROM scores WHERE ranker = ? LIMIT 1",
+                                  (row[0],)).fetchone() is not None
+
     def _transaction(self) -> _Transaction:
         return _Transaction(self._conn)
 

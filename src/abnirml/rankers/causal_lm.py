@@ -33,8 +33,9 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
+from abnirml.rankers.device_batching import parse_dtype
+from abnirml.rankers.device_batching import torch_dtype as dtype_of
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
-from abnirml.rankers.precision import parse_dtype
 from abnirml.rankers.torch_support import (
     BatchedTorchRanker,
     import_or_explain,
@@ -182,7 +183,8 @@ class CausalLMScorer:
                               f"got {head!r}")
         self.name = name
         self.device = resolve_device(device, name)
-        self.dtype_name, torch_dtype = parse_dtype(dtype, name)
+        self.dtype_name = parse_dtype(dtype, self.device, name)
+        torch_dtype = dtype_of(self.dtype_name)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         config = load_pretrained(transformers.AutoConfig.from_pretrained, ref, name)
         if head == "auto":

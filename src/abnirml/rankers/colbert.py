@@ -1,7 +1,8 @@
 """ColBERT: late interaction — the sum over query tokens of the best-matching document token.
 
 ``colbert:<hub name or directory>[+query_maxlen=32][+doc_maxlen=180][+batch_size=N]
-[+projection=auto|none][+revision=R]``, e.g. ``colbert:colbert-ir/colbertv2.0``.
+[+projection=auto|none][+dtype=fp32|fp16|bf16][+max_tokens=N][+revision=R]``,
+e.g. ``colbert:colbert-ir/colbertv2.0``.
 
 Both texts go through one BERT-style encoder, then a bias-free linear projection, then L2
 normalisation. As in the original code, a query is prefixed with the ``[unused0]`` marker and
@@ -26,10 +27,15 @@ import string
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
+from abnirml.rankers.device_batching import (
+    DEVICE_PARAMS,
+    DeviceSettings,
+    Row,
+    TokenBudgetRanker,
+    cast_model,
+)
 from abnirml.rankers.hf import (
     ModelRef,
     first_line,
@@ -39,31 +45,30 @@ from abnirml.rankers.hf import (
     resolve_model,
 )
 from abnirml.rankers.torch_support import (
-    BatchedTorchRanker,
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
-DEFAULT_BATCH = 32
 QUERY_MARKER = "[unused0]"
 DOC_MARKER = "[unused1]"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 _MASKED = -1e4
 
 
-class ColBERTRanker(BatchedTorchRanker):
+class ColBERTRanker(TokenBudgetRanker):
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu",
                  query_maxlen: int | None = None, doc_maxlen: int | None = None,
-                 batch_size: int = DEFAULT_BATCH, projection: str = "auto"):
+                 batch_size: int | None = None, projection: str = "auto",
+                 settings: DeviceSettings | None = None):
         torch = self._torch = import_torch(name)
         transformers = import_or_explain("transformers", name, "neural")
         if projection not in ("auto", "none"):
             raise ConfigError(f"ranker {name}: projection must be auto or none")
         self.name = name
         self.device = resolve_device(device, name)
+        self.settings = settings or DeviceSettings(device=self.device, max_batch=batch_size)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         encoder = load_pretrained(transformers.AutoModel.from_pretrained, ref, name)
         meta = _artifact_metadata(ref)
@@ -71,7 +76,7 @@ class ColBERTRanker(BatchedTorchRanker):
         self.doc_maxlen = doc_maxlen or int(meta.get("doc_maxlen", 180))
         self.mask_punctuation = bool(meta.get("mask_punctuation", True))
         self.attend_to_masks = bool(meta.get("attend_to_mask_tokens", False))
-        self.encoder = encoder.to(self.device).eval()
+        self.encoder = cast_model(encoder, self.settings)
         weight = None if projection == "none" else _projection_weight(ref, name)
         if weight is None and projection == "auto":
             raise ConfigError(f"ranker {name}: {ref.source} holds no ColBERT projection "
@@ -82,12 +87,13 @@ class ColBERTRanker(BatchedTorchRanker):
         if tok.mask_token_id is None or tok.pad_token_id is None:
             raise ConfigError(f"ranker {name}: the tokenizer lacks [MASK] or [PAD] tokens")
         self.skip_ids = self._punctuation_ids() if self.mask_punctuation else []
-        self.batch_size = batch_size
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.pad_values = {"input_ids": int(tok.pad_token_id)}
+        self.hints = self.settings.hints()
         dim = "none" if weight is None else str(weight.shape[0])
         self.fingerprint = (f"ColBERT[{model_identity(ref, encoder.config)}]"
                             f"[qlen={self.query_maxlen},dlen={self.doc_maxlen},dim={dim},"
-                            f"mask_punct={self.mask_punctuation},attend_masks={self.attend_to_masks}]")
+                            f"mask_punct={self.mask_punctuation},attend_masks={self.attend_to_masks}]"
+                            + self.settings.fingerprint)
 
     def _token_id(self, token: str) -> int:
         tid = self.tokenizer.convert_tokens_to_ids(token)
@@ -135,16 +141,32 @@ class ColBERTRanker(BatchedTorchRanker):
             keep &= ~torch.isin(ids, torch.tensor(self.skip_ids))
         return self._embed(ids, attention), keep.to(self.device)
 
-    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
+    def _rows(self, pairs: list[Pair]) -> list[Row]:
+        """Document rows: ``. {doc}`` with the document marker in place of the dot."""
+        with self.borrowed_tokenizer() as tokenizer:
+            enc = tokenizer([f". {d}" for _, d in pairs], truncation=True,
+                            max_length=self.doc_maxlen)
+        rows = []
+        for ids, attention in zip(enc["input_ids"], enc["attention_mask"], strict=True):
+            ids = list(ids)
+            ids[1] = self.markers[1]
+            rows.append({"input_ids": ids, "attention_mask": list(attention)})
+        return rows
+
+    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         torch = self._torch
+        ids, attention = tensors["input_ids"], tensors["attention_mask"]
+        keep = attention.bool()
+        if self.skip_ids:
+            keep &= ~torch.isin(ids, torch.tensor(self.skip_ids, device=ids.device))
+        d_emb = self._embed(ids, attention)
         queries = sorted({q for q, _ in pairs})
         index = {q: i for i, q in enumerate(queries)}
         q_emb = self.encode_queries(queries)
-        d_emb, d_keep = self.encode_documents([d for _, d in pairs])
-        q_rows = q_emb[torch.tensor([index[q] for q, _ in pairs], device=self.device)]
+        q_rows = q_emb[torch.tensor([index[q] for q, _ in pairs], device=q_emb.device)]
         sim = q_rows @ d_emb.transpose(1, 2)                       # [B, Lq, Ld]
-        sim = sim.masked_fill(~d_keep[:, None, :], _MASKED)
-        return sim.max(dim=-1).values.sum(dim=-1).double().cpu().numpy()
+        sim = sim.masked_fill(~keep[:, None, :], _MASKED)
+        return sim.max(dim=-1).values.sum(dim=-1)
 
 
 def _artifact_metadata(ref: ModelRef) -> dict[str, Any]:
@@ -204,16 +226,16 @@ def _checkpoint_file(ref: ModelRef, filename: str) -> Path | None:
 
 
 def from_spec(spec: RankerSpec, env) -> ColBERTRanker:
-    spec.check_params({"query_maxlen", "doc_maxlen", "batch_size", "projection", "revision"})
+    spec.check_params({"query_maxlen", "doc_maxlen", "projection", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="colbert:colbert-ir/colbertv2.0")
     qlen = spec.param("query_maxlen")
     dlen = spec.param("doc_maxlen")
+    device = resolve_device(env.device, name)
     return ColBERTRanker(
-        ref, name, device=env.device,
+        ref, name, device=device,
         query_maxlen=None if qlen is None else positive_int(qlen, 32, name, "query_maxlen"),
         doc_maxlen=None if dlen is None else positive_int(dlen, 180, name, "doc_maxlen"),
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"),
+        settings=DeviceSettings.from_spec(spec, env, device),
         projection=spec.param("projection", "auto") or "auto")

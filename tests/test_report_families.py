@@ -44,12 +44,14 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
         assert f'<section id="{key}">' in html
     assert "family-mmp" not in html and "delta-sweep" not in html   # no such data
     tmp_rows = (tmp_path / "tables" / "tmp.csv").read_text().splitlines()
-    assert tmp_rows[0] == "Probe,Subset,r1,r2,r3,Samples"
-    assert tmp_rows[1] == "tmp:shuffle-words,all,-0.50,-0.40,-0.30,10"
-    assert tmp_rows[2] == ",relevant,-0.20,-0.20,-0.20,10"
+    # tidy CSV (#18): merged label cells repeated, numbers bare, significance its own column
+    assert tmp_rows[0] == ("Probe,Subset,r1,r1 significant,r2,r2 significant,r3,"
+                           "r3 significant,Samples")
+    assert tmp_rows[1] == "tmp:shuffle-words,all,-0.50,true,-0.40,true,-0.30,true,10"
+    assert tmp_rows[2] == "tmp:shuffle-words,relevant,-0.20,true,-0.20,true,-0.20,true,10"
     # the symmetric paraphrase probe is unsigned, and marked not significant
     assert (tmp_path / "tables" / "dtp.csv").read_text().splitlines()[1] == \
-        "dtp:paraphrase,* 0.30,* 0.30,* 0.30,10"
+        "dtp:paraphrase,0.30,false,0.30,false,0.30,false,10"
     counts = (tmp_path / "tables" / "axiom-counts.csv").read_text().splitlines()
     assert counts[1] == "axiom:tfc1,5 / 3 / 2,6 / 3 / 1,7 / 3 / 0"
     effectiveness = (tmp_path / "tables" / "effectiveness.csv").read_text().splitlines()

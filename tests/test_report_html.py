@@ -141,7 +141,9 @@ def test_word_diff_marks_only_changed_words():
 def test_exports_escape_latex_and_keep_csv_cells():
     table = Table("Scores of my_model & co", ["Probe", "bm25", "n"],
                   [["tmp:50%_off", "* -0.05", "1,234"], ["x", "+0.40", "7"]])
-    assert to_csv(table).splitlines()[1] == "tmp:50%_off,* -0.05,\"1,234\""
+    # CSV is tidy (#18): the star becomes a column, the thousands separator goes
+    assert to_csv(table).splitlines()[:2] == ["Probe,bm25,bm25 significant,n",
+                                              "tmp:50%_off,-0.05,false,1234"]
     latex = to_latex(table, "tab:x")
     assert r"tmp:50\%\_off & $^{*}-0.05$ & $1{,}234$ \\" in latex
     assert r"\caption{Scores of my\_model \& co}" in latex

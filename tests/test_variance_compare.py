@@ -77,7 +77,8 @@ def test_run_with_variant_group_reports_variance(grouped_run):
     row = next(v for v in expected if v.probe == "mmp:length:tf")
     assert row.mean == pytest.approx(sum(scores) / 3)
     csv_text = (grouped_run / "tables" / "variance-probes.csv").read_text()
-    assert f"mmp:length:tf,{row.mean:+.2f} ± {row.std:.2f}" in csv_text
+    assert csv_text.startswith("Probe,bm25 mean,bm25 sd\n")        # tidy CSV (#18)
+    assert f"mmp:length:tf,{row.mean:.2f},{row.std:.2f}" in csv_text
     assert "variance-families" in (grouped_run / "report.html").read_text()
 
 

@@ -28,7 +28,8 @@ def add_parsers(sub) -> None:
     origin.add_argument("--collection", default="demo",
                         help="collection giving query and document texts for --rerank")
     origin.add_argument("--depth", type=int, default=1000, help="documents re-ranked per query")
-    origin.add_argument("--out", required=True, help="output directory")
+    origin.add_argument("--out", default="abnirml-out",
+                        help="output directory (default: abnirml-out, like run)")
 
     compare = sub.add_parser(
         "compare", help="per probe: did behaviour change between two rankers or two runs?")
@@ -110,6 +111,27 @@ def _rerank(reference, spec: str, collection_spec: str, depth: int, rerank):
                       Scorer(cache, progress=False))
 
 
+def _check_same_collection(dir_a: Path, dir_b: Path) -> None:
+    """Refuse folders run on different collections: their probes' samples cannot pair up."""
+    from abnirml.report.files import read_run_info
+    from abnirml.run_files import RUN_INFO
+
+    def identity(folder: Path) -> dict | None:
+        path = folder / RUN_INFO
+        if not path.is_file():
+            return None
+        info = read_run_info(path).get("collection")
+        if not isinstance(info, dict):
+            return None
+        return {k: info.get(k) for k in ("source", "queries", "documents", "judgments")}
+
+    a, b = identity(dir_a), identity(dir_b)
+    if a is not None and b is not None and a != b:
+        raise ConfigError(f"{dir_a} and {dir_b} were run on different collections "
+                          f"({a['source']}, {a['documents']} documents vs {b['source']}, "
+                          f"{b['documents']} documents); compare runs of one collection")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from abnirml.evaluation.compare import compare, pick_ranker
     from abnirml.evaluation.score_file import load_scores
@@ -121,6 +143,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     dir_b = Path(args.dir_b) if args.dir_b else dir_a
     store_a = load_scores(dir_a / "scores.npz")
     store_b = store_a if dir_b == dir_a else load_scores(dir_b / "scores.npz")
+    if dir_b != dir_a:
+        _check_same_collection(dir_a, dir_b)
     if dir_b == dir_a and args.ranker_a is None and args.ranker_b is None:
         names = store_a.ranker_names
         if len(names) != 2:
@@ -136,6 +160,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     stats = from_arguments(args, store_a.stats)
     rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets, stats)
+    if not any(r.p_value is not None for r in rows):
+        reasons = sorted({r.note for r in rows if r.note}) or ["no probe in common"]
+        raise ConfigError(f"nothing to compare between {dir_a} and {dir_b}: "
+                          f"{'; '.join(reasons)}")
     table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})",
                              stats)
     print(to_markdown(table))

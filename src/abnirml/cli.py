@@ -127,7 +127,9 @@ def session_flags() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="abnirml", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="abnirml", description="abnirml: probe how ranking models behave (run, report, "
+        "compare; 'abnirml COMMAND --help' for each command)")
     from abnirml import __version__
 
     parser.add_argument("--version", action="version", version=f"abnirml {__version__}")
@@ -268,7 +270,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"abnirml: {len(output.result.records)} results for "
           f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
           f"{counts['unique_pairs']:,} unique pairs ({counts['scored']:,} scored, "
-          f"{counts['from_cache']:,} cached) → {output.out}/report.md")
+          f"{counts['from_cache']:,} cached) → {output.out}/report.md, "
+          f"{output.out}/report.html")
     return 0
 
 
@@ -337,9 +340,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rankers(_: argparse.Namespace) -> int:
-    from abnirml.rankers.registry import families
+    from abnirml.rankers.registry import describe_family, families
 
-    print("\n".join(families()))
+    for family in families():
+        print(f"{family}\t{describe_family(family) or '(no description)'}")
     return 0
 
 
@@ -360,6 +364,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"abnirml: warning: {message}", file=sys.stderr)
 
 
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # stdout replaced (tests): nothing to do
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
@@ -373,6 +387,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AbnirmlError as exc:
         print(f"abnirml: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # `abnirml probes | head -2`: the reader has all it wanted. Point stdout at devnull
+        # so the interpreter's final flush does not fail again, and end quietly.
+        _silence_stdout()
+        return 0
     except OSError as exc:
         # The file system refused something (an unreadable input, --out under a file, a full
         # disk): the user can act on it, so one line naming the path, not a traceback.

@@ -44,8 +44,24 @@ class ScoringError(AbnirmlError):
 
 
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
-    """A ' (did you mean X?)' suffix for unknown names, or '' when nothing is close."""
+    """A ' (did you mean X?)' suffix for unknown names, or '' when nothing is close.
+
+    A glob (``tmp:shufle*``) is matched by the text before its first wildcard against the
+    same length of each choice, so a typo in a prefix proposes that prefix's names rather
+    than whatever whole name happens to look alike.
+    """
     import difflib
 
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    lowered = {c.lower(): c for c in choices}
+    stem = name.lower()
+    wildcard = min((i for i, ch in enumerate(stem) if ch in "*?["), default=-1)
+    if wildcard > 0:
+        stem = stem[:wildcard]
+        scored = sorted(((difflib.SequenceMatcher(None, stem, low[:len(stem)]).ratio(), i)
+                         for i, low in enumerate(lowered)), key=lambda t: (-t[0], t[1]))
+        names = list(lowered.values())
+        close = [names[i] for ratio, i in scored[:3] if ratio >= 0.8]
+    else:
+        close = [lowered[c] for c in difflib.get_close_matches(stem, list(lowered), n=3,
+                                                               cutoff=0.5)]
     return f" (did you mean {', '.join(close)}?)" if close else ""

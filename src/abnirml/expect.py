@@ -117,9 +117,13 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
                                                  examples_per_probe=0),
                                 None if delta is not None else workspace.candidates())
     out: dict[str, Expectation] = {}
+    skipped = {r["probe"]: r.get("skipped") or {} for r in result.records if r["subset"] == "all"}
     for record in result.records:
         if record["subset"] != subset:
             continue
+        if not record["n"]:
+            raise ConfigError(_empty_reason(record["probe"], loaded.name, subset,
+                                            skipped.get(record["probe"], {})))
         out[record["probe"]] = Expectation(
             ranker=model.name, probe=record["probe"], collection=loaded.name, subset=subset,
             score=float(record["score"]) if record["score"] is not None else float("nan"),
@@ -133,6 +137,19 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
         raise ConfigError(f"no results for subset {subset!r} (probes without graded samples "
                           "only have 'all')")
     return out
+
+
+def _empty_reason(probe: str, collection: str, subset: str, skipped: Mapping[str, int]) -> str:
+    """Why a probe gave no samples: a score of NaN over n = 0 would gate nothing."""
+    where = f"{probe} has no samples on {collection}" + (
+        f" (subset {subset!r})" if subset != "all" else "")
+    if "no-data" in skipped:
+        return (f"{where}: no transfer data given or found; pass options={{'dtp.data': DIR}} "
+                "(the folder holding mrpc/, jfleg/ …, or 'demo' for the shipped corpus)")
+    if skipped:
+        reasons = ", ".join(f"{n} skipped as {k}" for k, n in sorted(skipped.items()))
+        return f"{where}: {reasons}"
+    return f"{where}: the probe built no samples from this collection"
 
 
 def counterexamples(result: Any, probe: str, ranker: str, delta: float,

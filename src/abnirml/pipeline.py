@@ -24,7 +24,8 @@ DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 @dataclass
 class RunConfig:
     collection: str = "demo"
-    rankers: list[str] = field(default_factory=lambda: list(DEFAULT_RANKERS))
+    #: spec strings ("bm25+k1=0.9"), Ranker objects or PyTerrier transformers
+    rankers: list[Any] = field(default_factory=lambda: list(DEFAULT_RANKERS))
     probes: list[str] = field(default_factory=lambda: ["all"])
     out: str | None = None
     alpha: float = 0.01
@@ -65,6 +66,12 @@ class RunOutput:
     run_info: dict[str, Any]
     out: Path | None
 
+    def to_frame(self) -> Any:
+        """The results as a tidy pandas DataFrame (one row per probe, ranker and subset)."""
+        from abnirml.frames import results_frame
+
+        return results_frame(self.result.records)
+
 
 def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
     """Judgments no --grade-bands band covers appear in 'all' only; say how many."""
@@ -94,6 +101,8 @@ def run(config: RunConfig) -> RunOutput:
         check_delta(value, f"delta for {name}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
+    if config.workers < 1:          # before the collection loads, which can take a minute
+        raise ConfigError(f"workers must be ≥ 1, got {config.workers}")
     resolved = resolve_options(config.options)
     for note in resolved.notes:
         warnings.warn(note, FutureWarning, stacklevel=2)

@@ -187,8 +187,12 @@ def save_scores(path: Path, store: ScoreStore) -> None:
     tmp.replace(path)
 
 
-def load_scores(path: Path) -> ScoreStore:
-    """Read a ``scores.npz`` written by :func:`save_scores` (never unpickles)."""
+def load_scores(path: str | Path) -> ScoreStore:
+    """Read a ``scores.npz`` written by :func:`save_scores` (never unpickles); ``path`` may
+    also name the output folder holding it."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / FILENAME
     if not path.is_file():
         raise InputError("per-sample score file not found (written by 'abnirml run')", path=path)
     try:

@@ -37,7 +37,10 @@ class Scorer:
     def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
         """Scores for ``pairs`` (which should be unique) in their order."""
         keys = [(self._hash(q), self._hash(d)) for q, d in pairs]
-        found = self.cache.lookup(ranker.fingerprint, keys)
+        # A ranker that cannot be identified (cacheable=False) must neither reuse nor leave
+        # scores under a fingerprint another scorer could share.
+        cacheable = getattr(ranker, "cacheable", True)
+        found = self.cache.lookup(ranker.fingerprint, keys) if cacheable else {}
         out = np.empty(len(pairs), dtype=np.float64)
         missing: list[int] = []
         for i, key in enumerate(keys):
@@ -62,9 +65,10 @@ class Scorer:
             for idx, raw in zip(index_batches, results, strict=True):
                 scores = checked_scores(ranker.name, raw, len(idx))
                 out[idx] = scores
-                self.cache.store(ranker.fingerprint,
-                                 [(keys[i][0], keys[i][1], s) for i, s in zip(idx, scores,
-                                                                              strict=True)])
+                if cacheable:
+                    self.cache.store(ranker.fingerprint,
+                                     [(keys[i][0], keys[i][1], s)
+                                      for i, s in zip(idx, scores, strict=True)])
                 self.scored += len(idx)
                 bar.update(len(idx))
         finally:

@@ -56,12 +56,14 @@ def parse_variant_group(text: str) -> tuple[str, list[str]]:
     return name, members
 
 
-def expand_rankers(rankers: Sequence[str], groups: Mapping[str, Sequence[str]]) -> list[str]:
-    """The rankers to run: those given, then every group member not already among them."""
+def expand_rankers(rankers: Sequence[Any], groups: Mapping[str, Sequence[str]]) -> list[Any]:
+    """The rankers to run: those given (specs or objects), then every group member not
+    already among them."""
     from abnirml.rankers.base import RankerSpec
 
     out = list(rankers)
-    seen = {RankerSpec.parse(r).canonical for r in rankers}
+    seen = {RankerSpec.parse(r).canonical if isinstance(r, str) else getattr(r, "name", "")
+            for r in rankers}
     for members in groups.values():
         for member in members:
             canonical = RankerSpec.parse(member).canonical

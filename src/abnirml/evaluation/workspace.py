@@ -57,13 +57,18 @@ class Workspace:
                              progress=settings.progress)
         self._candidates: Any = None
 
-    def build_rankers(self, specs: Sequence[str]) -> list[Any]:
-        """One ranker per spec; an empty list or a ranker named twice is a user error."""
+    def build_rankers(self, specs: Sequence[Any]) -> list[Any]:
+        """One ranker per spec string, Ranker object or PyTerrier-style transformer (wrapped
+        by :func:`~abnirml.rankers.adapters.wrap_pyterrier`, named ``pyterrier``,
+        ``pyterrier-2`` …); an empty list or a ranker named twice is a user error."""
         from abnirml.rankers.registry import build_ranker
 
         if not specs:
             raise ConfigError("no ranker given")
-        rankers = [build_ranker(spec, self.env) for spec in specs]
+        rankers = []
+        for spec in specs:
+            rankers.append(build_ranker(spec, self.env) if isinstance(spec, str)
+                           else as_ranker(spec, [r.name for r in rankers]))
         names = [r.name for r in rankers]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -106,3 +111,20 @@ class Workspace:
             yield Scorer(store, batch_size=self.settings.batch_size,
                          progress=self.settings.progress if progress is None else progress,
                          executor=make_executor(workers, ray_address))
+
+
+def as_ranker(obj: Any, taken: Sequence[str]) -> Any:
+    """A Ranker object as it is; a PyTerrier transformer wrapped under an unused name."""
+    from abnirml.rankers.base import Ranker
+
+    if isinstance(obj, Ranker):
+        return obj
+    if callable(getattr(obj, "transform", None)):
+        from abnirml.rankers.adapters import wrap_pyterrier
+
+        name, i = "pyterrier", 2
+        while name in taken:
+            name, i = f"pyterrier-{i}", i + 1
+        return wrap_pyterrier(obj, name=name)
+    raise ConfigError(f"ranker {obj!r}: expected a spec string, a Ranker (name, fingerprint, "
+                      "score) or a PyTerrier transformer")

@@ -74,12 +74,13 @@ def select_probes(patterns: list[str]) -> list[Probe]:
     chosen: set[str] = set()
     for pattern in patterns or ["all"]:
         pattern = pattern.strip()
-        if pattern == "all":
+        folded = pattern.lower()          # MMP, Tmp:Typos … match like --ranker BM25 does
+        if folded == "all":
             matched = names
-        elif pattern in keys:
-            matched = [p.name for p in catalogue if p.family == pattern]
+        elif folded in keys:
+            matched = [p.name for p in catalogue if p.family == folded]
         else:
-            matched = fnmatch.filter(names, pattern)
+            matched = [n for n in names if fnmatch.fnmatchcase(n.lower(), folded)]
         if not matched:
             raise ConfigError(f"unknown probe {pattern!r}{did_you_mean(pattern, names)}; "
                               "see 'abnirml probes' for the list")

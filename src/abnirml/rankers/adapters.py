@@ -14,9 +14,12 @@ refused). ``+timeout`` bounds each whole request, answers over 64 MiB are refuse
 unreachable or failing endpoint stops the run with one line naming the ranker. Spec strings
 cannot hold ``+``, so URLs with ``+`` in them need the Python API (:class:`HttpRanker`).
 
-abnirml cannot see inside either kind of model, so their fingerprints name the factory or
-URL and ``+version=``: change the version whenever the model behind them changes, or cached
-scores of the old model are reused.
+abnirml cannot see inside a factory's model or an HTTP service, so their fingerprints name
+the factory or URL and ``+version=``: change the version whenever the model behind them
+changes, or cached scores of the old model are reused. :func:`wrap_pyterrier` without a
+``version`` fingerprints what it can read of the object (function code, closures, plain
+attributes; see :mod:`abnirml.rankers.identity`) and, when that is not enough to tell two
+scorers apart, refuses to cache its scores and warns once.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +38,7 @@ import numpy as np
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
 from abnirml.rankers.hf import first_line
+from abnirml.rankers.identity import scorer_identity
 from abnirml.rankers.torch_support import positive_int
 
 DEFAULT_HTTP_BATCH = 64
@@ -46,7 +51,7 @@ class PyTerrierRanker:
     """Any object with PyTerrier's ``transform(DataFrame) -> DataFrame`` as a ranker."""
 
     def __init__(self, transformer: Any, name: str, identity: str,
-                 batch_size: int = DEFAULT_PYTERRIER_BATCH):
+                 batch_size: int = DEFAULT_PYTERRIER_BATCH, cacheable: bool = True):
         if not callable(getattr(transformer, "transform", None)):
             raise ConfigError(f"ranker {name}: {type(transformer).__name__} has no "
                               "transform(DataFrame) method")
@@ -54,6 +59,8 @@ class PyTerrierRanker:
         self.name = name
         self.fingerprint = f"PyTerrier[{identity}]"
         self.batch_size = batch_size
+        self.cacheable = cacheable
+        """False: the scorer could not be identified, so its scores never enter the cache."""
         self.hints = RankerHints(batch_size=batch_size, sort_by_length=False)
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
@@ -96,9 +103,23 @@ class PyTerrierRanker:
 
 def wrap_pyterrier(transformer: Any, name: str = "pyterrier", version: str = "",
                    batch_size: int = DEFAULT_PYTERRIER_BATCH) -> PyTerrierRanker:
-    """Wrap a PyTerrier-style transformer; ``version`` identifies the model for the cache."""
-    identity = f"{type(transformer).__module__}.{type(transformer).__qualname__}@{version}"
-    return PyTerrierRanker(transformer, name, identity, batch_size)
+    """Wrap a PyTerrier-style transformer for scoring.
+
+    ``version`` names the model for the score cache; without one the fingerprint hashes
+    the transformer's functions and data (two ``pt.apply.doc_score`` functions differ), and
+    a transformer holding something unreadable (a loaded model) is scored without caching.
+    """
+    cls = f"{type(transformer).__module__}.{type(transformer).__qualname__}"
+    if version:
+        return PyTerrierRanker(transformer, name, f"{cls}@{version}", batch_size)
+    code = scorer_identity(transformer)
+    if code is not None:
+        return PyTerrierRanker(transformer, name, f"{cls}#{code}", batch_size)
+    warnings.warn(f"ranker {name}: cannot tell what {cls} computes from its code and data, "
+                  "so its scores are not cached; pass version=... to cache them",
+                  stacklevel=2)
+    return PyTerrierRanker(transformer, name, f"{cls}#uncached-{id(transformer):x}",
+                           batch_size, cacheable=False)
 
 
 def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:

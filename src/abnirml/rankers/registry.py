@@ -65,18 +65,27 @@ class RankerEnv:
         return self._memo[key]
 
 
-def register(family: str, factory: str | Factory) -> None:
-    """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``)."""
+def register(family: str, factory: str | Factory, description: str = "") -> None:
+    """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``);
+    ``description`` is the line ``abnirml rankers`` shows for it."""
     _FAMILIES[family.lower()] = factory
+    if description:
+        _DESCRIPTIONS[family.lower()] = description
 
 
 def unregister(family: str) -> None:
     """Forget a ranker family added with :func:`register` (tests, notebooks)."""
     _FAMILIES.pop(family.lower(), None)
+    _DESCRIPTIONS.pop(family.lower(), None)
 
 
 def families() -> list[str]:
     return sorted(_FAMILIES)
+
+
+def describe_family(family: str) -> str:
+    """The spec form and one-line description of a family ('' for an undocumented one)."""
+    return _DESCRIPTIONS.get(family.lower(), "")
 
 
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
@@ -140,3 +149,36 @@ _FAMILIES.update({
     "pyterrier": "abnirml.rankers.adapters:pyterrier_from_spec",
     "http": "abnirml.rankers.adapters:http_from_spec",
 })
+
+# What `abnirml rankers` prints: the spec's shape with its parameters, then what it is.
+_DESCRIPTIONS: dict[str, str] = {
+    "bm25": "bm25[+k1=1.2][+b=0.75][+k3=8] — Terrier's BM25 over the collection's statistics",
+    "ql": "ql[+mu=2500] — query likelihood with Dirichlet smoothing",
+    "tfidf": "tfidf[+k1=1.2][+b=0.75] — Terrier's TF-IDF",
+    "maxp": ("maxp:<spec>[+passage_length=N][+passage_stride=M][+aggregate=max|first|mean] "
+             "— a ranker over a document's passages, aggregated"),
+    "cross-encoder": "cross-encoder:NAME|DIR[+output=logit|prob][+max_length=512] — "
+                     "monoBERT-style sequence classifier",
+    "monot5": "monot5:NAME|DIR[+true=…][+false=…] — monoT5 true/false log-softmax",
+    "colbert": "colbert:NAME|DIR[+query_maxlen=32][+doc_maxlen=180] — late interaction "
+               "(MaxSim)",
+    "biencoder": "biencoder[:NAME|DIR][+similarity=cos|dot][+query_prefix=…][+doc_prefix=…] "
+                 "— sentence-transformers bi-encoder (default: all-MiniLM-L6-v2)",
+    "splade": "splade[:NAME|DIR][+max_length=256][+dtype=…][+query_top_k=N][+doc_top_k=N] — "
+              "learned sparse ranker (default: SPLADE-tiny)",
+    "lm": "lm:NAME|DIR[+template=default|qwen3|FILE][+yes=…][+no=…][+head=auto|lm|score] — "
+          "causal-LM pointwise reranker",
+    "duot5": ("duot5:NAME|DIR[+rerank_depth=N][+max_length=N] — pairwise preference "
+              "ranker (duoT5)"),
+    "lm-pairwise": "lm-pairwise:NAME|DIR — pairwise preference from a causal LM",
+    "doc2query": "doc2query:NAME|DIR[+n=4][+mode=sample|greedy][+top_k=10] — T5 expansions, "
+                 "then BM25",
+    "wmd": "wmd:glove[+stopwords=remove|keep] — negative Word Mover's Distance over GloVe",
+    "knrm": "knrm[:DIR] — KNRM trained on the collection (or loaded from abnirml train)",
+    "cknrm": "cknrm[:DIR] — Conv-KNRM trained on the collection (or loaded)",
+    "lgbm": "lgbm[:DIR] — LightGBM LambdaMART over 16 text features (or loaded)",
+    "pyterrier": "pyterrier:MODULE:FACTORY[+version=V][+batch_size=N][+k=v…] — a PyTerrier "
+                 "transformer from a factory",
+    "http": "http:URL[+batch_size=64][+timeout=60][+version=V] — scores from a JSON-over-HTTP "
+            "service",
+}

@@ -14,6 +14,7 @@ seed / checkpoint variance; example samples.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -229,7 +230,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                           "Cells: probe score; a leading * marks a score that is not "
                           f"significant ({significance_phrase(run_info)}). Samples: per-row "
                           "sample count. Intervals and effect sizes: section Statistics.")
-        section.tables.append((family, Table("", table.header, table.rows, table.note)))
+        section.tables.append((family, dataclasses.replace(table, title="")))
         section.tinted.add(family)
         if view.layout == "axiom":
             counts_table = axiom_counts_table(records)
@@ -378,8 +379,7 @@ def write_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None =
     tables_dir = directory / "tables"
     for section in sections:
         for slug, table in section.tables:
-            titled = table if table.title else Table(section.title, table.header, table.rows,
-                                                     table.note)
+            titled = table if table.title else dataclasses.replace(table, title=section.title)
             written += write_table(tables_dir, slug, titled)
     markdown = markdown_report(list(records), run_info)
     if extra_markdown:

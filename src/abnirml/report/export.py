@@ -1,9 +1,11 @@
 """CSV and LaTeX renderings of report tables, for spreadsheets and papers.
 
-CSV keeps each cell as the report shows it (so ``* -0.05`` still says "not significant");
-LaTeX puts numbers in math mode (a real minus sign) and the not-significant mark as a
-superscript star, and escapes every special character of user text (probe and ranker
-names may hold ``_``, ``%``, ``&``…).
+CSV is for programs, so it holds numbers, not display strings (see :func:`tidy_table`): no
+thousands separators, signs or ``%``, label cells the report merges repeated on every row,
+intervals split into low and high columns, and the report's not-significant star moved into
+a ``<column> significant`` column of ``true``/``false``. LaTeX puts numbers in math mode (a
+real minus sign) and the not-significant mark as a superscript star, and escapes every
+special character of user text (probe and ranker names may hold ``_``, ``%``, ``&``…).
 """
 
 from __future__ import annotations
@@ -24,11 +26,96 @@ _SPECIAL = {
 
 
 def to_csv(table: Table) -> str:
+    header, rows = tidy_table(table)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.header)
-    writer.writerows(table.rows)
+    writer.writerow(header)
+    writer.writerows(rows)
     return buffer.getvalue()
+
+
+_PLAIN_NUMBER = re.compile(r"^[+\-−]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][+\-]?\d+)?$")
+_INTERVAL = re.compile(r"^\[\s*(\S+)\s*,\s*(\S+)\s*\]$")
+_PLUS_MINUS = re.compile(r"^(\S+)\s*±\s*(\S+)$")
+_MISSING = {"", "–", "-", "—"}
+
+
+def _number(text: str) -> str | None:
+    """``+1,234.5`` / ``−0.05`` → ``1234.5`` / ``-0.05``; None when ``text`` is no number."""
+    text = text.strip()
+    if not _PLAIN_NUMBER.match(text):
+        return None
+    return text.replace(",", "").replace("−", "-").lstrip("+")
+
+
+def _kind(cells: list[str]) -> str:
+    """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number' or 'text'."""
+    present = [c.strip() for c in cells if c.strip() not in _MISSING]
+    if not present:
+        return "text"
+    bare = [c[2:] if c.startswith("* ") else c for c in present]
+    for kind, test in (
+            ("interval", lambda c: (m := _INTERVAL.match(c)) is not None
+             and _number(m[1]) is not None and _number(m[2]) is not None),
+            ("pm", lambda c: (m := _PLUS_MINUS.match(c)) is not None
+             and _number(m[1]) is not None and _number(m[2]) is not None),
+            ("percent", lambda c: c.endswith("%") and _number(c[:-1]) is not None),
+            ("number", lambda c: _number(c) is not None)):
+        if all(test(c) for c in bare):
+            return kind
+    return "text"
+
+
+def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
+    """The table as machine-readable columns (the CSV export; see the module docstring).
+
+    A score column (``table.scored``, or any column with a not-significant star such as
+    ``* -0.05``) gets a ``<header> significant`` column of ``true``/``false``.
+    """
+    width = len(table.header)
+    rows = [list(r) + [""] * (width - len(r)) for r in table.rows]
+    kinds = [_kind([r[j] for r in rows]) for j in range(width)]
+    labels = next((j for j, kind in enumerate(kinds) if kind != "text"), width)
+    for j in range(labels):                      # merged label cells → repeated values
+        previous = ""
+        for row in rows:
+            if row[j].strip():
+                previous = row[j]
+            else:
+                row[j] = previous
+    starred = [kinds[j] == "number" and (j in table.scored or any(
+        r[j].strip().startswith("* ") for r in rows)) for j in range(width)]
+    header: list[str] = []
+    for j, name in enumerate(table.header):
+        if kinds[j] in ("interval", "pm"):
+            low, high = ("low", "high") if kinds[j] == "interval" else ("mean", "sd")
+            header += [f"{name} {low}", f"{name} {high}"]
+        else:
+            header.append(f"{name} (%)" if kinds[j] == "percent" else name)
+        if starred[j]:
+            header.append(f"{name} significant")
+    out = []
+    for row in rows:
+        cells: list[str] = []
+        for j, raw in enumerate(row):
+            text = raw.strip()
+            star = text.startswith("* ")
+            text = text[2:] if star else text
+            missing = text in _MISSING
+            kind = kinds[j]
+            if kind in ("interval", "pm"):
+                m = (_INTERVAL if kind == "interval" else _PLUS_MINUS).match(text)
+                cells += ["", ""] if m is None else [_number(m[1]) or "", _number(m[2]) or ""]
+            elif kind == "percent":
+                cells.append("" if missing else _number(text[:-1]) or "")
+            elif kind == "number":
+                cells.append("" if missing else _number(text) or "")
+            else:
+                cells.append(raw)
+            if starred[j]:
+                cells.append("" if missing else ("false" if star else "true"))
+        out.append(cells)
+    return header, out
 
 
 def latex_escape(text: str) -> str:

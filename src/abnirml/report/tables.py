@@ -74,6 +74,9 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     note: str = ""
+    #: columns of :func:`format_score` cells (starred when not significant): the CSV export
+    #: gives each a ``<header> significant`` column, whether or not any cell is starred
+    scored: tuple[int, ...] = ()
 
 
 def format_score(record: Mapping[str, Any]) -> str:
@@ -126,7 +129,9 @@ def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
         counts = sorted({by_ranker[r]["n"] for r in by_ranker})
         row.append("/".join(f"{c:,}" for c in counts))
         rows.append(row)
-    return Table(view.title, header, rows, view.positive)
+    first = len(header) - len(rankers) - 1
+    return Table(view.title, header, rows, view.positive,
+                 scored=tuple(range(first, first + len(rankers))))
 
 
 def to_markdown(table: Table) -> str:

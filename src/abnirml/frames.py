@@ -1,0 +1,101 @@
+"""Results as tidy pandas DataFrames, for notebooks.
+
+One row per (probe, ranker, subset) from :func:`load_results` / :func:`results_frame`
+(what ``results.jsonl`` holds), one row per (probe, ranker, sample) from
+:func:`load_samples` / :func:`samples_frame` (what ``scores.npz`` holds). Columns carry
+numbers, never display strings: a missing score is NaN, significance is a boolean column.
+pandas is imported only when a frame is asked for (it comes with the ``adapters`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+#: the columns every results frame starts with, in this order
+LEADING_COLUMNS = ("probe", "family", "ranker", "subset", "score", "ci_low", "ci_high",
+                   "p_value", "p_adjusted", "significant", "n", "pos", "neg", "neutral",
+                   "mean_diff", "delta")
+
+
+def _pandas() -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        from abnirml.errors import ConfigError
+
+        raise ConfigError("DataFrames need pandas: pip install 'abnirml[adapters]'") from None
+    return pd
+
+
+def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Scalars as they are; ``skipped`` as its total; other nested values as JSON text."""
+    row: dict[str, Any] = {}
+    for key, value in record.items():
+        if key == "skipped" and isinstance(value, Mapping):
+            row[key] = int(sum(int(v) for v in value.values()))
+        elif isinstance(value, (Mapping, list, tuple)):
+            row[key] = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        else:
+            row[key] = value
+    return row
+
+
+def results_frame(records: Iterable[Mapping[str, Any]]) -> Any:
+    """A DataFrame with one row per result record (see :data:`LEADING_COLUMNS`)."""
+    pd = _pandas()
+    rows = [_flat(r) for r in records]
+    frame = pd.DataFrame(rows)
+    leading = [c for c in LEADING_COLUMNS if c in frame.columns]
+    frame = frame[leading + [c for c in frame.columns if c not in leading]]
+    for column in ("score", "ci_low", "ci_high", "p_value", "p_adjusted", "mean_diff",
+                   "delta", "effect_size"):
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column]).astype("float64")   # None → NaN
+    for column in ("n", "pos", "neg", "neutral", "skipped", "tests_in_table"):
+        if column in frame.columns:      # absent on untested records: a nullable integer
+            frame[column] = frame[column].astype("Int64")
+    if "significant" in frame.columns:
+        frame["significant"] = frame["significant"].astype(bool)
+    return frame
+
+
+def load_results(directory: str | Path) -> Any:
+    """The results of an ``abnirml run`` output folder as a tidy DataFrame."""
+    from abnirml.report.files import read_results
+    from abnirml.run_files import RESULTS
+
+    return results_frame(read_results(Path(directory) / RESULTS))
+
+
+def load_samples(path: str | Path) -> Any:
+    """Per-sample scores of an output folder (or its ``scores.npz``) as a tidy DataFrame."""
+    from abnirml.evaluation.score_file import load_scores
+
+    return samples_frame(load_scores(path))
+
+
+def samples_frame(store: Any) -> Any:
+    """Per-sample scores of a :class:`~abnirml.evaluation.score_file.ScoreStore`: columns
+    probe, family, ranker, sample, score1, score2, diff, grade, query."""
+    import numpy as np
+
+    pd = _pandas()
+    families = {p.name: p.family for p in store.probes}
+    parts = []
+    for (probe, ranker), scores in store.scores.items():
+        count = len(scores.score1)
+        if scores.cluster is not None and scores.queries:
+            query = np.asarray(scores.queries, dtype=object)[scores.cluster]
+        else:
+            query = np.full(count, None, dtype=object)
+        parts.append(pd.DataFrame({
+            "probe": probe, "family": families.get(probe, ""), "ranker": ranker,
+            "sample": np.arange(count), "score1": scores.score1, "score2": scores.score2,
+            "diff": scores.score1 - scores.score2, "grade": scores.grade, "query": query}))
+    if not parts:
+        return pd.DataFrame(columns=["probe", "family", "ranker", "sample", "score1",
+                                     "score2", "diff", "grade", "query"])
+    return pd.concat(parts, ignore_index=True)

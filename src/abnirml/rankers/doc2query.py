@@ -176,7 +176,7 @@ def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryG
 
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
     from abnirml.rankers.lexical import BM25
-    from abnirml.rankers.stats import CollectionStats
+    from abnirml.data.stats import CollectionStats
 
     spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
     mode = spec.param("stats", "original")

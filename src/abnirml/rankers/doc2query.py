@@ -175,8 +175,8 @@ def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryG
 
 
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
-    from abnirml.rankers.lexical import BM25
     from abnirml.data.stats import CollectionStats
+    from abnirml.rankers.lexical import BM25
 
     spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
     mode = spec.param("stats", "original")

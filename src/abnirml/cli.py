@@ -91,17 +91,12 @@ def _check_count(value: int, name: str, low: int) -> None:
 
 
 def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with the value kept as text: each family's typed options convert it
+    (strictly, through :mod:`abnirml.numbers`) and name the key when it is not valid."""
     key, sep, raw = text.partition("=")
-    if not sep or not key:
+    if not sep or not key.strip():
         raise ConfigError(f"--option {text!r} is not KEY=VALUE")
-    value: Any = raw
-    for cast in (int, float):
-        try:
-            value = cast(raw)
-            break
-        except ValueError:
-            continue
-    return key.strip().replace("-", "_"), value
+    return key.strip().replace("-", "_"), raw
 
 
 def session_flags() -> argparse.ArgumentParser:

@@ -38,8 +38,8 @@ def main() -> None:
     import rank_bm25
 
     from abnirml.data.collection import load_collection
+    from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
-    from abnirml.rankers.stats import CollectionStats
     from abnirml.text.analyzer import Analyzer
 
     collection = load_collection(str(dl19))

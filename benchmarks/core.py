@@ -23,9 +23,9 @@ def main(probes: tuple[str, ...] = ("all",)) -> None:
     if dl19 is None:
         return
     from abnirml.data.collection import load_collection
+    from abnirml.data.stats import CollectionStats
     from abnirml.pipeline import RunConfig, run
     from abnirml.rankers.lexical import BM25
-    from abnirml.rankers.stats import CollectionStats
     from abnirml.text.analyzer import Analyzer
 
     with tempfile.TemporaryDirectory() as tmp:

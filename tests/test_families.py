@@ -116,6 +116,14 @@ def test_a_user_probe_joins_a_registered_family(echo_family):
     ({"axiom.pool": "judgd"}, r"axiom\.pool must be one of candidates, judged.*did you mean"),
     ({"axiom.lnc2_k": "1,2"}, r"every duplication factor must be a whole number ≥ 2"),
     ({"typo_rate": 0.1, "tmp.typo_rate": 0.2}, r"tmp\.typo_rate given twice"),
+    # text is read strictly (abnirml.numbers): no digit separators, full-width digits, nan
+    ({"tmp.typo_rate": "1_0"}, r"tmp\.typo_rate: '1_0' is not a number"),
+    ({"tmp.typo_rate": "０.５"}, r"tmp\.typo_rate: '０\.５' is not a number"),
+    ({"typo_rate": "nan"}, r"tmp\.typo_rate: 'nan' is not a number"),
+    ({"axiom.depth": "1_00"}, r"axiom\.depth: '1_00' is not a number"),
+    ({"axiom_stmc2_threshold": "inf"}, r"axiom\.stmc2_threshold must be a finite number"),
+    ({"axiom.lnc2_k": "2,3_0"}, r"axiom\.lnc2_k: '3_0' is not an integer"),
+    ({"dtp.max_pairs": "１０"}, r"dtp\.max_pairs: '１０' is not a number"),
 ])
 def test_bad_options_are_rejected_with_one_clear_line(given, message):
     with pytest.raises(ConfigError, match=message):
@@ -130,7 +138,7 @@ def test_options_are_typed_and_flat_names_still_work_with_a_note():
     assert math.isinf(resolved.settings["axiom"].length_tolerance)
     assert resolved.settings["axiom"].cap is None
     assert resolved.notes == ["option 'typo_rate' is deprecated; write tmp.typo_rate"]
-    # probes read the flat names they always did
+    # the flat view keeps the legacy names (probes read the typed settings)
     assert resolved.flat == {"typo_rate": 0.25, "axiom_length_tolerance": math.inf,
                              "axiom_cap": None}
 
@@ -148,6 +156,41 @@ def test_cli_rejects_a_typo_in_an_option_with_exit_2(capsys):
     assert main(["run", "--option", "tmp.typo_rat=0.1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "did you mean tmp.typo_rate" in err[0]
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("typo_rate=nan", "tmp.typo_rate: 'nan' is not a number"),
+    ("tmp.typo_rate=1_0", "tmp.typo_rate: '1_0' is not a number"),
+    ("axiom.lenght_tolerance=3", "did you mean axiom.length_tolerance"),
+])
+def test_cli_refuses_bad_option_values_in_one_line_before_any_work(tmp_path, capsys, option,
+                                                                   expected):
+    from abnirml.cli import main
+
+    out = tmp_path / "out"
+    code = main(["run", "--collection", str(tmp_path / "absent"), "--out", str(out),
+                 "--option", option, "--quiet", "--no-cache"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and expected in err[0], err
+    assert not out.exists()
+
+
+def test_probes_read_namespaced_typed_settings():
+    from abnirml.probes.axioms.options import axiom_options, axiom_settings
+    from abnirml.probes.base import ProbeContext
+    from abnirml.probes.transfer_pairs import transfer_items
+
+    context = ProbeContext(collection=None, options={"axiom.cap": "0", "axiom.lnc2_k": "4,2",
+                                                     "axiom_depth": "7"})
+    opts = axiom_options(axiom_settings(context), (("relevant", 3, 4),))
+    assert (opts.cap, opts.lnc2_k, opts.depth, opts.relevant_grade) == (None, (2, 4), 7, 3)
+
+    class Recorder:
+        def items(self, **where):
+            return [where]
+
+    context = ProbeContext(collection=None, options={"dtp.online": "yes", "dtp.data": "/d"})
+    assert transfer_items(context, Recorder()) == [{"data": "/d", "online": True}]
 
 
 def test_missing_optional_dependency_is_named_with_its_extra(echo_family):

@@ -88,3 +88,16 @@ def test_no_import_runs_up_the_layers():
     upward = [f"{m} -> {t}" for m, targets in _graph().items() for t in targets
               if _layer(m) is not None and _layer(t) is not None and _layer(t) > _layer(m)]
     assert upward == []
+
+
+def test_collection_stats_sit_below_probes_and_rankers():
+    """Probes (axioms, query variation) and rankers both need df/cf; neither layer should
+    have to import the other to get them."""
+    graph = _graph()
+    assert "abnirml.data.stats" in graph
+    users = {m for m, targets in graph.items() if "abnirml.data.stats" in targets}
+    assert any(m.startswith("abnirml.probes.") for m in users)
+    assert any(m.startswith("abnirml.rankers.") for m in users)
+    probe_to_ranker = [f"{m} -> {t}" for m, targets in graph.items() for t in targets
+                       if m.startswith("abnirml.probes.") and t.startswith("abnirml.rankers.")]
+    assert not [edge for edge in probe_to_ranker if "stats" in edge]

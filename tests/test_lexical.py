@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from abnirml.data.stats import CollectionStats
 from abnirml.rankers.lexical import BM25, TFIDF, QueryLikelihood, bm25_top_k
-from abnirml.rankers.stats import CollectionStats
 from abnirml.text.analyzer import Analyzer
 
 DOCS = {

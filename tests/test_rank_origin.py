@@ -133,3 +133,26 @@ def test_cli_rerank_on_demo(tmp_path, demo_collection):
     fractions = read_csv(tmp_path / "o" / "rank_origin.csv")["all"]
     assert fractions["1-10"]["absent"] == 0.0
     assert fractions["1-10"][">30"] == 0.0
+
+
+def test_cli_rerank_takes_the_shared_session_flags(tmp_path, demo_collection, capsys):
+    """rank-origin builds its session through the Workspace: --cache names the score cache
+    it fills, --stopwords changes BM25's scores, a bad --batch-size is refused like in run."""
+    from abnirml.cli import main
+    from abnirml.data.trec import read_run, write_run
+
+    first = {qid: _run(*sorted(demo_collection.docs)[:30]) for qid in demo_collection.queries}
+    write_run(tmp_path / "first.run", first, "first")
+    base = ["rank-origin", str(tmp_path / "first.run"), "--rerank", "bm25", "--quiet",
+            "--ranges", "1-10,11-30"]
+    cache = tmp_path / "scores.sqlite"
+    assert main([*base, "--cache", str(cache), "--out", str(tmp_path / "a")]) == 0
+    assert cache.is_file() and cache.stat().st_size > 0
+    assert main([*base, "--no-cache", "--stopwords", "none", "--out", str(tmp_path / "b")]) == 0
+    with_stops = read_run(tmp_path / "a" / "reranked.run")
+    without = read_run(tmp_path / "b" / "reranked.run")
+    assert with_stops.keys() == without.keys() and with_stops != without
+    capsys.readouterr()
+    assert main([*base, "--no-cache", "--batch-size", "0", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "batch size must be ≥ 1" in err[0]

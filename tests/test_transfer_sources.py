@@ -298,12 +298,12 @@ def test_pairs_file_errors(tmp_path, name, rows, line, message):
 def test_source_location_rules(tmp_path):
     write_mrpc(tmp_path / "mrpc", [(1, 1, 2, "A.", "B.")])
     source = Source("mrpc", corpora.load_mrpc, hub.hub_mrpc)
-    assert len(list(source.items({"transfer_data": str(tmp_path)}))) == 1
+    assert len(list(source.items(data=str(tmp_path)))) == 1
     with pytest.raises(DataNotFound, match="--transfer-data not given"):
-        source.items({})
+        source.items()
     jfleg = Source("jfleg", corpora.load_jfleg)
     with pytest.raises(DataNotFound) as info:
-        jfleg.items({"transfer_data": str(tmp_path), "transfer_online": "1"})
+        jfleg.items(data=str(tmp_path), online=True)
     assert info.value.where == str(tmp_path / "jfleg")  # no hub copy to fall back on
 
 
@@ -352,10 +352,10 @@ def test_online_source_used_only_when_asked(monkeypatch, tmp_path):
     fake = FakeDatasets({("jhu-clsp/jfleg", None, s): [] for s in ("validation", "test")})
     monkeypatch.setitem(sys.modules, "datasets", fake)
     source = Source("jfleg", corpora.load_jfleg, hub.hub_jfleg)
-    assert list(source.items({"transfer_online": "yes"})) == []
+    assert list(source.items(online=True)) == []
     assert fake.calls == [("jhu-clsp/jfleg", None, "validation"), ("jhu-clsp/jfleg", None, "test")]
     with pytest.raises(DataNotFound):
-        source.items({"transfer_online": "no"})
+        source.items(online=False)
 
 
 def test_hub_without_datasets_installed(monkeypatch):

@@ -12,10 +12,11 @@ from pathlib import Path
 from abnirml.errors import ConfigError
 
 
-def add_parsers(sub) -> None:
-    """Register ``rank-origin`` and ``compare`` on the ``abnirml`` subparsers."""
+def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
+    """Register ``rank-origin`` and ``compare`` on the ``abnirml`` subparsers; ``scoring``
+    is the CLI's parent parser of session flags (collection, cache, device, …)."""
     origin = sub.add_parser(
-        "rank-origin",
+        "rank-origin", parents=[scoring],
         help="where the documents of RUN came from in REFERENCE_RUN (Rau & Kamps, fig. 1)")
     origin.add_argument("reference", metavar="REFERENCE_RUN", help="TREC run file (e.g. bm25)")
     origin.add_argument("run", metavar="RUN", nargs="?",
@@ -25,8 +26,6 @@ def add_parsers(sub) -> None:
                         help="contiguous rank ranges from 1 (default 1-10,11-100,101-500,501-1000)")
     origin.add_argument("--rerank", metavar="SPEC",
                         help="produce RUN by re-ranking REFERENCE_RUN with this ranker")
-    origin.add_argument("--collection", default="demo",
-                        help="collection giving query and document texts for --rerank")
     origin.add_argument("--depth", type=int, default=1000, help="documents re-ranked per query")
     origin.add_argument("--out", default="abnirml-out",
                         help="output directory (default: abnirml-out, like run)")
@@ -49,7 +48,12 @@ def add_parsers(sub) -> None:
 
 def cmd_rank_origin(args: argparse.Namespace) -> int:
     from abnirml.data.trec import read_qrels, read_run, write_run
-    from abnirml.evaluation.rank_origin import parse_ranges, rank_origin, rerank, write_csv
+    from abnirml.evaluation.rank_origin import (
+        parse_ranges,
+        rank_origin,
+        rerank_in_workspace,
+        write_csv,
+    )
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
 
@@ -60,7 +64,7 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     if args.rerank:
         if args.run:
             raise ConfigError("give either RUN or --rerank, not both")
-        run = _rerank(reference, args.rerank, args.collection, args.depth, rerank)
+        run = rerank_in_workspace(reference, args.rerank, _session_settings(args), args.depth)
         run_label = args.rerank
         write_run(out / "reranked.run", run, tag="abnirml")
     elif args.run:
@@ -96,19 +100,14 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rerank(reference, spec: str, collection_spec: str, depth: int, rerank):
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache, default_cache_path
-    from abnirml.rankers.registry import RankerEnv, build_ranker
+def _session_settings(args: argparse.Namespace):
+    """The Workspace settings the ``rank-origin`` flags give (the shared scoring flags)."""
+    from abnirml.evaluation.workspace import SessionSettings
 
-    if depth < 1:
-        raise ConfigError(f"--depth must be ≥ 1, got {depth}")
-    collection = load_collection(collection_spec)
-    ranker = build_ranker(spec, RankerEnv(collection=collection))
-    with ScoreCache(default_cache_path()) as cache:
-        return rerank(reference, collection.queries, collection.docs, ranker, depth,
-                      Scorer(cache, progress=False))
+    return SessionSettings(collection=args.collection, stopwords=args.stopwords,
+                           device=args.device, batch_size=args.batch_size,
+                           allow_pickle=args.allow_pickle, progress=not args.quiet,
+                           cache=None if args.no_cache else args.cache)
 
 
 def _check_same_collection(dir_a: Path, dir_b: Path) -> None:

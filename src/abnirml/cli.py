@@ -91,29 +91,20 @@ def _check_count(value: int, name: str, low: int) -> None:
 
 
 def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with the value kept as text: each family's typed options convert it
+    (strictly, through :mod:`abnirml.numbers`) and name the key when it is not valid."""
     key, sep, raw = text.partition("=")
-    if not sep or not key:
+    if not sep or not key.strip():
         raise ConfigError(f"--option {text!r} is not KEY=VALUE")
-    value: Any = raw
-    for cast in (int, float):
-        try:
-            value = cast(raw)
-            break
-        except ValueError:
-            continue
-    return key.strip().replace("-", "_"), value
+    return key.strip().replace("-", "_"), raw
 
 
-def session_flags() -> argparse.ArgumentParser:
-    """The flags of every command that scores a collection with rankers, defined once."""
+def scoring_flags() -> argparse.ArgumentParser:
+    """The flags of every command that loads a collection and scores it with rankers
+    (``run``, ``expect``-style sessions, ``masking``, ``rank-origin``), defined once."""
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--collection", default="demo",
                        help="'demo' (shipped), a directory of TREC files, or irds:<id>")
-    flags.add_argument("--out", default="abnirml-out", help="output directory")
-    flags.add_argument("--candidates", metavar="NAME|FILE",
-                       help="run giving each query's candidates (default: the collection's "
-                            "bm25 run, else a BM25 top 100 computed over the collection)")
-    flags.add_argument("--candidate-depth", type=int, default=100)
     flags.add_argument("--cache", default="default",
                        help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
     flags.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
@@ -123,6 +114,18 @@ def session_flags() -> argparse.ArgumentParser:
     flags.add_argument("--allow-pickle", action="store_true",
                        help="allow loading pickled model files from user paths (unsafe)")
     flags.add_argument("--quiet", action="store_true", help="no progress bars")
+    return flags
+
+
+def session_flags() -> argparse.ArgumentParser:
+    """:func:`scoring_flags` plus the output directory and the candidate set (``run``,
+    ``masking``); ``rank-origin`` takes its candidates from the reference run instead."""
+    flags = argparse.ArgumentParser(add_help=False, parents=[scoring_flags()])
+    flags.add_argument("--out", default="abnirml-out", help="output directory")
+    flags.add_argument("--candidates", metavar="NAME|FILE",
+                       help="run giving each query's candidates (default: the collection's "
+                            "bm25 run, else a BM25 top 100 computed over the collection)")
+    flags.add_argument("--candidate-depth", type=int, default=100)
     return flags
 
 
@@ -183,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from abnirml.analysis_cli import add_parsers
 
-    add_parsers(sub)
+    add_parsers(sub, scoring_flags())
 
     from abnirml.triples import add_parser as add_triples_parser
 

@@ -122,10 +122,12 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.candidates import resolve_candidates
     from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.rankers.registry import RankerEnv
     from abnirml.text.analyzer import Analyzer
 
+    resolved = resolve_options(dict(config.options or {}))   # typed and validated before work
     collection = load_collection(config.collection)
     analyzer = Analyzer()
     env = RankerEnv(collection=collection, analyzer=analyzer, seed=config.seed)
@@ -138,7 +140,8 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
         return memo["c"].ranking
 
     context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           options=dict(config.options or {}), candidates=candidates)
+                           options=dict(resolved.flat), typed_options=resolved.settings,
+                           candidates=candidates)
     context.options.setdefault("ranker_env", env)
     tables = {p.name: build_table(p, context) for p in select_probes(names)}
     return tables, {}, {}, None

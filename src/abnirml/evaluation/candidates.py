@@ -34,8 +34,8 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
     if spec is None:
         spec = "bm25" if "bm25" in collection.runs else "computed:bm25"
     if spec == "computed:bm25":
+        from abnirml.data.stats import CollectionStats
         from abnirml.rankers.lexical import bm25_top_k
-        from abnirml.rankers.stats import CollectionStats
         from abnirml.text.analyzer import Analyzer
 
         if stats_provider is not None:

@@ -20,6 +20,7 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from abnirml.data.trec import Qrels, Run
 from abnirml.errors import ConfigError
@@ -218,3 +219,19 @@ def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker
         pos += len(docnos)
         out[qid] = sorted(scored, key=lambda item: (-item[1], item[0]))
     return out
+
+
+def rerank_in_workspace(reference: Run, spec: str, settings: Any, depth: int = 1000) -> Run:
+    """``reference`` re-ranked by the ranker ``spec`` inside a
+    :class:`~abnirml.evaluation.workspace.Workspace` built from ``settings`` (a
+    ``SessionSettings``): the same collection loading, ranker checks and score cache as
+    ``run``, ``expect`` and ``masking``."""
+    from abnirml.evaluation.workspace import Workspace
+
+    if depth < 1:
+        raise ConfigError(f"--depth must be ≥ 1, got {depth}")
+    workspace = Workspace(settings)
+    (ranker,) = workspace.build_rankers([spec])
+    with workspace.scorer() as scorer:
+        return rerank(reference, workspace.collection.queries, workspace.collection.docs,
+                      ranker, depth, scorer)

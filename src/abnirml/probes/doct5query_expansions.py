@@ -1,14 +1,16 @@
 """Where DocT5Query expansions come from, for the ``tmp:add-doct5query`` probe.
 
-Three sources, in this order (probe options, ``--option KEY=VALUE`` on the command line):
+Three sources, in this order (the ``tmp`` family's typed settings, ``--option
+tmp.KEY=VALUE`` on the command line; the flat names ``doct5query_file`` and
+``doct5query_source`` still work with a deprecation note):
 
-``doct5query_file``
+``tmp.doct5query_file``
     A file of precomputed expansions: JSON lines ``{"docno": …, "expansion": …}`` (a file
     ending in ``.jsonl``; ``doc_id``/``id`` and ``text``/``queries`` are accepted as field
     names) or ``docno<TAB>expansion`` lines (any other name). This is how the papers'
     setting is reproduced offline: expand the collection once with a doc2query model and
     pass the result.
-``doct5query_source``
+``tmp.doct5query_source``
     An object with ``expand(texts) -> list[str]`` (:class:`ExpansionSource`), given through
     the Python API, or a ranker spec string (e.g. ``doc2query:castorini/doc2query-t5-base-msmarco``)
     built through the ranker registry; the built object must offer ``expand``.
@@ -19,14 +21,14 @@ neither
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from abnirml.errors import ConfigError
 
-FILE_OPTION = "doct5query_file"
-SOURCE_OPTION = "doct5query_source"
+FILE_OPTION = "tmp.doct5query_file"
+SOURCE_OPTION = "tmp.doct5query_source"
 BATCH = 32
 
 
@@ -48,14 +50,14 @@ def read_expansions(path: str | Path) -> dict[str, str]:
     return read_id_text_tsv(path, "expansion")
 
 
-def resolve_source(options: Mapping[str, Any], collection: Any = None,
+def resolve_source(raw: Any, collection: Any = None,
                    env: Any = None) -> ExpansionSource | None:
-    """The expansion source the options name, or None when they name none.
+    """The expansion source ``raw`` (the ``tmp.doct5query_source`` setting) names, or None
+    when it names none.
 
     A ranker spec is built with the run's ranker environment ``env``, or a fresh one over
     ``collection``.
     """
-    raw = options.get(SOURCE_OPTION)
     if raw is None or raw == "":
         return None
     if isinstance(raw, ExpansionSource):
@@ -87,20 +89,22 @@ def expand_all(source: ExpansionSource, texts: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def expansions_for(options: Mapping[str, Any], collection: Any, docnos: Iterable[str],
-                   env: Any = None) -> tuple[dict[str, str], str]:
-    """``document text → expansion`` for the given documents, and where they came from.
+def expansions_for(file: str | Path | None, source_spec: Any, collection: Any,
+                   docnos: Iterable[str], env: Any = None) -> tuple[dict[str, str], str]:
+    """``document text → expansion`` for the given documents, and where they came from:
+    the expansions ``file`` when given, else those ``source_spec`` (an object or a ranker
+    spec) writes.
 
     The second value is a short description for messages ("" when there is no source).
     """
     docs = collection.docs
     docnos = list(docnos)
-    path = options.get(FILE_OPTION)
+    path = file
     if path:
         by_docno = read_expansions(path)
         found = {docs[d]: by_docno[d] for d in docnos if d in by_docno}
         return found, f"file {path}"
-    source = resolve_source(options, collection, env)
+    source = resolve_source(source_spec, collection, env)
     if source is not None:
         return expand_all(source, (docs[d] for d in docnos)), type(source).__name__
     return {}, ""

@@ -145,11 +145,11 @@ class FactualityProbe:
     family: str = "dtp"
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
-        from abnirml.probes.transfer_pairs import load_items, transfer_samples
+        from abnirml.probes.transfer_pairs import load_items, transfer_items, transfer_samples
 
         def build() -> tuple[list[Any] | None, Skip | None]:
             return load_items(lambda: list(factual_pairs(
-                nq_source().items(context.options), context.analyzer.stopword_set,
+                transfer_items(context, nq_source()), context.analyzer.stopword_set,
                 context.seed)))
 
         items, missing = context.memo("dtp:nq-pairs", build)

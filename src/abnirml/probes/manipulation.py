@@ -159,8 +159,8 @@ class ManipulationProbe:
         text_context = manipulation_context(context, self.spec.needs)
         if EXPANSIONS in self.spec.needs and not text_context.expansions:
             warnings.warn(f"{self.name}: no DocT5Query expansions, so every sample is skipped "
-                          "as not-applicable; pass --option doct5query_file=PATH (JSON lines "
-                          '{"docno", "expansion"} or docno<TAB>text) or a doct5query_source',
+                          "as not-applicable; pass --option tmp.doct5query_file=PATH (JSON lines "
+                          '{"docno", "expansion"} or docno<TAB>text) or a tmp.doct5query_source',
                           stacklevel=2)
         for _ in range(missing_text(context)):
             yield Skip("missing-text")
@@ -264,8 +264,9 @@ def _expansions(context: ProbeContext) -> dict[str, str]:
     from abnirml.probes.doct5query_expansions import expansions_for
 
     docnos = dict.fromkeys(d for _, d, _ in judged_pairs(context))
-    found, _ = expansions_for(context.options, context.collection, docnos,
-                              env=context.ranker_env)
+    settings = context.family_options("tmp", ManipulationOptions)
+    found, _ = expansions_for(settings.doct5query_file, settings.doct5query_source,
+                              context.collection, docnos, env=context.ranker_env)
     return found
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
+from abnirml.numbers import strict_float
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -126,12 +127,19 @@ def _as_type(raw: Any, hint: Any, key: str) -> Any:
 
 
 def _number(raw: Any, key: str) -> float:
+    """A number from Python (int/float) or from text in plain ASCII decimal notation
+    (:func:`abnirml.numbers.strict_float`: no ``1_0``, no full-width digits, no nan)."""
     if isinstance(raw, bool):
         raise ConfigError(f"{key}: {raw!r} is not a number")
-    try:
+    if isinstance(raw, (int, float)):
         value = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: {raw!r} is not a number") from None
+    elif isinstance(raw, str):
+        try:
+            value = strict_float(raw.strip(), finite=False)
+        except ValueError as error:
+            raise ConfigError(f"{key}: {error}") from None
+    else:
+        raise ConfigError(f"{key}: {raw!r} is not a number")
     if math.isnan(value):
         raise ConfigError(f"{key}: {raw!r} is not a number")
     return value

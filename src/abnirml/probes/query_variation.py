@@ -83,7 +83,7 @@ def _idf_function(context: ProbeContext):
         stats = env.collection_stats()
         analyzer = env.analyzer
     else:
-        from abnirml.rankers.stats import CollectionStats
+        from abnirml.data.stats import CollectionStats
 
         analyzer = context.analyzer
         stats = CollectionStats.build(context.collection.doc_texts(), analyzer)

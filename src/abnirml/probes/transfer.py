@@ -41,6 +41,7 @@ from abnirml.probes.transfer_pairs import (
     TransferOptions,
     hash_fraction,
     load_items,
+    transfer_items,
     transfer_samples,
 )
 from abnirml.types import Sample, Skip
@@ -71,7 +72,7 @@ class TransferProbe:
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         keep = self._keep(context)
-        items, missing = load_items(lambda: self.source.items(context.options, keep))
+        items, missing = load_items(lambda: transfer_items(context, self.source, keep))
         if missing is not None:
             yield missing
             return

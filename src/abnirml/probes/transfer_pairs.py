@@ -44,6 +44,15 @@ CAPPED = "capped"
 NEWS_SAMPLE_RATE = 0.1
 
 
+def transfer_items(context: ProbeContext, source: Any, keep: Any = None) -> Iterable[Any]:
+    """``source``'s pairs (a :class:`~abnirml.data.transfer.Source`), located by the run's
+    typed ``dtp.data``/``dtp.online`` settings."""
+    settings = context.family_options("dtp", TransferOptions)
+    if keep is None:
+        return source.items(data=settings.data, online=settings.online)
+    return source.items(data=settings.data, online=settings.online, keep=keep)
+
+
 def feature_store(context: ProbeContext) -> FeatureStore:
     """The run's shared parse cache (one spaCy parse per distinct text)."""
     return context.memo("dtp:features", lambda: FeatureStore(context.analyzer.stopword_set))

@@ -175,8 +175,8 @@ def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryG
 
 
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
+    from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
-    from abnirml.rankers.stats import CollectionStats
 
     spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
     mode = spec.param("stats", "original")
@@ -201,7 +201,7 @@ def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
 def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc2QueryGenerator:
     """An expansion source from ``doc2query:<model>[+n=…]`` or a bare model name/directory.
 
-    For the DocT5Query manipulation: ``context.options["doct5query_source"]``.
+    For the DocT5Query manipulation: the ``tmp.doct5query_source`` setting.
     """
     from types import SimpleNamespace
 
@@ -212,12 +212,12 @@ def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc
 
 
 def as_expansion_source(value: Any, device: str = "cpu", seed: int = 0) -> ExpansionSource:
-    """``context.options["doct5query_source"]`` as given: an expansion source object (Python
-    API) or a string from ``--option doct5query_source=…`` (a model name, directory or
+    """the ``tmp.doct5query_source`` setting as given: an expansion source object (Python
+    API) or a string from ``--option tmp.doct5query_source=…`` (a model name, directory or
     ``doc2query:`` spec)."""
     if isinstance(value, ExpansionSource):
         return value
     if isinstance(value, str) and value.strip():
         return build_expansion_source(value.strip(), device=device, seed=seed)
-    raise ConfigError(f"doct5query_source: expected a doc2query model name, directory or "
+    raise ConfigError(f"tmp.doct5query_source: expected a doc2query model name, directory or "
                       f"spec, got {value!r}")

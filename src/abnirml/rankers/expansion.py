@@ -2,7 +2,8 @@
 
 An :class:`ExpansionSource` turns document texts into expansion texts (for doc2query: the
 generated queries, joined by spaces). The ``doc2query`` ranker appends them to documents
-before BM25; the DocT5Query manipulation reads one from ``context.options["doct5query_source"]``.
+before BM25; the DocT5Query manipulation reads one from its typed
+``tmp.doct5query_source`` setting.
 Generation is slow, so every expansion is stored in ``expansions.sqlite`` beside the score
 cache, keyed by (generator fingerprint, hash of the document text): a document is expanded
 once per generator configuration, across runs.

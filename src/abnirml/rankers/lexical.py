@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from abnirml.data.stats import CollectionStats
 from abnirml.rankers.base import Pair, RankerHints
-from abnirml.rankers.stats import CollectionStats
 
 _LEXICAL_HINTS = RankerHints(batch_size=8192, sort_by_length=False)
 

@@ -44,7 +44,7 @@ class RankerEnv:
     def collection_stats(self) -> Any:
         """Statistics over the collection's documents, computed once per environment."""
         if "stats" not in self._memo:
-            from abnirml.rankers.stats import CollectionStats
+            from abnirml.data.stats import CollectionStats
 
             if self.collection is None:
                 raise ConfigError("lexical rankers need a collection for their statistics")

@@ -1,10 +1,10 @@
 """Text-pair sources for dataset-transfer probes, read in their public release formats.
 
 Each source is a :class:`Source`: the folder it expects under the transfer-data directory
-(``--transfer-data DIR`` → ``options["transfer_data"]``), a local loader for that folder and,
+(``--transfer-data DIR`` → ``dtp.data`` setting), a local loader for that folder and,
 where a hub copy carries the fields the probe needs, an online loader (Hugging Face
 ``datasets`` or ``ir_datasets``, imported lazily and used only with
-``options["transfer_online"]``). Absent data raises :class:`~abnirml.data.pairs.DataNotFound`
+the ``dtp.online`` setting). Absent data raises :class:`~abnirml.data.pairs.DataNotFound`
 so that the probe is skipped with reason ``no-data`` instead of failing the whole run.
 The value ``demo`` names the small demo corpus shipped with the package
 (``abnirml/data/demo_transfer/``, original text in the same formats), found through
@@ -18,7 +18,7 @@ records come back as ``Skip("sub-sampled")`` and are counted like any other disc
 from __future__ import annotations
 
 import atexit
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
@@ -55,16 +55,19 @@ class Source:
     hub: HubLoader | None = None
     hub_id: str = ""
 
-    def items(self, options: Mapping[str, Any], keep: Keep = keep_all) -> Iterator[Item]:
-        """The source's pairs: local files first, then the hub copy when allowed.
+    def items(self, data: Any = None, online: bool = False,
+              keep: Keep = keep_all) -> Iterator[Item]:
+        """The source's pairs: local files under the transfer-data directory ``data`` first,
+        then the hub copy when ``online`` allows it (the probes pass their typed
+        ``dtp.data``/``dtp.online`` settings).
 
         Raises :class:`DataNotFound` naming the expected location when neither is available.
         """
-        root = transfer_root(options.get("transfer_data"))
+        root = transfer_root(data)
         folder = None if root is None else root / self.folder
         if folder is not None and folder.is_dir():
             return self.local(folder, keep)
-        if _truthy(options.get("transfer_online")) and self.hub is not None:
+        if online and self.hub is not None:
             return self.hub(keep)
         if folder is None:
             raise DataNotFound(f"--transfer-data not given (expected a {self.folder}/ folder)")
@@ -72,7 +75,7 @@ class Source:
 
 
 def transfer_root(value: Any) -> Path | None:
-    """The directory an ``options["transfer_data"]`` value names: None when unset, the
+    """The directory an ``dtp.data`` setting value names: None when unset, the
     packaged demo corpus for ``demo``, else the path as given."""
     if value in (None, ""):
         return None
@@ -93,7 +96,7 @@ def demo_transfer_path() -> Path:
 
 
 def check_transfer_data(value: Any) -> str | None:
-    """Validate ``options["transfer_data"]``: a directory the user named must exist.
+    """Validate ``dtp.data`` setting: a directory the user named must exist.
 
     ``demo`` is kept as given (the report and run.json say ``demo``); it must resolve to
     the packaged corpus."""
@@ -108,9 +111,3 @@ def check_transfer_data(value: Any) -> str | None:
     if not path.is_dir():
         raise ConfigError(f"--transfer-data {path}: not a directory")
     return str(path)
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)

@@ -1,6 +1,6 @@
 """Online copies of the transfer datasets: Hugging Face ``datasets`` and ``ir_datasets``.
 
-Used only when ``options["transfer_online"]`` is set and the local folder is absent. Both
+Used only when ``dtp.online`` setting is set and the local folder is absent. Both
 libraries are optional (``pip install 'abnirml[transfer]'``) and imported here, lazily.
 Only hub copies that carry what a probe needs are wired in:
 

@@ -282,7 +282,7 @@ def _collection_stats(context: ProbeContext, analyzer: Analyzer) -> Any:
     if env is not None and getattr(env, "analyzer", None) is not None \
             and env.analyzer.signature == analyzer.signature:
         return env.collection_stats()
-    from abnirml.rankers.stats import CollectionStats
+    from abnirml.data.stats import CollectionStats
 
     return context.memo(f"axioms:stats:{analyzer.signature}",
                         lambda: CollectionStats.build(context.collection.doc_texts(), analyzer))

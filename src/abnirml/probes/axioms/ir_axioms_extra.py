@@ -19,6 +19,7 @@ import numpy as np
 
 from abnirml.probes.axioms.features import AxiomData, QueryFeatures
 from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS, IraxQuery
+from abnirml.probes.axioms.options import axiom_settings
 from abnirml.probes.axioms.probe import Axiom, AxiomProbe
 from abnirml.probes.axioms.semantics import TermVectors, resolve_vectors
 from abnirml.probes.base import ProbeContext
@@ -91,7 +92,7 @@ def _finder(key: str):
              ) -> tuple[np.ndarray, np.ndarray]:
         vectors = None
         if needs in ("similarity", "doc-similarity"):
-            vectors = resolve_vectors(context.options.get("axiom_embeddings"))
+            vectors = resolve_vectors(axiom_settings(context).embeddings)
         a, b = np.nonzero(function(irax_query(features, data, vectors)) > 0)
         return a.astype(np.int64), b.astype(np.int64)
 
@@ -149,7 +150,7 @@ class IraxAxiomProbe(AxiomProbe):
         _, _, function, needs = DEFINITIONS[self.axiom]
         vectors = None
         if needs in ("similarity", "doc-similarity"):
-            vectors = resolve_vectors(context.options.get("axiom_embeddings"))
+            vectors = resolve_vectors(axiom_settings(context).embeddings)
         return function(irax_query(features, data, vectors))
 
 

@@ -1,29 +1,30 @@
 """The settings of the axiomatic diagnostic datasets, read from ``ProbeContext.options``.
 
-Keys (all optional; ``--option KEY=VALUE`` on the command line):
+Keys (all optional; ``--option axiom.KEY=VALUE`` on the command line; the flat ``axiom_KEY``
+names still work with a deprecation note):
 
-``axiom_pool``              ``candidates`` (default: each query's candidate run, best first)
+``axiom.pool``              ``candidates`` (default: each query's candidate run, best first)
                             or ``judged`` (the query's judged documents with text).
-``axiom_depth``             how many candidates per query (default 100; the candidate run's
+``axiom.depth``             how many candidates per query (default 100; the candidate run's
                             own depth, ``--candidate-depth``, is an upper bound).
-``axiom_length_tolerance``  δ_len in analysed tokens for TFC1, TFC2, M-TDC and STMC3
+``axiom.length_tolerance``  δ_len in analysed tokens for TFC1, TFC2, M-TDC and STMC3
                             (default 10, Câmara & Hauff); ``any`` accepts every length
                             difference, as Rennings et al. did for passages.
-``axiom_cap``               instances kept per query and axiom (default 5000, a seeded
+``axiom.cap``               instances kept per query and axiom (default 5000, a seeded
                             sample when more are found; ``0`` or ``none`` keeps all). The
                             uncapped count is always reported.
-``axiom_lnc2_k``            duplication factors for LNC2 (default ``2,3,4``).
-``axiom_lnc2_max_length``   largest duplicated document, in words (default: no limit;
+``axiom.lnc2_k``            duplication factors for LNC2 (default ``2,3,4``).
+``axiom.lnc2_max_length``   largest duplicated document, in words (default: no limit;
                             Rennings et al. used 240).
-``axiom_stmc2_threshold``   STMC2's minimum similarity between the non-query parts of the
+``axiom.stmc2_threshold``   STMC2's minimum similarity between the non-query parts of the
                             two documents (default 0.2, Câmara & Hauff's δ).
-``axiom_relevant_grade``    the lowest grade that counts as relevant for the relevance
+``axiom.relevant_grade``    the lowest grade that counts as relevant for the relevance
                             agreement statistics (default: the lower bound of the grade band
                             named ``relevant``, else 2).
-``axiom_stem``              ``1``/``0``: Porter-stem terms (default: as the run's analyzer).
-``axiom_embeddings``        ``glove-6b-50d`` (default, the packaged GloVe vectors) or an object
+``axiom.stem``              ``1``/``0``: Porter-stem terms (default: as the run's analyzer).
+``axiom.embeddings``        ``glove-6b-50d`` (default, the packaged GloVe vectors) or an object
                             with the :class:`~.semantics.TermVectors` interface (Python API).
-``axiom_similarity``        ``cosine`` (default) or a callable ``(A, B) -> matrix`` of
+``axiom.similarity``        ``cosine`` (default) or a callable ``(A, B) -> matrix`` of
                             similarities between the rows of ``A`` and of ``B``.
 """
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abnirml.errors import ConfigError
+from abnirml.numbers import strict_int
 from abnirml.probes.options import setting
 
 DEFAULT_DEPTH = 100
@@ -68,91 +70,48 @@ class AxiomOptions:
 
 def parse_options(options: Mapping[str, Any],
                   grade_bands: Sequence[tuple[str, int, int]] = ()) -> AxiomOptions:
-    """Validate the ``axiom_*`` keys of ``options`` (strings from the CLI, values from Python)."""
-    pool = str(options.get("axiom_pool", "candidates")).strip().lower()
-    if pool not in POOLS:
-        raise ConfigError(f"axiom_pool must be one of {', '.join(POOLS)}, got {pool!r}")
-    depth = _int(options.get("axiom_depth", DEFAULT_DEPTH), "axiom_depth", minimum=1)
-    raw_tol = options.get("axiom_length_tolerance", DEFAULT_LENGTH_TOLERANCE)
-    if isinstance(raw_tol, str) and raw_tol.strip().lower() in ("any", "inf", "none"):
-        tolerance = math.inf
-    else:
-        tolerance = _float(raw_tol, "axiom_length_tolerance")
-        if tolerance < 0:
-            raise ConfigError("axiom_length_tolerance must be ≥ 0 or 'any'")
-    raw_cap = options.get("axiom_cap", DEFAULT_CAP)
-    if raw_cap is None or (isinstance(raw_cap, str) and raw_cap.strip().lower() == "none"):
-        cap = None
-    else:
-        cap = _int(raw_cap, "axiom_cap", minimum=0) or None
-    lnc2_k = _int_list(options.get("axiom_lnc2_k", DEFAULT_LNC2_K), "axiom_lnc2_k")
-    if any(k < 2 for k in lnc2_k):
-        raise ConfigError("axiom_lnc2_k: every duplication factor must be ≥ 2")
-    raw_max = options.get("axiom_lnc2_max_length")
-    max_length = None if raw_max in (None, "", "none") else _int(raw_max,
-                                                                 "axiom_lnc2_max_length", 1)
-    threshold = _float(options.get("axiom_stmc2_threshold", DEFAULT_STMC2_THRESHOLD),
-                       "axiom_stmc2_threshold")
-    if "axiom_relevant_grade" in options:
-        relevant = _int(options["axiom_relevant_grade"], "axiom_relevant_grade")
+    """Validate the axiom keys of a flat ``options`` dict (``axiom.depth`` or the deprecated
+    ``axiom_depth``) through the family's typed settings, then derive the working values."""
+    from abnirml.probes.options import options_from_flat
+
+    return axiom_options(options_from_flat(AxiomFamilyOptions, "axiom", options), grade_bands)
+
+
+def axiom_options(typed: AxiomFamilyOptions,
+                  grade_bands: Sequence[tuple[str, int, int]] = ()) -> AxiomOptions:
+    """The working settings from the family's validated options: ``cap`` 0 keeps all, the
+    duplication factors become a sorted tuple, the relevant grade defaults to the grade band
+    named ``relevant``."""
+    lnc2_k = tuple(sorted({strict_int(str(p).strip()) for p in _parts(typed.lnc2_k)
+                           if str(p).strip()}))
+    if typed.relevant_grade is not None:
+        relevant = typed.relevant_grade
     else:
         relevant = next((lo for name, lo, _ in grade_bands if name == "relevant"), 2)
-    stem = options.get("axiom_stem")
-    if stem is not None:
-        stem = _bool(stem, "axiom_stem")
-    return AxiomOptions(pool=pool, depth=depth, length_tolerance=tolerance, cap=cap,
-                        lnc2_k=lnc2_k, lnc2_max_length=max_length, stmc2_threshold=threshold,
-                        relevant_grade=relevant, stem=stem)
+    return AxiomOptions(pool=typed.pool, depth=typed.depth,
+                        length_tolerance=float(typed.length_tolerance), cap=typed.cap or None,
+                        lnc2_k=lnc2_k, lnc2_max_length=typed.lnc2_max_length,
+                        stmc2_threshold=float(typed.stmc2_threshold),
+                        relevant_grade=relevant, stem=typed.stem)
 
 
-def _float(raw: Any, key: str) -> float:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: {raw!r} is not a number") from None
-    if math.isnan(value):
-        raise ConfigError(f"{key}: {raw!r} is not a number")
-    return value
-
-
-def _int(raw: Any, key: str, minimum: int | None = None) -> int:
-    value = _float(raw, key)
-    if not value.is_integer():
-        raise ConfigError(f"{key}: {raw!r} is not a whole number")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{key} must be ≥ {minimum}, got {raw!r}")
-    return int(value)
-
-
-def _int_list(raw: Any, key: str) -> tuple[int, ...]:
-    parts = raw.split(",") if isinstance(raw, str) else (
-        list(raw) if isinstance(raw, (list, tuple)) else [raw])
-    values = tuple(sorted({_int(p, key) for p in parts if str(p).strip()}))
-    if not values:
-        raise ConfigError(f"{key}: no value given")
-    return values
-
-
-def _bool(raw: Any, key: str) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{key}: {raw!r} is not a yes/no value")
+def _parts(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return value.split(",")
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _duplication_factors(value: Any, key: str) -> Any:
-    parts = value.split(",") if isinstance(value, str) else (
-        list(value) if isinstance(value, (list, tuple)) else [value])
+    parts = [p for p in _parts(value) if str(p).strip()]
+    if not parts:
+        raise ConfigError(f"{key}: no duplication factor given")
     for part in parts:
         try:
-            number = float(part)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: {part!r} is not a whole number") from None
-        if not math.isfinite(number) or not number.is_integer() or number < 2:
+            number = part if isinstance(part, int) and not isinstance(part, bool) else \
+                strict_int(str(part).strip())
+        except ValueError as error:
+            raise ConfigError(f"{key}: {error}") from None
+        if number < 2:
             raise ConfigError(f"{key}: every duplication factor must be a whole number ≥ 2, "
                               f"got {part!r}")
     return value
@@ -185,3 +144,9 @@ class AxiomFamilyOptions:
                               help="term vectors (glove-6b-50d or an object)")
     similarity: Any = setting(None, legacy="axiom_similarity",
                               help="'cosine' or a callable (A, B) -> similarities")
+
+
+def axiom_settings(context: Any) -> AxiomFamilyOptions:
+    """The run's validated ``axiom.*`` settings from a :class:`~abnirml.probes.base.ProbeContext`
+    (resolved up front in a run; parsed from the context's flat options otherwise)."""
+    return context.family_options("axiom", AxiomFamilyOptions)

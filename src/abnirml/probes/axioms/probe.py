@@ -30,7 +30,7 @@ import numpy as np
 
 from abnirml.probes.axioms import mining
 from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
-from abnirml.probes.axioms.options import AxiomOptions, parse_options
+from abnirml.probes.axioms.options import AxiomOptions, axiom_options, axiom_settings
 from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
 from abnirml.types import Sample, Skip
@@ -61,8 +61,8 @@ class Axiom:
 
 def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
               ) -> tuple[np.ndarray, np.ndarray]:
-    vectors = resolve_vectors(context.options.get("axiom_embeddings"))
-    sim_name, similarity = resolve_similarity(context.options.get("axiom_similarity"))
+    vectors = resolve_vectors(axiom_settings(context).embeddings)
+    sim_name, similarity = resolve_similarity(axiom_settings(context).similarity)
     return f.semantic(data.store, vectors, similarity, f"{vectors.name}:{sim_name}")
 
 
@@ -163,7 +163,7 @@ class AxiomProbe:
         return self.definition.find(features, data, context)
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
-        opts = parse_options(context.options, context.grade_bands)
+        opts = axiom_options(axiom_settings(context), context.grade_bands)
         data = axiom_data(context, opts)
         rng = context.rng(self.name)
         builder = _TableBuilder(self.definition, opts)

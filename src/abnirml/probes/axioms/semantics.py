@@ -84,7 +84,7 @@ def resolve_vectors(spec: Any) -> TermVectors:
         return glove_6b_50d()
     if isinstance(spec, TermVectors):
         return spec
-    raise ConfigError(f"axiom_embeddings: unknown term vectors {spec!r} (use {GLOVE!r} or "
+    raise ConfigError(f"axiom.embeddings: unknown term vectors {spec!r} (use {GLOVE!r} or "
                       "an object with name, vectors and ids(words))")
 
 
@@ -93,5 +93,5 @@ def resolve_similarity(spec: Any) -> tuple[str, Similarity]:
         return "cosine", cosine
     if callable(spec):
         return getattr(spec, "__name__", "custom"), spec
-    raise ConfigError(f"axiom_similarity: unknown similarity {spec!r} (use 'cosine' or a "
+    raise ConfigError(f"axiom.similarity: unknown similarity {spec!r} (use 'cosine' or a "
                       "callable (A, B) -> similarity matrix)")

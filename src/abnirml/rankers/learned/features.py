@@ -14,8 +14,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from abnirml.data.stats import CollectionStats
 from abnirml.rankers.base import Pair
-from abnirml.rankers.stats import CollectionStats
 from abnirml.text.tokenize import terms
 
 FEATURES = (

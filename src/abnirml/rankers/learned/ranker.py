@@ -178,7 +178,7 @@ def _stats_for(env: Any, stopwords: str, name: str) -> Any:
         return env.collection_stats()
 
     def build() -> Any:
-        from abnirml.rankers.stats import CollectionStats
+        from abnirml.data.stats import CollectionStats
 
         return CollectionStats.build(env.collection.doc_texts(), Analyzer(stopwords=stopwords))
 

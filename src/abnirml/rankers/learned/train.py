@@ -86,7 +86,7 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
     judged = judged_queries(collection)
     plan = FoldPlan.build({q: j.text for q, j in judged.items()}, folds)
     if stats is None:
-        from abnirml.rankers.stats import CollectionStats
+        from abnirml.data.stats import CollectionStats
 
         stats = CollectionStats.build(collection.doc_texts(), analyzer)
     out = Path(out)

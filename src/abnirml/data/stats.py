@@ -1,4 +1,5 @@
-"""Collection statistics for lexical rankers: N, average length, df and cf per term."""
+"""Collection statistics (N, average length, df and cf per term), in the data layer so that
+both rankers (BM25, QL) and probes (axiom term weights, query variation) can use them."""
 
 from __future__ import annotations
 

@@ -23,9 +23,8 @@ from abnirml.probes.axioms.probe import Axiom, AxiomProbe
 from abnirml.probes.axioms.semantics import TermVectors, resolve_vectors
 from abnirml.probes.base import ProbeContext
 
-#: LB1 needs the candidates' retrieval scores, which the candidate set does not carry;
-#: its definition is checked against ir_axioms in the benchmark but it is not a probe yet.
-NOT_PROBES = frozenset({"lb1"})
+#: Suffixes of :data:`DEFINITIONS` that are compared in the benchmark but not probes.
+NOT_PROBES: frozenset[str] = frozenset()
 
 
 def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | None
@@ -57,9 +56,17 @@ def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | 
         vocabulary=np.array([np.unique(a.ids).size for a in analysed], dtype=np.int64),
         sequences=[a.ids for a in analysed], query_sequence=query.ids,
         term_ids=features.term_ids, idf=idf, qtf=features.qtf, similarity=similarity,
-        doc_query_similarity=doc_similarity)
+        scores=_run_scores(features), doc_query_similarity=doc_similarity)
     features._cache[key] = built
     return built
+
+
+def _run_scores(features: QueryFeatures) -> np.ndarray:
+    """The candidate run's scores (LB1's retrieval scores); all NaN when the run's scores
+    are unknown, so LB1 then prefers nothing rather than guessing a score."""
+    if features.run_scores is None:
+        return np.full(features.size, np.nan)
+    return features.run_scores
 
 
 def _unit_rows(vectors: TermVectors, words: list[str]) -> np.ndarray:
@@ -107,6 +114,8 @@ PRECONDITIONS: dict[str, str] = {
                 "term pairs",
     "len-m-tdc": "as ir-m-tdc, lengths within 10 %",
     "tf-lnc": "per query term at equal numbers of other terms: d1 holds more of it",
+    "lb1": "candidate-run scores within 10 %: d1 holds a query term d2 lacks, and not "
+           "vice versa",
     "prox1": "same query-term subset (≥ 2 terms): d1's first occurrences are closer on average",
     "prox2": "same query-term subset: d1's query terms first occur earlier",
     "prox3": "same query-term subset: d1 holds the whole query as a phrase earlier",

@@ -37,7 +37,7 @@ COMPARED = {
     "lb1": "LB1", "prox1": "PROX1", "prox2": "PROX2", "prox3": "PROX3", "prox4": "PROX4",
     "prox5": "PROX5", "reg": "REG", "anti-reg": "ANTI_REG", "aspect-reg": "ASPECT_REG",
     "and": "AND", "len-and": "LEN_AND", "m-and": "M_AND", "len-m-and": "LEN_M_AND",
-    "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1",
+    "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1", "ir-stmc2": "STMC2",
 }
 VALUE = {"+": 1, "-": -1, "0": 0}
 #: Axioms whose LEN precondition ir_axioms 1.2.5 declares but never applies (the class

@@ -21,7 +21,7 @@ NAMES = ["axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:tf-lnc", "axi
          "axiom:prox1",
          "axiom:prox2", "axiom:prox3", "axiom:prox4", "axiom:prox5", "axiom:reg",
          "axiom:anti-reg", "axiom:aspect-reg", "axiom:and", "axiom:len-and", "axiom:m-and",
-         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1"]
+         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1", "axiom:ir-stmc2"]
 
 
 def view(docs: list[list[int]], query: list[int], idf=None, **kw) -> im.IraxQuery:
@@ -113,6 +113,34 @@ def test_lb1_needs_close_scores():
     assert im.lb1(close)[0, 1] == 1
     with pytest.raises(ValueError):
         im.lb1(view(docs, [1, 2]))
+
+
+def test_ir_stmc2_compares_frequency_ratios_with_length_ratios():
+    # query term 1; 7 is very similar to it (0.9), 8 barely (0.1); doc 3 has no other term
+    docs = [[1, 8], [7, 8], [7, 7, 8, 9], [1, 1]]
+    none = np.zeros(0, dtype=np.int64)
+    pairs = [(0.1, np.array([0]), np.array([8])), (0.9, np.array([0]), np.array([7])),
+             (0.9, np.array([0]), np.array([7])), (-np.inf, none, none)]
+    prefs = im.stmc2(view(docs, [1], max_similarity_pairs=pairs))
+    # doc 1 holds the max pair (1, 7): tf(7, d1) / tf(1, d0) = 1 = |d1| / |d0|
+    assert prefs[0, 1] == 1 and prefs[1, 0] == -1
+    # doc 2 is twice as long but uses 7 as often as doc 0 uses 1, relatively: no preference
+    assert prefs[0, 2] == 0 and prefs[2, 0] == 0
+    # doc 1 and 2 tie on the pair, but neither holds the query term: ratios undefined
+    assert prefs[1, 2] == 0 and prefs[2, 1] == 0
+    # doc 3's side has no pair; doc 0's pair (1, 8): 0.5 / 1 is not |d0| / |d3| = 1
+    assert prefs[3, 0] == 0 and prefs[0, 3] == 0
+    assert (np.diag(prefs) == 0).all()
+    # equal lengths: d1 must use 7 within 20 % as often as d0 uses 1 (10 times)
+    def equal_lengths(sevens: int) -> int:
+        d0, d1 = [1] * 10 + [8], [7] * sevens + [9] * (11 - sevens)
+        found = [(0.1, np.array([0]), np.array([8])), (0.9, np.array([0]), np.array([7]))]
+        return int(im.stmc2(view([d0, d1], [1], max_similarity_pairs=found))[0, 1])
+
+    assert equal_lengths(9) == 1 and equal_lengths(11) == 1
+    assert equal_lengths(7) == 0 and equal_lengths(3) == 0
+    with pytest.raises(ValueError):
+        im.stmc2(view(docs, [1]))
 
 
 def lb1_instances(scores: dict[str, float] | None) -> set[tuple[str, str]]:

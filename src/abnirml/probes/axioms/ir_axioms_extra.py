@@ -8,7 +8,7 @@ per-query cap apply unchanged.
 
 The per-query inputs (sequences, vocabulary sizes, idf, query-term similarities) are
 derived once per query from the shared :class:`~.features.AxiomData` and kept on the
-query's feature cache, so the twenty probes share them.
+query's feature cache, so the twenty-one probes share them.
 """
 
 from __future__ import annotations

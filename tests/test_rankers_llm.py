@@ -135,7 +135,7 @@ def test_fingerprint_names_template_and_answers(causal_dir, tmp_path):
     ("+head=pooled", "head must be one of"),
     ("+yes=yes+no=yes", "same token"),
     ("+yes=zebra+no=zebra", "zebra"),
-    ("+dtype=fp8", "dtype must be one of"),
+    ("+dtype=fp8", "dtype must be fp32, fp16 or bf16"),
     ("+max_length=0", "max_length must be"),
     ("+temperature=1", "unknown parameter"),
 ])

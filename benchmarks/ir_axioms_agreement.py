@@ -5,7 +5,8 @@ ordered pair) of each axiom over the BM25 top-100 candidates; the table prints, 
 axiom, the fraction of ordered pairs on which they agree, and how many pairs either tool
 prefers. Both see the same terms: abnirml analyses the texts (stopwords removed, no
 stemming, so GloVe finds the words) and ir_axioms reads those analysed terms joined by
-spaces, with abnirml's document frequencies, BM25 scores (LB1) and GloVe vectors.
+spaces, with abnirml's document frequencies, the candidate run's own scores (LB1, as the
+``axiom:lb1`` probe reads them) and GloVe vectors.
 
 ir_axioms 1.2.5 pins numpy < 2, so it runs in its own interpreter (``make .venv-irax/
 .installed``; ``--ir-axioms-python`` or ``$IR_AXIOMS_PYTHON``); without one, the script
@@ -22,7 +23,6 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,7 @@ COMPARED = {
     "lb1": "LB1", "prox1": "PROX1", "prox2": "PROX2", "prox3": "PROX3", "prox4": "PROX4",
     "prox5": "PROX5", "reg": "REG", "anti-reg": "ANTI_REG", "aspect-reg": "ASPECT_REG",
     "and": "AND", "len-and": "LEN_AND", "m-and": "M_AND", "len-m-and": "LEN_M_AND",
-    "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1",
+    "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1", "ir-stmc2": "STMC2",
 }
 VALUE = {"+": 1, "-": -1, "0": 0}
 #: Axioms whose LEN precondition ir_axioms 1.2.5 declares but never applies (the class
@@ -67,12 +67,14 @@ def dl19_context(dl19: Path, depth: int, queries: int | None):
 
     collection = load_collection(str(dl19))
     env = RankerEnv(collection=collection)
-    ranking = resolve_candidates(collection, "bm25", depth).ranking
+    candidates = resolve_candidates(collection, "bm25", depth)
+    ranking = candidates.ranking
     if queries is not None:
         ranking = {q: ranking[q] for q in sorted(ranking)[:queries]}
     return ProbeContext(collection=collection, analyzer=env.analyzer,
                         options={"ranker_env": env, "axiom_stem": "0", "axiom_depth": depth},
-                        candidates=lambda: ranking), env
+                        candidates=lambda: ranking,
+                        candidate_scores=lambda: candidates.scores), env
 
 
 def abnirml_side(context, env) -> tuple[dict, dict[str, list[np.ndarray]]]:
@@ -82,19 +84,17 @@ def abnirml_side(context, env) -> tuple[dict, dict[str, list[np.ndarray]]]:
     from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
     from abnirml.probes.axioms.options import parse_options
     from abnirml.probes.axioms.semantics import glove_6b_50d
-    from abnirml.rankers.registry import build_ranker
 
     data = axiom_data(context, parse_options(context.options))
     glove = glove_6b_50d()
-    bm25 = build_ranker("bm25", env)
     store = data.store
     queries = []
     ours: dict[str, list[np.ndarray]] = {a: [] for a in COMPARED}
     words: set[str] = set()
     needed: set[str] = set()
     for f in data.queries:
-        scores = np.asarray(bm25.score([(f.query, t) for t in f.texts]), dtype=float)
-        view = replace(irax_query(f, data, glove), scores=scores)
+        view = irax_query(f, data, glove)
+        scores = view.scores
         text_of = [" ".join(store.term(int(t)) for t in seq) for seq in view.sequences]
         query_text = " ".join(store.term(int(t)) for t in view.query_sequence)
         queries.append({"query": query_text, "docs": text_of, "scores": scores.tolist()})

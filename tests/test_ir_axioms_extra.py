@@ -17,10 +17,11 @@ from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from abnirml.text.analyzer import Analyzer
 
-NAMES = ["axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:tf-lnc", "axiom:prox1",
+NAMES = ["axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:tf-lnc", "axiom:lb1",
+         "axiom:prox1",
          "axiom:prox2", "axiom:prox3", "axiom:prox4", "axiom:prox5", "axiom:reg",
          "axiom:anti-reg", "axiom:aspect-reg", "axiom:and", "axiom:len-and", "axiom:m-and",
-         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1"]
+         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1", "axiom:ir-stmc2"]
 
 
 def view(docs: list[list[int]], query: list[int], idf=None, **kw) -> im.IraxQuery:
@@ -114,10 +115,82 @@ def test_lb1_needs_close_scores():
         im.lb1(view(docs, [1, 2]))
 
 
+def test_ir_stmc2_compares_frequency_ratios_with_length_ratios():
+    # query term 1; 7 is very similar to it (0.9), 8 barely (0.1); doc 3 has no other term
+    docs = [[1, 8], [7, 8], [7, 7, 8, 9], [1, 1]]
+    none = np.zeros(0, dtype=np.int64)
+    pairs = [(0.1, np.array([0]), np.array([8])), (0.9, np.array([0]), np.array([7])),
+             (0.9, np.array([0]), np.array([7])), (-np.inf, none, none)]
+    prefs = im.stmc2(view(docs, [1], max_similarity_pairs=pairs))
+    # doc 1 holds the max pair (1, 7): tf(7, d1) / tf(1, d0) = 1 = |d1| / |d0|
+    assert prefs[0, 1] == 1 and prefs[1, 0] == -1
+    # doc 2 is twice as long but uses 7 as often as doc 0 uses 1, relatively: no preference
+    assert prefs[0, 2] == 0 and prefs[2, 0] == 0
+    # doc 1 and 2 tie on the pair, but neither holds the query term: ratios undefined
+    assert prefs[1, 2] == 0 and prefs[2, 1] == 0
+    # doc 3's side has no pair; doc 0's pair (1, 8): 0.5 / 1 is not |d0| / |d3| = 1
+    assert prefs[3, 0] == 0 and prefs[0, 3] == 0
+    assert (np.diag(prefs) == 0).all()
+    # equal lengths: d1 must use 7 within 20 % as often as d0 uses 1 (10 times)
+    def equal_lengths(sevens: int) -> int:
+        d0, d1 = [1] * 10 + [8], [7] * sevens + [9] * (11 - sevens)
+        found = [(0.1, np.array([0]), np.array([8])), (0.9, np.array([0]), np.array([7]))]
+        return int(im.stmc2(view([d0, d1], [1], max_similarity_pairs=found))[0, 1])
+
+    assert equal_lengths(9) == 1 and equal_lengths(11) == 1
+    assert equal_lengths(7) == 0 and equal_lengths(3) == 0
+    with pytest.raises(ValueError):
+        im.stmc2(view(docs, [1]))
+
+
+def lb1_instances(scores: dict[str, float] | None) -> set[tuple[str, str]]:
+    """``axiom:lb1``'s (preferred, other) docno pairs on a three-document pool whose
+    candidate run gave ``scores`` (None: a context that knows no run scores)."""
+    from abnirml.probes.axioms.features import axiom_data
+    from abnirml.probes.axioms.options import parse_options
+
+    docs = {"a": "apple x", "b": "x y", "c": "apple banana"}
+    collection = Collection(name="lb1", queries={"q1": "apple banana"}, docs=docs,
+                            qrels={"q1": {"a": 1}})
+    ctx = ProbeContext(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
+                       candidates=lambda: {"q1": list(docs)},
+                       candidate_scores=None if scores is None else lambda: {"q1": scores})
+    data = axiom_data(ctx, parse_options(ctx.options))
+    (features,) = data.queries
+    rows, columns = np.nonzero(IraxAxiomProbe("lb1").preferences(features, data, ctx) > 0)
+    return {(features.docnos[i], features.docnos[j])
+            for i, j in zip(rows.tolist(), columns.tolist(), strict=True)}
+
+
+def test_lb1_probe_reads_the_candidate_runs_own_scores():
+    # a holds apple, b nothing, c both: with all scores within 10 % every holder wins
+    assert lb1_instances({"a": 2.0, "b": 2.1, "c": 2.05}) == {("a", "b"), ("c", "b"),
+                                                              ("c", "a")}
+    # c scored far higher: only a and b are close enough to compare
+    assert lb1_instances({"a": 2.0, "b": 2.1, "c": 9.0}) == {("a", "b")}
+    # a document the run did not score (a judged pool) is compared with nothing
+    assert lb1_instances({"a": 2.0, "c": 2.05}) == {("c", "a")}
+    assert lb1_instances(None) == set()
+
+
+def test_candidates_keep_the_runs_scores(demo_collection, tmp_path):
+    from abnirml.evaluation.candidates import resolve_candidates
+
+    qid = sorted(demo_collection.queries)[0]
+    docnos = sorted(demo_collection.docs)[:3]
+    lines = [f"{qid} Q0 {d} {rank + 1} {10.5 - rank} run" for rank, d in enumerate(docnos)]
+    lines.append(f"{qid} Q0 no-such-doc 4 1.25 run")
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    candidates = resolve_candidates(demo_collection, str(tmp_path / "run.txt"), 10)
+    assert candidates.ranking[qid] == docnos
+    assert candidates.scores[qid] == {docnos[0]: 10.5, docnos[1]: 9.5, docnos[2]: 8.5}
+    assert candidates.skipped == {"candidates_without_text": 1}
+
+
 def test_the_probes_are_registered_with_public_names():
     names = [p.name for p in ir_axioms_probes()]
     assert names == NAMES
-    assert [p.name for p in select_probes(["axiom:prox*"])] == NAMES[4:9]
+    assert [p.name for p in select_probes(["axiom:prox*"])] == NAMES[5:10]
     assert all(name in [p.name for p in select_probes(["axiom"])] for name in NAMES)
 
 

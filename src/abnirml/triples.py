@@ -133,15 +133,16 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
     env = RankerEnv(collection=collection, analyzer=analyzer, seed=config.seed)
     memo: dict[str, Any] = {}
 
-    def candidates():
+    def candidate_set():
         if "c" not in memo:
             memo["c"] = resolve_candidates(collection, config.candidates,
                                            config.candidate_depth, env.collection_stats)
-        return memo["c"].ranking
+        return memo["c"]
 
     context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
                            options=dict(resolved.flat), typed_options=resolved.settings,
-                           candidates=candidates)
+                           candidates=lambda: candidate_set().ranking,
+                           candidate_scores=lambda: candidate_set().scores)
     context.options.setdefault("ranker_env", env)
     tables = {p.name: build_table(p, context) for p in select_probes(names)}
     return tables, {}, {}, None

@@ -19,6 +19,8 @@ class Candidates:
     source: str
     ranking: dict[str, list[str]]            # qid → docnos, best first
     skipped: dict[str, int] = field(default_factory=dict)
+    #: qid → docno → the first-stage run's score (what LB1 compares), for the kept docnos.
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
@@ -55,12 +57,15 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
         raise ConfigError(f"unknown candidate run {spec!r}{did_you_mean(spec, known)}; "
                           f"known: {', '.join(known) or 'none'} (or give a run file path)")
     ranking: dict[str, list[str]] = {}
+    scores: dict[str, dict[str, float]] = {}
     missing = 0
     for qid in sorted(run):
         if qid not in collection.queries:
             continue
-        docnos = [d for d, _ in run[qid][:depth]]
-        kept = [d for d in docnos if d in collection.docs]
-        missing += len(docnos) - len(kept)
+        top = [(d, float(s)) for d, s in run[qid][:depth]]
+        kept = [d for d, _ in top if d in collection.docs]
+        missing += len(top) - len(kept)
         ranking[qid] = kept
-    return Candidates(source=source, ranking=ranking, skipped={"candidates_without_text": missing})
+        scores[qid] = {d: s for d, s in top if d in collection.docs}
+    return Candidates(source=source, ranking=ranking,
+                      skipped={"candidates_without_text": missing}, scores=scores)

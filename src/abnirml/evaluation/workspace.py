@@ -94,7 +94,8 @@ class Workspace:
             extra = {"options": options.flat, "typed_options": options.settings}
         return ProbeContext(collection=self.collection, analyzer=self.analyzer,
                             seed=self.settings.seed, ranker_env=self.env,
-                            candidates=lambda: self.candidates().ranking, **extra, **fields)
+                            candidates=lambda: self.candidates().ranking,
+                            candidate_scores=lambda: self.candidates().scores, **extra, **fields)
 
     @contextmanager
     def scorer(self, workers: int = 1, ray_address: str | None = None,

@@ -58,6 +58,8 @@ class ProbeContext:
     options: dict[str, Any] = field(default_factory=dict)
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     candidates: Callable[[], Mapping[str, list[str]]] | None = None
+    #: qid → docno → the candidate run's own score (LB1 compares them); None: not known.
+    candidate_scores: Callable[[], Mapping[str, Mapping[str, float]]] | None = None
     ranker_env: Any = None
     typed_options: dict[str, Any] | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -114,6 +114,9 @@ class QueryFeatures:
     grades: np.ndarray         # (n,)
     gamma: np.ndarray          # (n,)
     _cache: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: (n,) the candidate run's own score per document (NaN where the run gave none: a
+    #: judged pool's unretrieved documents); None when the context knows no run scores.
+    run_scores: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -258,6 +261,7 @@ def _build(context: ProbeContext, options: AxiomOptions, analyzer: Analyzer) -> 
     else:
         pools = {qid: [d for d in docnos if d in collection.docs][:options.depth]
                  for qid, docnos in context.candidate_docnos().items()}
+    run_scores = context.candidate_scores() if context.candidate_scores is not None else None
     store = TextStore(analyzer)
     queries: list[QueryFeatures] = []
     for qid in sorted(pools):
@@ -271,6 +275,9 @@ def _build(context: ProbeContext, options: AxiomOptions, analyzer: Analyzer) -> 
         if features is None:
             skipped["query-without-terms"] += 1
             continue
+        if run_scores is not None:
+            scored = run_scores.get(qid, {})
+            features.run_scores = np.array([scored.get(d, np.nan) for d in docnos], dtype=float)
         queries.append(features)
     return AxiomData(options=options, analyzer=analyzer, store=store, queries=queries,
                      skipped=skipped, _stats=lambda: _collection_stats(context, analyzer))

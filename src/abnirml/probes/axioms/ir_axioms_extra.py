@@ -8,7 +8,7 @@ per-query cap apply unchanged.
 
 The per-query inputs (sequences, vocabulary sizes, idf, query-term similarities) are
 derived once per query from the shared :class:`~.features.AxiomData` and kept on the
-query's feature cache, so the twenty probes share them.
+query's feature cache, so the twenty-one probes share them.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from abnirml.probes.axioms.probe import Axiom, AxiomProbe
 from abnirml.probes.axioms.semantics import TermVectors, resolve_vectors
 from abnirml.probes.base import ProbeContext
 
-#: LB1 needs the candidates' retrieval scores, which the candidate set does not carry;
-#: its definition is checked against ir_axioms in the benchmark but it is not a probe yet.
-NOT_PROBES = frozenset({"lb1"})
+#: Suffixes of :data:`DEFINITIONS` that are compared in the benchmark but not probes.
+NOT_PROBES: frozenset[str] = frozenset()
 
 
 def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | None
@@ -43,7 +42,7 @@ def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | 
     df = data.df(features).astype(float)
     with np.errstate(divide="ignore"):
         idf = np.where(df > 0, np.log(stats.num_docs / np.maximum(df, 1)), 0.0)
-    similarity = doc_similarity = None
+    similarity = doc_similarity = max_pairs = None
     if vectors is not None:
         first = {int(t): query.surface[k] for k, t in
                  reversed(list(enumerate(query.ids.tolist())))}
@@ -53,14 +52,24 @@ def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | 
         similarity = (similarity + similarity.T) / 2
         doc_similarity = np.array([_average_similarity(vectors, a.ids, a.surface, units)
                                    for a in analysed])
+        max_pairs = _max_similarity_pairs(vectors, analysed, features.term_ids, units)
     built = IraxQuery(
         counts=features.counts, lengths=features.lengths,
         vocabulary=np.array([np.unique(a.ids).size for a in analysed], dtype=np.int64),
         sequences=[a.ids for a in analysed], query_sequence=query.ids,
         term_ids=features.term_ids, idf=idf, qtf=features.qtf, similarity=similarity,
-        doc_query_similarity=doc_similarity)
+        scores=_run_scores(features), doc_query_similarity=doc_similarity,
+        max_similarity_pairs=max_pairs)
     features._cache[key] = built
     return built
+
+
+def _run_scores(features: QueryFeatures) -> np.ndarray:
+    """The candidate run's scores (LB1's retrieval scores); all NaN when the run's scores
+    are unknown, so LB1 then prefers nothing rather than guessing a score."""
+    if features.run_scores is None:
+        return np.full(features.size, np.nan)
+    return features.run_scores
 
 
 def _unit_rows(vectors: TermVectors, words: list[str]) -> np.ndarray:
@@ -82,6 +91,34 @@ def _average_similarity(vectors: TermVectors, ids: np.ndarray, surface: tuple[st
     units = _unit_rows(vectors, [surface[k] for k in first.tolist()])
     return float(units.sum(axis=0) @ query_units.sum(axis=0)) / (first.size
                                                                  * query_units.shape[0])
+
+
+def _max_similarity_pairs(vectors: TermVectors, analysed: list, query_terms: np.ndarray,
+                          query_units: np.ndarray
+                          ) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """Per document, the most similar (query term, non-query term) pairs and their
+    similarity (−inf and no pairs for a document without non-query terms).
+
+    Each term is embedded by its first surface form in the pool, so a term has one vector
+    however its documents spell it; the pool's similarity matrix is computed once.
+    """
+    surface: dict[int, str] = {}
+    for a in analysed:
+        for term, word in zip(a.ids.tolist(), a.surface, strict=True):
+            surface.setdefault(term, word)
+    vocabulary = np.array(sorted(set(surface) - set(query_terms.tolist())), dtype=np.int64)
+    similarity = query_units @ _unit_rows(vectors, [surface[t] for t in vocabulary.tolist()]).T
+    out = []
+    for a in analysed:
+        own = np.setdiff1d(np.unique(a.ids), query_terms)
+        if own.size == 0 or query_terms.size == 0:
+            out.append((-np.inf, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+            continue
+        block = similarity[:, np.searchsorted(vocabulary, own)]
+        best = float(block.max())
+        rows, columns = np.nonzero(block >= best)
+        out.append((best, rows.astype(np.int64), own[columns]))
+    return out
 
 
 def _finder(key: str):
@@ -108,6 +145,8 @@ PRECONDITIONS: dict[str, str] = {
                 "term pairs",
     "len-m-tdc": "as ir-m-tdc, lengths within 10 %",
     "tf-lnc": "per query term at equal numbers of other terms: d1 holds more of it",
+    "lb1": "candidate-run scores within 10 %: d1 holds a query term d2 lacks, and not "
+           "vice versa",
     "prox1": "same query-term subset (≥ 2 terms): d1's first occurrences are closer on average",
     "prox2": "same query-term subset: d1's query terms first occur earlier",
     "prox3": "same query-term subset: d1 holds the whole query as a phrase earlier",
@@ -124,6 +163,8 @@ PRECONDITIONS: dict[str, str] = {
     "div": "d1's vocabulary overlaps the query less (Jaccard)",
     "len-div": "as div, lengths within 10 %",
     "ir-stmc1": "d1's distinct terms are on average more similar to the query's",
+    "ir-stmc2": "for the most similar (query term, non-query term) pairs: tf(non-query term, "
+                "d2) / tf(query term, d1) within 20 % of |d2| / |d1|",
 }
 
 IRAX_AXIOMS: dict[str, Axiom] = {

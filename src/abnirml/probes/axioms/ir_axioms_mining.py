@@ -14,8 +14,10 @@ only, as ir_axioms' tokenizer sees them). ``IraxQuery`` holds what the definitio
 beyond :class:`~.features.QueryFeatures`.
 
 Known differences from ir_axioms (see the README's axiom table): none in the definitions
-ported here; term similarity (REG, ANTI-REG, STMC1) uses the run's word vectors on each
-analysed term's first surface form, where ir_axioms looks up the term itself.
+ported here; term similarity (REG, ANTI-REG, STMC1, STMC2) uses the run's word vectors on
+each analysed term's first surface form, where ir_axioms looks up the term itself (the same
+word when stemming is off, as in the agreement benchmark). LB1's retrieval scores are the
+candidate run's own.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class IraxQuery:
     document; ``sequences``: each document's term ids in order; ``query_sequence``: the
     query's term ids in order (duplicates kept); ``term_ids``: the unique query terms, in
     first-occurrence order (the columns of ``counts``); ``idf``: log(N / df), 0 for df = 0;
-    ``similarity``: the ``m × m`` similarity of the unique query terms (or None).
+    ``similarity``: the ``m × m`` similarity of the unique query terms (or None);
+    ``scores``: the candidate run's scores (LB1).
     """
 
     counts: np.ndarray
@@ -54,6 +57,10 @@ class IraxQuery:
     similarity: np.ndarray | None = None
     scores: np.ndarray | None = None
     doc_query_similarity: np.ndarray | None = None
+    #: Per document: (the largest similarity between a query term and one of the
+    #: document's non-query terms, −inf when it has none; the query-term columns and the
+    #: term ids of every pair reaching it). STMC2 reads them.
+    max_similarity_pairs: Sequence[tuple[float, np.ndarray, np.ndarray]] | None = None
 
     @property
     def size(self) -> int:
@@ -403,6 +410,56 @@ def stmc1(q: IraxQuery) -> Matrix:
     return greater(q.doc_query_similarity)
 
 
+def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is 0 (never close to anything)."""
+    num = np.asarray(numerator, dtype=float)
+    den = np.asarray(denominator, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
+
+
+def stmc2(q: IraxQuery, margin: float = 0.2) -> Matrix:
+    """ir_axioms' STMC2: take the most similar (query term q, non-query term t) pairs over
+    both documents' non-query terms; prefer d1 when, for every such pair,
+    |d2| / |d1| is within 20 % of tf(t, d2) / tf(q, d1) (relative frequencies) — d2 uses
+    the similar term about as often as d1 uses the query term, for its length.
+
+    Unlike our ``axiom:stmc2`` (Câmara & Hauff) there is no condition on how similar the
+    documents' non-query parts are. The pairs of a document pair are those of whichever
+    document holds the higher maximum (both documents' on a tie), so each document's own
+    maximum pairs suffice: the condition is checked per document k against every other
+    document, giving row k (k as d1, its pairs) and column k (k as d2, its pairs).
+    """
+    pairs = q.max_similarity_pairs
+    if pairs is None:
+        raise ValueError("STMC2 (ir_axioms) needs the query/non-query term similarities")
+    n = q.size
+    lengths = q.lengths.astype(float)
+    counts = [dict(zip(*np.unique(seq, return_counts=True), strict=True))
+              for seq in q.sequences]
+    tf_query = q.tf
+    as_first = np.ones((n, n), dtype=bool)     # [k, j]: k's pairs hold with d1 = k, d2 = j
+    as_second = np.ones((n, n), dtype=bool)    # [k, i]: k's pairs hold with d1 = i, d2 = k
+    for k, (_, columns, term_ids) in enumerate(pairs):
+        for w, t in zip(columns.tolist(), term_ids.tolist(), strict=True):
+            tf_t = np.array([c.get(t, 0) for c in counts], dtype=float) \
+                / np.maximum(lengths, 1)
+            as_first[k] &= close(_safe_ratio(lengths, lengths[k]),
+                                 _safe_ratio(tf_t, tf_query[k, w]), margin)
+            as_second[k] &= close(_safe_ratio(lengths[k], lengths),
+                                  _safe_ratio(tf_t[k], tf_query[:, w]), margin)
+    best = np.array([p[0] for p in pairs], dtype=float)
+    # first[i, j]: the condition with d1 = i, d2 = j over the pair's maximum pairs
+    own, other = as_first, as_second.T
+    first = np.where(best[:, None] > best[None, :], own,
+                     np.where(best[:, None] < best[None, :], other, own & other))
+    some_pairs = np.isfinite(np.maximum(best[:, None], best[None, :]))
+    prefs = np.where(first, 1, np.where(first.T, -1, 0)).astype(np.int8)
+    prefs = _masked(prefs, some_pairs)
+    np.fill_diagonal(prefs, 0)
+    return prefs
+
+
 #: Probe suffix → (label, claim, preference-matrix function, needs).
 #: needs: "similarity" (query-term similarities), "scores" (candidate scores),
 #: "doc-similarity" (per-document average similarity to the query).
@@ -427,4 +484,5 @@ DEFINITIONS: dict[str, tuple[str, str, Callable[[IraxQuery], Matrix], str]] = {
     "div": ("DIV", "S(d1) > S(d2)", div, ""),
     "len-div": ("LEN-DIV", "S(d1) > S(d2)", len_div, ""),
     "ir-stmc1": ("STMC1 (ir_axioms)", "S(d1) > S(d2)", stmc1, "doc-similarity"),
+    "ir-stmc2": ("STMC2 (ir_axioms)", "S(d1) > S(d2)", stmc2, "doc-similarity"),
 }

@@ -422,9 +422,12 @@ def add_doct5query(query: str, document: str, context: ManipulationContext,
     return _append(document, expansion.strip())
 
 
-def add_nonrel_sentence(query: str, document: str, context: ManipulationContext,
-                        rng: np.random.Generator) -> str | None:
-    """Append a sentence drawn from a non-relevant document (same query when possible)."""
+def donor_sentence(query: str, document: str, context: ManipulationContext,
+                   rng: np.random.Generator) -> str | None:
+    """A sentence of a non-relevant document (same query when possible), drawn with ``rng``.
+
+    Shared by the appending and the prepending probe so both draw donors the same way.
+    """
     donors = [d for d in context.donors.get(query, ()) if d != document]
     if not donors:
         donors = [d for d in context.fallback_donors if d != document]
@@ -435,7 +438,14 @@ def add_nonrel_sentence(query: str, document: str, context: ManipulationContext,
     if not spans:
         return None
     start, end = spans[int(rng.integers(len(spans)))]
-    return _append(document, donor[start:end])
+    return donor[start:end]
+
+
+def add_nonrel_sentence(query: str, document: str, context: ManipulationContext,
+                        rng: np.random.Generator) -> str | None:
+    """Append a sentence drawn from a non-relevant document (same query when possible)."""
+    sentence = donor_sentence(query, document, context, rng)
+    return None if sentence is None else _append(document, sentence)
 
 
 def duplicate(k: int) -> Manipulation:

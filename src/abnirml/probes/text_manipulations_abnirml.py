@@ -29,6 +29,7 @@ from abnirml.probes.text_manipulations import (
     _replace_spans,
     _shuffled,
     _words_in,
+    donor_sentence,
     noun_chunk_spans,
     sentence_word_slots,
 )
@@ -98,17 +99,8 @@ def add_nonrel_sentence_start(query: str, document: str, context: ManipulationCo
 
     The donor choice is the same as for ``tmp:add-nonrel-sentence`` (which appends).
     """
-    donors = [d for d in context.donors.get(query, ()) if d != document]
-    if not donors:
-        donors = [d for d in context.fallback_donors if d != document]
-    if not donors:
-        return None
-    donor = donors[int(rng.integers(len(donors)))]
-    spans = sentence_spans(donor)
-    if not spans:
-        return None
-    start, end = spans[int(rng.integers(len(spans)))]
-    return _prepend(donor[start:end], document)
+    sentence = donor_sentence(query, document, context, rng)
+    return None if sentence is None else _prepend(sentence, document)
 
 
 # --------------------------------------------------------------------------- noun chunks

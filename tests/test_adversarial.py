@@ -157,6 +157,18 @@ def test_edited_and_non_finite_cached_values_are_rescored(tmp_path):
         cache.store("r", [(*_keys(1)[0], float("inf"))])
 
 
+def test_negative_zero_survives_the_cache_without_a_checksum_warning(tmp_path):
+    """SQLite stores -0.0 as 0 (WMD of identical texts is -0.0): still a valid cached score."""
+    path = tmp_path / "c.sqlite"
+    with ScoreCache(path) as cache:
+        cache.store("r", [(*_keys(1)[0], -0.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with ScoreCache(path) as cache:
+            assert cache.lookup("r", _keys(1)) == {_keys(1)[0]: 0.0}
+            assert cache.rejected == 0
+
+
 def test_version_1_cache_gains_checksums_transparently(tmp_path):
     path = tmp_path / "old.sqlite"
     conn = sqlite3.connect(path)

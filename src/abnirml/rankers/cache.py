@@ -42,7 +42,8 @@ def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> byt
     h.update(b"\x00")
     h.update(bytes(qhash))
     h.update(bytes(dhash))
-    h.update(struct.pack("<d", float(score)))
+    # + 0.0 turns -0.0 into 0.0: SQLite stores a REAL -0.0 as 0, so the sign would not survive
+    h.update(struct.pack("<d", float(score) + 0.0))
     return h.digest()
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from abnirml.report.analyses import write_reports
 from abnirml.report.files import write_jsonl
+from abnirml.run_folder import RunFolder
 
 
 def _record(probe, family, ranker, score, significant=True, symmetric=False, subset="all",
@@ -38,7 +38,7 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
     }
     write_jsonl(tmp_path / "results.jsonl", records)
     (tmp_path / "run.json").write_text(json.dumps(run_info))
-    write_reports(tmp_path)
+    RunFolder(tmp_path).write_reports()
     html = (tmp_path / "report.html").read_text("utf-8")
     for key in ("family-tmp", "family-dtp", "family-axiom", "effectiveness", "variance"):
         assert f'<section id="{key}">' in html

@@ -55,6 +55,14 @@ class RunFolder:
 
     # -- writing ------------------------------------------------------------------------
 
+    def write_reports(self, records: Any = None, run_info: Mapping[str, Any] | None = None
+                      ) -> list[Path]:
+        """(Re)write report.md, report.html and tables/* from the folder's files (what
+        ``abnirml report DIR`` does); returns the paths written."""
+        from abnirml.report.analyses import render_reports
+
+        return _write_rendered(self.path, render_reports(self.path, records, run_info))
+
     def check_replaceable(self) -> None:
         """Refuse (before any work) a path that is a file or holds files we did not write."""
         if self.path.exists() and not self.path.is_dir():
@@ -99,7 +107,7 @@ class RunFolder:
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
-    from abnirml.report.analyses import write_reports
+    from abnirml.report.analyses import render_reports
     from abnirml.report.files import write_json, write_jsonl
 
     write_jsonl(out / RESULTS, result.records)
@@ -111,7 +119,20 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
                 for name, c in result.calibrations.items()})
     _write_scores(out, result, run_info)
     _write_reranked(out, result, run_info)
-    write_reports(out, result.records, run_info)
+    _write_rendered(out, render_reports(out, result.records, run_info))
+
+
+def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write the report's rendered files (folder-relative path → text), each atomically."""
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".tmp")
+        partial.write_bytes(text.encode("utf-8"))
+        os.replace(partial, path)
+        written.append(path)
+    return written
 
 
 def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:

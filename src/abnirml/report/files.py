@@ -17,6 +17,7 @@ from typing import Any
 from abnirml.errors import InputError
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
+    SCORE_LEGEND,
     escape_md,
     escape_md_code,
     family_table,
@@ -104,11 +105,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"({escape_md(collection.get('source', ''))}); "
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
-    skipped = {k: v for k, v in (run_info.get("skipped") or {}).items() if v}
-    if skipped:
-        parts.append("Skipped and counted: " + ", ".join(f"{k} = {v:,}"
-                                                          for k, v in sorted(skipped.items()))
-                     + ".")
+    from abnirml.report.caveats import family_caveats, run_caveats
+
+    caveats = run_caveats(run_info)
+    if caveats:
+        parts += ["", "Caveats:", ""] + [f"- {c.text}" for c in caveats]
     rankers = run_info.get("rankers", [])
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
@@ -132,7 +133,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     from abnirml.report.intervals import significance_phrase
 
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
-                 f"({significance_phrase(run_info)}).")
+                 f"({significance_phrase(run_info)}). {SCORE_LEGEND}")
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
@@ -153,23 +154,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         if table.note:
             parts += [table.note, ""]
         parts.append(to_markdown(table))
-        skips = _skip_lines(records, family)
-        if skips:
-            parts += ["", "Skipped samples: " + "; ".join(skips) + "."]
+        parts += [line for c in family_caveats(records, run_info, family)
+                  for line in ("", c.text)]
     parts += axiom_lines
     return "\n".join(parts) + "\n"
-
-
-def _skip_lines(records: Iterable[Mapping[str, Any]], family: str) -> list[str]:
-    """One entry per distinct set of skip counts, naming the probes that share it."""
-    seen: dict[str, dict[str, int]] = {}
-    for r in records:
-        if r["family"] == family and r.get("skipped"):
-            seen.setdefault(r["probe"], r["skipped"])
-    groups: dict[str, list[str]] = {}
-    for probe, counts in seen.items():
-        text = ", ".join(f"{k} {v:,}" for k, v in counts.items())
-        groups.setdefault(text, []).append(probe)
-    family_size = len({r["probe"] for r in records if r["family"] == family})
-    return [(f"every probe: {text}" if len(probes) == family_size and family_size > 1
-             else f"{', '.join(probes)}: {text}") for text, probes in groups.items()]

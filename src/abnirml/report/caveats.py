@@ -67,7 +67,8 @@ def _lexical_statistics(run_info: Mapping[str, Any]) -> str | None:
         return None
     documents = (run_info.get("collection") or {}).get("documents")
     count = f"{documents:,} " if isinstance(documents, int) else ""
-    text = (f"Lexical statistics: {', '.join(names)} take N, document frequencies and "
+    verb = "takes" if len(names) == 1 else "take"
+    text = (f"Lexical statistics: {', '.join(names)} {verb} N, document frequencies and "
             f"lengths from the collection's own {count}documents with text, not from the "
             "full corpus a first-stage run was retrieved from")
     effectiveness = run_info.get("effectiveness") or {}

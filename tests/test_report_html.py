@@ -334,3 +334,62 @@ def test_browser_shows_markup_as_text(browser, crafted_dir):
     assert "<b>bold</b> &amp;" in shown
     queries = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".sample p"))
     assert "vitamin <script>window.__pwned = 9</script> symptoms" in queries
+
+
+def _rgba(css: str) -> tuple[float, ...]:
+    """``rgb(1, 2, 3)`` / ``rgba(1, 2, 3, 0.4)`` → (1, 2, 3, alpha)."""
+    values = [float(v) for v in re.findall(r"[\d.]+", css)]
+    return tuple(values) if len(values) == 4 else (*values, 1.0)
+
+
+@pytest.mark.slow
+def test_browser_shows_every_caveat_and_one_table_style(browser, demo_dir):
+    """What a reader sees: the caveats of report.md, and the TMP table (the largest) in the
+    page's one style, read from the browser's computed styles, not from our class names."""
+    from selenium.webdriver.common.by import By
+
+    from abnirml.report.caveats import all_caveats
+    from abnirml.report.html import NEGATIVE_RGB, POSITIVE_RGB
+
+    assert _external(_open(browser, demo_dir / "report.html")) == []
+    shown = browser.find_element(By.TAG_NAME, "body").text
+    records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
+    run_info = json.loads((demo_dir / "run.json").read_text())
+    for caveat in all_caveats(records, run_info):
+        assert caveat.text in shown, caveat
+    for title in ("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)",
+                  "Fraction of instances satisfied, ties within the ranker's δ"):
+        assert title in shown
+
+    table = browser.find_element(By.CSS_SELECTOR, '#family-tmp table[data-table="tmp"]')
+    header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    rankers = [h for h in header if h in ("bm25", "ql", "tfidf")]
+    columns = [header.index(r) for r in rankers]
+    style = ("const s = getComputedStyle(arguments[0]); return [s.textAlign, "
+             "s.fontVariantNumeric, s.backgroundColor, s.color];")
+    seen = {"positive": 0, "negative": 0, "not significant": 0}
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) > 90
+    for row in rows:
+        cells = row.find_elements(By.TAG_NAME, "td")
+        for j in columns:
+            text = cells[j].text.strip()
+            align, numeric, background, colour = browser.execute_script(style, cells[j])
+            assert align == "right" and "tabular-nums" in numeric, (text, align, numeric)
+            match = re.match(r"^(\* )?([+-]?)(\d+\.\d+)†?$", text)
+            if match is None:
+                assert text == "–"
+                continue
+            if match[1]:                                      # not significant: grey, no tint
+                assert _rgba(colour)[:3] == (118, 118, 118) and _rgba(background)[3] == 0
+                seen["not significant"] += 1
+            elif float(match[3]) > 0:
+                rgb = POSITIVE_RGB if match[2] != "-" else NEGATIVE_RGB
+                tint = _rgba(background)
+                assert tint[:3] == rgb and tint[3] >= 0.15, (text, background)
+                seen["positive" if match[2] != "-" else "negative"] += 1
+        label = cells[0]
+        assert browser.execute_script(style, label)[0] == "left"
+    assert all(seen.values()), seen
+    legend = table.find_element(By.XPATH, "following-sibling::p[@class='legend']")
+    assert "blue when positive" in legend.text and "grey" in legend.text

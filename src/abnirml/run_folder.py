@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,6 @@ class RunFolder:
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
     from abnirml.report.analyses import render_reports
-    from abnirml.report.files import write_json, write_jsonl
 
     write_jsonl(out / RESULTS, result.records)
     write_jsonl(out / EXAMPLES, result.examples)
@@ -122,15 +121,32 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     _write_rendered(out, render_reports(out, result.records, run_info))
 
 
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """``records`` as JSON lines, written atomically."""
+    from abnirml.report.files import jsonl_text
+
+    _write_text(path, jsonl_text(records))
+
+
+def write_json(path: Path, value: Any) -> None:
+    from abnirml.report.files import json_text
+
+    _write_text(path, json_text(value))
+
+
+def _write_text(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_bytes(text.encode("utf-8"))
+    os.replace(partial, path)
+
+
 def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
     """Write the report's rendered files (folder-relative path → text), each atomically."""
     written = []
     for relative, text in files.items():
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".tmp")
-        partial.write_bytes(text.encode("utf-8"))
-        os.replace(partial, path)
+        _write_text(path, text)
         written.append(path)
     return written
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
 from abnirml.report.tables import ZERO_MARK, Table
 
@@ -170,12 +169,3 @@ def _label_columns(table: Table) -> int:
 def label_columns(table: Table) -> int:
     """How many leading columns of ``table`` are labels (the HTML page aligns them left)."""
     return _label_columns(table)
-
-
-def write_table(directory: Path, slug: str, table: Table) -> list[Path]:
-    """Write ``slug.csv`` and ``slug.tex`` under ``directory``; returns the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    csv_path, tex_path = directory / f"{slug}.csv", directory / f"{slug}.tex"
-    csv_path.write_text(to_csv(table), encoding="utf-8")
-    tex_path.write_text(to_latex(table, label=f"tab:{slug}"), encoding="utf-8")
-    return [csv_path, tex_path]

@@ -1,4 +1,4 @@
-"""Writing and reading an experiment's output directory.
+"""Rendering and reading the files of an experiment's output directory (RunFolder writes).
 
 ``results.jsonl``  one JSON object per probe × ranker × subset (the public schema);
 ``report.md``      the tables in the papers' layout;
@@ -34,19 +34,14 @@ def dumps(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=False, allow_nan=False)
 
 
-def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(dumps(record) + "\n")
-    tmp.replace(path)
+def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
+    """JSON lines, one record each (results.jsonl, examples.jsonl)."""
+    return "".join(dumps(record) + "\n" for record in records)
 
 
-def write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)
+def json_text(value: Any) -> str:
+    """Indented JSON (run.json, calibration.json)."""
+    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
-FIGURE_VERSION = "2"          # bump when a drawing function changes what it draws
+FIGURE_VERSION = "3"          # bump when a drawing function changes what it draws
 #: Okabe & Ito's colour-blind-safe palette (black last: it draws merged curves)
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
              "#000000")
@@ -129,12 +129,16 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
     axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
     styles: dict[str, dict[str, object]] = {}
     merged_styles = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+    single_styles = (("-", "o"), ("--", "x"), ("-.", "^"), (":", "s"), ("-", "v"),
+                     ("--", "D"), ("-.", "P"))
 
     def style(label: str) -> dict[str, object]:
         if label not in styles:
-            if label in rankers:
-                colour = OKABE_ITO[rankers.index(label) % (len(OKABE_ITO) - 1)]
-                styles[label] = {"color": colour, "linestyle": "-", "marker": "."}
+            if label in rankers:      # colour, dash and marker all differ: overlaps show
+                i = rankers.index(label)
+                line, marker = single_styles[i % len(single_styles)]
+                styles[label] = {"color": OKABE_ITO[i % (len(OKABE_ITO) - 1)],
+                                 "linestyle": line, "marker": marker}
             else:
                 k = sum(1 for name in styles if name not in rankers)
                 line, marker = merged_styles[k % len(merged_styles)]
@@ -145,13 +149,14 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
     for index, probe in enumerate(probes):
         ax = axes[index // columns][index % columns]
         for label, xs, ys in groups[probe]:
-            (line,) = ax.plot(xs, ys, markersize=3, linewidth=1.3, label=label, **style(label))
+            (line,) = ax.plot(xs, ys, markersize=3.5, linewidth=1.2, markerfacecolor="none",
+                              label=label, **style(label))
             handles.setdefault(label, line)
         ax.axvline(OPERATING_POINT, color="0.3", linestyle="--", linewidth=0.8)
         lower = 0.0 if (symmetric or {}).get(probe) else -1.0
         ax.set_ylim(lower - 0.05, 1.05)
         ax.axhline(0.0, color="0.8", linewidth=0.6)
-        ax.set_title(probe, fontsize=8)
+        ax.set_title(probe, fontsize=8 if len(probe) <= 36 else 6.5)
         ax.tick_params(labelsize=7)
     for index in range(len(probes), rows * columns):
         axes[index // columns][index % columns].set_visible(False)

@@ -133,6 +133,18 @@ def test_every_caveat_of_report_md_is_on_the_page(demo_dir, crafted_dir):
     assert lexical in crafted_page and "bm25, ql take N" in lexical
 
 
+def test_no_heading_is_repeated(demo_dir):
+    html = (demo_dir / "report.html").read_text("utf-8")
+    headings = re.findall(r"<h[23]>([^<]*)</h[23]>", html)
+    md = [line.lstrip("#").strip() for line in
+          (demo_dir / "report.md").read_text("utf-8").splitlines() if line.startswith("#")]
+    for found in (headings, md):
+        assert len(found) == len(set(found)), found
+        for name in ("Rankers and δ", "Effectiveness"):
+            assert sum(h.startswith(name) for h in found) <= 1, (name, found)
+    assert sum(h.startswith("Effectiveness") for h in headings) == 1
+
+
 def test_lexical_caveat_quotes_the_runs_own_effectiveness():
     from abnirml.report.caveats import run_caveats
 

@@ -59,7 +59,8 @@ def section_note(skipped: Sequence[str]) -> str:
     if not skipped:
         return ""
     return ("Left out as self-comparisons (every document stays in its rank range of the "
-            f"reference): {', '.join(skipped)}.")
+            "reference, as when a ranker re-ranks its own candidates): "
+            f"{', '.join(skipped)}.")
 
 
 def origin_figure_png(comparisons: Sequence[Comparison], columns: Sequence[str]) -> bytes:

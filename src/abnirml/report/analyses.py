@@ -295,8 +295,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     effectiveness, correlation = effectiveness_tables(run_info, records)
     if effectiveness is not None:
         section = Section("effectiveness", EFFECTIVENESS_TITLE)
-        lexical = [c.text for c in run_caveats(run_info) if c.text.startswith("Lexical")]
-        section.notes += lexical
+        section.notes += [c.text for c in run_caveats(run_info) if c.kind == "lexical"]
         section.tables.append(("effectiveness", effectiveness))
         if correlation is not None:
             section.tables.append(("axiom-effectiveness", correlation))
@@ -353,10 +352,11 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                 "A few samples per probe: the query, both texts (words that differ are "
                 "highlighted) and every ranker's scores.", blocks=[examples_html(examples)]))
 
+    top = {c.text for c in run_caveats(run_info)}
     for section in sections:
         if section.key.startswith("family-") or section.key == "summary":
             continue
-        notes = [n for n in section.notes if not n.startswith("Lexical")]   # md: at the top
+        notes = [n for n in section.notes if n not in top]     # report.md: at the top
         if notes:
             markdown += ["", f"## {section.title}"] + [line for n in notes for line in ("", n)]
         for _, table in section.tables:

@@ -22,7 +22,8 @@ MEASURE = "nDCG@10"
 @dataclass(frozen=True)
 class Caveat:
     """One caveat: ``family`` is the probe family it concerns (None: the whole run);
-    ``kind`` says how report.md lays it out (``note``, ``skipped``, ``no-data``)."""
+    ``kind`` says what it is about and so where it is shown (``note``, ``lexical``: also
+    beside the effectiveness table, ``skipped``, ``no-data``)."""
 
     text: str
     family: str | None = None
@@ -55,7 +56,7 @@ def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
             f"{k} = {v:,}" for k, v in others.items()) + "."))
     lexical = _lexical_statistics(run_info)
     if lexical is not None:
-        out.append(Caveat(lexical))
+        out.append(Caveat(lexical, kind="lexical"))
     return out
 
 

@@ -150,7 +150,7 @@ def run(config: RunConfig) -> RunOutput:
         "collection": {"name": collection.name, "source": collection.source or config.collection,
                        "queries": len(collection.queries), "documents": len(collection.docs),
                        "judgments": sum(len(j) for j in collection.qrels.values())},
-        "rankers": [{"name": r.name, "fingerprint": r.fingerprint,
+        "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,
                      "calibration_queries": result.calibrations[r.name].queries}
@@ -173,6 +173,15 @@ def run(config: RunConfig) -> RunOutput:
     if folder is not None:
         folder.write(result, run_info)
     return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+def _spec_field(ranker: Any) -> dict[str, str]:
+    """``{"spec": …}`` for a ranker shown under a display name (what the name stands for);
+    nothing otherwise, so runs without display names write the run.json they always did."""
+    from abnirml.rankers.base import spec_of
+
+    spec = spec_of(ranker)
+    return {"spec": spec} if spec != ranker.name else {}
 
 
 def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:

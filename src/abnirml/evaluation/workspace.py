@@ -72,7 +72,8 @@ class Workspace:
         names = [r.name for r in rankers]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ConfigError(f"ranker {duplicates[0]!r} given twice")
+            raise ConfigError(f"ranker {duplicates[0]!r} given twice (names, display names "
+                              "included, must be unique)")
         return rankers
 
     def candidates(self) -> Any:

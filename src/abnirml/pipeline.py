@@ -90,7 +90,7 @@ def run(config: RunConfig) -> RunOutput:
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
     from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
     from abnirml.run_folder import RunFolder
 
     check_alpha(config.alpha)
@@ -106,7 +106,11 @@ def run(config: RunConfig) -> RunOutput:
     resolved = resolve_options(config.options)
     for note in resolved.notes:
         warnings.warn(note, FutureWarning, stacklevel=2)
-    probes = select_probes(config.probes)
+    probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
+                                       resolved.settings)
+    if not probes:
+        raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
+                          f"{omitted[0]['reason']}")
     check_requirements(probes)
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
@@ -169,6 +173,8 @@ def run(config: RunConfig) -> RunOutput:
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
+    if omitted:
+        run_info[OMITTED_KEY] = omitted
     run_info.update(analyses)
     if folder is not None:
         folder.write(result, run_info)

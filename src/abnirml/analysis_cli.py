@@ -106,7 +106,8 @@ def _session_settings(args: argparse.Namespace):
 
     return SessionSettings(collection=args.collection, stopwords=args.stopwords,
                            device=args.device, batch_size=args.batch_size,
-                           allow_pickle=args.allow_pickle, progress=not args.quiet,
+                           allow_pickle=args.allow_pickle,
+                           progress=False if args.quiet else None,
                            cache=None if args.no_cache else args.cache)
 
 

@@ -255,7 +255,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         deltas=deltas, seed=args.seed, candidates=args.candidates,
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
-        options=options, progress=not args.quiet, examples_per_probe=args.examples,
+        options=options, progress=False if args.quiet else None, examples_per_probe=args.examples,
         allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
         test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
         permutations=args.permutations)
@@ -309,7 +309,7 @@ def cmd_masking(args: argparse.Namespace) -> int:
         mask_token=args.mask_token, rel_level=args.rel_level,
         cache=None if args.no_cache else args.cache, batch_size=args.batch_size,
         device=args.device, stopwords=args.stopwords, allow_pickle=args.allow_pickle,
-        progress=not args.quiet)
+        progress=False if args.quiet else None)
     result = run_masking(config)
     print(f"abnirml: masking for {len(config.rankers)} ranker(s), "
           f"{max((r.queries for r in result.rows), default=0)} queries "

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,8 @@ class RunConfig:
     stopwords: str = "default"
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     options: dict[str, Any] = field(default_factory=dict)
-    progress: bool = True
+    #: progress bars on stderr: True, False, or None (on unless ABNIRML_PROGRESS=0)
+    progress: bool | None = None
     examples_per_probe: int = 3
     allow_pickle: bool = False
     workers: int = 1
@@ -86,7 +88,15 @@ def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
                       f"({listed}); they count in the 'all' rows only", stacklevel=2)
 
 
-def run(config: RunConfig) -> RunOutput:
+def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
+    """Probe ``config.rankers`` on ``config.collection`` and write ``config.out`` (if set).
+
+    ``progress=False`` (or ``RunConfig(progress=False)``, or ``ABNIRML_PROGRESS=0`` in the
+    environment) keeps stderr free of progress bars, e.g. in a notebook cell; the argument
+    wins over the config, which wins over the environment.
+    """
+    if progress is not None:
+        config = dataclasses.replace(config, progress=progress)
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
     from abnirml.probes.family_registry import check_requirements, get_family, resolve_options

@@ -228,7 +228,7 @@ class MaskingConfig:
     stopwords: str = "default"
     seed: int = 0
     allow_pickle: bool = False
-    progress: bool = True
+    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0
 
 
 def run_masking(config: MaskingConfig) -> MaskingResult:

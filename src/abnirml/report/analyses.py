@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
 from abnirml.run_files import (
@@ -235,7 +236,7 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
             if ro.is_self_comparison(fractions):
                 skipped.append(ranker)
             else:
-                comparisons.append(ro.Comparison(f"rank-origin-{_slug(ranker)}",
+                comparisons.append(ro.Comparison(f"rank-origin-{file_label(ranker)}",
                                                  f"{ranker} vs the candidate run", fractions))
     origin_csv = directory / RANK_ORIGIN_CSV
     if origin_csv.is_file():

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.markup import escape_md, escape_md_code
+
 #: fingerprint prefixes of the rankers that compute their statistics over the collection
 LEXICAL_FINGERPRINTS = ("BM25[", "QueryLikelihood[", "TFIDF[")
 #: the measure the lexical-statistics caveat quotes
@@ -28,6 +30,12 @@ class Caveat:
     text: str
     family: str | None = None
     kind: str = "note"
+    #: the caveat as report.md words it, when that differs from ``text`` (code spans)
+    markdown: str = ""
+
+    @property
+    def in_markdown(self) -> str:
+        return self.markdown or self.text
 
 
 def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
@@ -54,6 +62,11 @@ def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
     if others:
         out.append(Caveat("Also skipped and counted: " + ", ".join(
             f"{k} = {v:,}" for k, v in others.items()) + "."))
+    for omitted in run_info.get("omitted_probes") or []:
+        probe, reason = str(omitted.get("probe", "")), str(omitted.get("reason", ""))
+        out.append(Caveat(f"Left out: {probe}: {reason}.", kind="omitted",
+                          markdown=f"Left out: `{escape_md_code(probe)}`: "
+                                   f"{escape_md(reason)}."))
     lexical = _lexical_statistics(run_info)
     if lexical is not None:
         out.append(Caveat(lexical, kind="lexical"))

@@ -102,14 +102,17 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"{collection.get('documents', '?')} documents with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
 
-    caveats = run_caveats(run_info)
+    caveats = [c for c in run_caveats(run_info) if c.kind != "omitted"]
     if caveats:
         parts += ["", "Caveats:", ""] + [f"- {c.text}" for c in caveats]
+    parts += [line for c in run_caveats(run_info) if c.kind == "omitted"
+              for line in ("", c.in_markdown)]
     rankers = run_info.get("rankers", [])
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
         for r in rankers:
-            parts.append(f"| {escape_md(r['name'])} | {r['delta']:.6g} | "
+            shown = r["name"] + (f" ({r['spec']})" if r.get("spec") else "")
+            parts.append(f"| {escape_md(shown)} | {r['delta']:.6g} | "
                          f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
     counts = run_info.get("counts", {})
     if counts:

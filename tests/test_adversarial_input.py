@@ -162,7 +162,7 @@ def test_pairs_file_booleans_are_not_texts(tmp_path):
         list(read_pairs_file(path))
 
 
-def test_disk_store_keeps_the_first_document_after_a_bom(tmp_path, monkeypatch):
+def test_passages_on_disk_keep_the_first_document_after_a_bom(tmp_path, monkeypatch):
     from abnirml.data.collection import load_collection
 
     root = write_collection_dir(tmp_path / "c", {"q1": "apple"}, {"d1": "apple pie",
@@ -171,7 +171,7 @@ def test_disk_store_keeps_the_first_document_after_a_bom(tmp_path, monkeypatch):
     (root / "passages.tsv").write_bytes(b"\xef\xbb\xbfd1\tapple pie\nd2\tpear\n")
     monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", "1")
     docs = load_collection(str(root)).docs
-    assert type(docs).__name__ == "DiskDocStore"
+    assert type(docs).__name__ == "PassagesOnDisk"
     assert "d1" in docs and docs["d1"] == "apple pie" and len(docs) == 2
 
 

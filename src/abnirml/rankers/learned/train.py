@@ -100,7 +100,7 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
             _booster_trainer(hp, judged, stats)
         keys = [*range(folds), None]
         bar = tqdm(keys, desc=f"training {kind}", unit="model",
-                   disable=None if progress is None else not progress,
+                   disable=_bar_disabled(progress),
                    leave=False)
         for fold in bar:
             queries = [judged[q] for q in plan.training_qids(fold)]
@@ -270,3 +270,13 @@ def train_from_spec(collection_spec: str, model_spec: str, out: str | Path, *, s
     path = train_model(collection, spec.family, Path(out), seed=seed, folds=folds, params=params,
                        analyzer=Analyzer(stopwords=stopwords), progress=progress)
     return spec.family, path
+
+
+def _bar_disabled(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: off when asked or when ABNIRML_PROGRESS=0, else tqdm's own
+    choice (None: no bar when stderr is not a terminal)."""
+    from abnirml.progress import progress_enabled
+
+    if progress is not None:
+        return not progress
+    return None if progress_enabled() else True

@@ -29,7 +29,7 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
-from abnirml.rankers.learned.store import KINDS, VERSION, StoredModel, weights_name
+from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
 from abnirml.text.analyzer import Analyzer
 
 DEFAULT_FOLDS = 5
@@ -106,11 +106,11 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
             queries = [judged[q] for q in plan.training_qids(fold)]
             trainer(queries, derived_seed(seed, kind, model_key(fold)),
                     staging / weights_name(kind, model_key(fold)))
-        stored = StoredModel(kind, seed, hp, analyzer.stopwords, plan,
-                             {"name": collection.name,
-                              "digest": collection_digest(collection, stats.digest)},
-                             _extra(kind))
-        stored.write(staging)
+        manifest = ModelManifest(kind, seed, hp, analyzer.stopwords, plan,
+                                 {"name": collection.name,
+                                  "digest": collection_digest(collection, stats.digest)},
+                                 _extra(kind))
+        manifest.write(staging)
         if out.exists():
             shutil.rmtree(out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -41,3 +41,18 @@ def test_calibrated_on_the_bm25_run(dl19_mmp):
         assert info["calibration_queries"] == 43
         assert info["delta"] > 0
     assert dl19_mmp.run_info["candidates"].startswith("run bm25")
+
+
+def test_report_states_dl19_caveats_on_both_pages(dl19_mmp):
+    """The caveats a DL19 reader needs, with the run's own numbers, in report.md and the
+    page alike (README: 4,923 of 9,260 judged passages lack text; BM25 re-ranking the run's
+    top 100 reaches nDCG@10 0.442 against 0.506 for the run's own order)."""
+    import html as html_module
+    import re
+
+    md = (dl19_mmp.out / "report.md").read_text("utf-8")
+    page = html_module.unescape(re.sub(r"<[^>]+>", "", (dl19_mmp.out / "report.html")
+                                       .read_text("utf-8")))
+    for text in ("Judged documents without text: 4,923 of 9,260 judgments",
+                 "gives nDCG@10 0.442 (bm25)", "against 0.506 for the candidate run's own order"):
+        assert text in md and text in page, text

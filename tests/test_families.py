@@ -76,9 +76,9 @@ def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_famil
     assert info["options"]["echo.queries"] == 2           # typed: the string became an int
 
     unregister_family("echo")                             # the report needs only the folder
-    from abnirml.report.analyses import write_reports
+    from abnirml.run_folder import RunFolder
 
-    write_reports(out)
+    RunFolder(out).write_reports()
     report = (out / "report.md").read_text()
     assert "## Echo probes" in report and "Positive: the ranker prefers d1." in report
     assert "| echo:query-vs-noise | * +1.00 | 2 |" in report   # n = 2: not significant

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from abnirml.report.analyses import write_reports
-from abnirml.report.files import write_jsonl
+from abnirml.run_folder import RunFolder, write_jsonl
 
 
 def _record(probe, family, ranker, score, significant=True, symmetric=False, subset="all",
@@ -38,7 +37,7 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
     }
     write_jsonl(tmp_path / "results.jsonl", records)
     (tmp_path / "run.json").write_text(json.dumps(run_info))
-    write_reports(tmp_path)
+    RunFolder(tmp_path).write_reports()
     html = (tmp_path / "report.html").read_text("utf-8")
     for key in ("family-tmp", "family-dtp", "family-axiom", "effectiveness", "variance"):
         assert f'<section id="{key}">' in html
@@ -49,9 +48,11 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
                            "r3 significant,Samples")
     assert tmp_rows[1] == "tmp:shuffle-words,all,-0.50,true,-0.40,true,-0.30,true,10"
     assert tmp_rows[2] == "tmp:shuffle-words,relevant,-0.20,true,-0.20,true,-0.20,true,10"
-    # the symmetric paraphrase probe is unsigned, and marked not significant
-    assert (tmp_path / "tables" / "dtp.csv").read_text().splitlines()[1] == \
-        "dtp:paraphrase,0.30,false,0.30,false,0.30,false,10"
+    # the symmetric paraphrase probe is unsigned, and marked not significant; the page and
+    # its export use the transfer layout, with the Discarded column of report.md
+    dtp_rows = (tmp_path / "tables" / "dtp.csv").read_text().splitlines()
+    assert dtp_rows[0].endswith(",Samples,Discarded")
+    assert dtp_rows[1] == "Paraphrase,dtp:paraphrase,0.30,false,0.30,false,0.30,false,10,0"
     counts = (tmp_path / "tables" / "axiom-counts.csv").read_text().splitlines()
     assert counts[1] == "axiom:tfc1,5 / 3 / 2,6 / 3 / 1,7 / 3 / 0"
     effectiveness = (tmp_path / "tables" / "effectiveness.csv").read_text().splitlines()

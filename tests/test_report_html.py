@@ -38,6 +38,7 @@ def write_crafted_collection(root: Path) -> Path:
             text = f"{words} {ATTACKS[i % 3]} {filler} text number {i}"
             docs.append(f"{q}_d{i}\t{text}")
             qrels.append(f"{q} 0 {q}_d{i} {i % 4}")
+    qrels.append("q1 0 q1_no_text 2")            # judged, but the collection has no text
     (root / "passages.tsv").write_text("\n".join(docs) + "\n", encoding="utf-8")
     (root / "qrels.txt").write_text("\n".join(qrels) + "\n", encoding="utf-8")
     return root
@@ -48,7 +49,7 @@ def demo_dir(tmp_path_factory):
     from abnirml.pipeline import RunConfig, run
 
     out = tmp_path_factory.mktemp("demo-report")
-    run(RunConfig(out=str(out), cache=None, progress=False))
+    run(RunConfig(out=str(out), cache=None, progress=False, options={"dtp.data": "demo"}))
     return out
 
 
@@ -72,16 +73,97 @@ def test_report_has_every_section_table_and_figure(demo_dir):
     records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
     labels = json.loads((demo_dir / "run.json").read_text())["probe_labels"]
     for record in records:   # rows are labelled as run.json says (MMP: variable, control)
+        if "no-data" in (record.get("skipped") or {}):
+            continue         # transfer probes without data: a caveat line, not a row
         assert all(esc(cell) in html for cell in labels[record["probe"]] if cell)
     # MMP rows are labelled by variable and control; the sample counts are shown
     assert '<td class="label">Sum-TF</td>' in html and "<th>Samples</th>" in html
-    assert html.count('<img src="data:image/png;base64,') >= 4   # sweep + 3 rank origins
-    assert "http://" not in html and "https://" not in html
+    assert html.count('<img src="data:image/png;base64,') >= 2   # sweep + one rank origin
+    origin = html[html.index('<section id="rank-origin">'):]
+    origin = origin[:origin.index("</section>")]
+    assert origin.count("<img") == 1                  # one compact figure for every ranker
+    # the demo's candidates are BM25's own top 100: bm25's re-ranking is a self-comparison
+    note = re.search(r'<p class="caveat">Left out as self-comparisons[^<]*: ([^<]*)\.</p>',
+                     origin)
+    assert note is not None and "bm25" in note[1].split(", ")
+    assert "bm25 vs the candidate run" not in origin and "ql vs the candidate run" in origin
+    # nothing is fetched (XSum's demo metadata names its source URL, as text only)
+    assert re.search(r'(src|href)\s*=\s*"?https?:', html) is None
     assert "default-src 'none'" in html
     exported = sorted(p.name for p in (demo_dir / "tables").iterdir())
-    for slug in ("rankers", "effectiveness", "mmp", "rank-origin-bm25"):
+    for slug in ("rankers", "effectiveness", "mmp", "rank-origin-ql"):
         assert f"{slug}.csv" in exported and f"{slug}.tex" in exported
     assert "delta-sweep.csv" in exported
+
+
+def _page_text(html: str) -> str:
+    """The page's text as a reader sees it: tags dropped, entities decoded."""
+    import html as html_module
+
+    return html_module.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_every_caveat_of_report_md_is_on_the_page(demo_dir, crafted_dir):
+    from abnirml.report.caveats import all_caveats
+
+    for folder in (demo_dir, crafted_dir):
+        records = [json.loads(line) for line in (folder / "results.jsonl").open()]
+        run_info = json.loads((folder / "run.json").read_text())
+        md = (folder / "report.md").read_text("utf-8")
+        page = _page_text((folder / "report.html").read_text("utf-8"))
+        caveats = all_caveats(records, run_info)
+        assert caveats
+        for caveat in caveats:
+            assert caveat.in_markdown in md and caveat.text in page, caveat
+        # every bullet and skip line report.md prints is one of them
+        md_lines = [line.removeprefix("- ") for line in md.splitlines()
+                    if line.startswith(("- ", "Skipped samples:", "Also skipped"))]
+        assert md_lines and set(md_lines) <= {c.text for c in caveats}
+    demo_page = _page_text((demo_dir / "report.html").read_text("utf-8"))
+    for title in ("Câmara & Hauff, Table 2", "Fraction of instances satisfied, strict order "
+                  "(Câmara & Hauff, Table 3)", "ties within the ranker's δ"):
+        assert title in demo_page and title in (demo_dir / "report.md").read_text("utf-8")
+    transfer = demo_page[demo_page.index("Dataset-transfer probes"):]
+    assert "Discarded" in transfer and "duplicate 1" in transfer      # JFLEG's repeated pair
+    assert "Skipped samples:" in demo_page and "not-applicable" in demo_page
+    crafted_page = _page_text((crafted_dir / "report.html").read_text("utf-8"))
+    assert "Judged documents without text: 1 of 17 judgments" in crafted_page
+    lexical = next(c.text for c in all_caveats([], json.loads(
+        (crafted_dir / "run.json").read_text())) if c.text.startswith("Lexical"))
+    assert lexical in crafted_page and "bm25, ql take N" in lexical
+
+
+def test_no_heading_is_repeated(demo_dir):
+    html = (demo_dir / "report.html").read_text("utf-8")
+    headings = re.findall(r"<h[23]>([^<]*)</h[23]>", html)
+    md = [line.lstrip("#").strip() for line in
+          (demo_dir / "report.md").read_text("utf-8").splitlines() if line.startswith("#")]
+    for found in (headings, md):
+        assert len(found) == len(set(found)), found
+        for name in ("Rankers and δ", "Effectiveness"):
+            assert sum(h.startswith(name) for h in found) <= 1, (name, found)
+    assert sum(h.startswith("Effectiveness") for h in headings) == 1
+
+
+def test_lexical_caveat_quotes_the_runs_own_effectiveness():
+    from abnirml.report.caveats import run_caveats
+
+    info = {"collection": {"documents": 4337, "judgments": 9260},
+            "skipped": {"judged_without_text": 4923},
+            "rankers": [{"name": "bm25", "fingerprint": "BM25[b=0.75][collection=x]"},
+                        {"name": "biencoder", "fingerprint": "BiEncoder[minilm]"}],
+            "effectiveness": {"candidates": "bm25", "candidate_run": {"nDCG@10": 0.5058},
+                              "rankers": {"bm25": {"nDCG@10": 0.44249},
+                                          "biencoder": {"nDCG@10": 0.61}}}}
+    texts = [c.text for c in run_caveats(info)]
+    assert texts[0].startswith("Judged documents without text: 4,923 of 9,260 judgments")
+    assert texts[1] == (
+        "Lexical statistics: bm25 takes N, document frequencies and lengths from the "
+        "collection's own 4,337 documents with text, not from the full corpus a first-stage "
+        "run was retrieved from: re-ranking the candidates (bm25) gives nDCG@10 0.442 (bm25) "
+        "against 0.506 for the candidate run's own order.")
+    info["rankers"] = info["rankers"][1:]                       # no lexical ranker: no note
+    assert [c.text[:7] for c in run_caveats(info)] == ["Judged "]
 
 
 def test_report_command_rebuilds_everything_from_files(demo_dir, tmp_path, monkeypatch):
@@ -264,3 +346,62 @@ def test_browser_shows_markup_as_text(browser, crafted_dir):
     assert "<b>bold</b> &amp;" in shown
     queries = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".sample p"))
     assert "vitamin <script>window.__pwned = 9</script> symptoms" in queries
+
+
+def _rgba(css: str) -> tuple[float, ...]:
+    """``rgb(1, 2, 3)`` / ``rgba(1, 2, 3, 0.4)`` → (1, 2, 3, alpha)."""
+    values = [float(v) for v in re.findall(r"[\d.]+", css)]
+    return tuple(values) if len(values) == 4 else (*values, 1.0)
+
+
+@pytest.mark.slow
+def test_browser_shows_every_caveat_and_one_table_style(browser, demo_dir):
+    """What a reader sees: the caveats of report.md, and the TMP table (the largest) in the
+    page's one style, read from the browser's computed styles, not from our class names."""
+    from selenium.webdriver.common.by import By
+
+    from abnirml.report.caveats import all_caveats
+    from abnirml.report.html import NEGATIVE_RGB, POSITIVE_RGB
+
+    assert _external(_open(browser, demo_dir / "report.html")) == []
+    shown = browser.find_element(By.TAG_NAME, "body").text
+    records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
+    run_info = json.loads((demo_dir / "run.json").read_text())
+    for caveat in all_caveats(records, run_info):
+        assert caveat.text in shown, caveat
+    for title in ("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)",
+                  "Fraction of instances satisfied, ties within the ranker's δ"):
+        assert title in shown
+
+    table = browser.find_element(By.CSS_SELECTOR, '#family-tmp table[data-table="tmp"]')
+    header = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    rankers = [h for h in header if h in ("bm25", "ql", "tfidf")]
+    columns = [header.index(r) for r in rankers]
+    style = ("const s = getComputedStyle(arguments[0]); return [s.textAlign, "
+             "s.fontVariantNumeric, s.backgroundColor, s.color];")
+    seen = {"positive": 0, "negative": 0, "not significant": 0}
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) >= 80                       # 30 manipulations × 3 subsets
+    for row in rows:
+        cells = row.find_elements(By.TAG_NAME, "td")
+        for j in columns:
+            text = cells[j].text.strip()
+            align, numeric, background, colour = browser.execute_script(style, cells[j])
+            assert align == "right" and "tabular-nums" in numeric, (text, align, numeric)
+            match = re.match(r"^(\* )?([+-]?)(\d+\.\d+)†?$", text)
+            if match is None:
+                assert text == "–"
+                continue
+            if match[1]:                                      # not significant: grey, no tint
+                assert _rgba(colour)[:3] == (118, 118, 118) and _rgba(background)[3] == 0
+                seen["not significant"] += 1
+            elif float(match[3]) > 0:
+                rgb = POSITIVE_RGB if match[2] != "-" else NEGATIVE_RGB
+                tint = _rgba(background)
+                assert tint[:3] == rgb and tint[3] >= 0.15, (text, background)
+                seen["positive" if match[2] != "-" else "negative"] += 1
+        label = cells[0]
+        assert browser.execute_script(style, label)[0] == "left"
+    assert all(seen.values()), seen
+    legend = table.find_element(By.XPATH, "following-sibling::p[@class='legend']")
+    assert "blue when positive" in legend.text and "grey" in legend.text

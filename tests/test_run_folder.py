@@ -63,3 +63,54 @@ def test_a_folder_with_foreign_files_is_refused_and_untouched(tmp_path):
     with pytest.raises(ConfigError, match=r"holds 'chapter1.tex', which no abnirml run wrote"):
         _run(out, ["mmp:tf:length"])
     assert _files(out) == ["chapter1.tex"]
+
+
+def test_report_modules_only_render_and_run_folder_writes_what_they_render(tmp_path):
+    """#16: report/ names and writes no file of the output folder; RunFolder writes exactly
+    what render_reports returns, so a rebuild from the folder gives the same bytes."""
+    from abnirml.report.analyses import render_reports
+    from abnirml.run_folder import RunFolder
+
+    out = tmp_path / "out"
+    _run(out, ["mmp:tf:length", "tmp:reverse-words"], rankers=["bm25", "ql"])
+    before = {f: (out / f).read_bytes() for f in _files(out)}
+    rendered = render_reports(out)
+    assert {f: (out / f).read_bytes() for f in _files(out)} == before     # wrote nothing
+    report_files = {f for f in before if f.startswith("tables/")
+                    or f in ("report.md", "report.html")}
+    assert set(rendered) == report_files
+    assert {"tables/delta-sweep.csv", "tables/per-query.csv"} <= report_files
+    assert all(rendered[f].encode("utf-8") == before[f] for f in report_files)
+    assert before["tables/delta-sweep.csv"].startswith(
+        b"probe,family,ranker,subset,percentile,delta,score,n\n")
+    assert before["tables/per-query.csv"].startswith(
+        b"probe,ranker,query,n,score,mean_diff,contribution\r\n")
+    for f in report_files:
+        (out / f).unlink()
+    RunFolder(out).write_reports()
+    assert {f: (out / f).read_bytes() for f in _files(out)} == before
+
+
+_WRITES = {"write_text", "write_bytes", "mkdir", "unlink", "rmdir", "touch", "rename",
+           "makedirs", "rmtree", "savefig"}
+
+
+def test_no_report_module_writes_files():
+    """A static check: the renderers call no file-writing function (the figure cache in
+    plots.py, which lives beside the score cache and never in the output folder, aside)."""
+    import ast
+    from pathlib import Path
+
+    import abnirml.report
+
+    found = []
+    for path in sorted(Path(abnirml.report.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            mode = next((a.value for a in node.args[1:2] if isinstance(a, ast.Constant)), "")
+            if name in _WRITES or (name == "open" and any(c in str(mode) for c in "wax")):
+                found.append(f"{path.name}:{node.lineno} {name}")
+    allowed = {"plots.py"}            # cached_png: the figure cache, and savefig to bytes
+    assert [f for f in found if f.split(":")[0] not in allowed] == []

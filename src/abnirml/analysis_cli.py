@@ -22,8 +22,9 @@ def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
     origin.add_argument("run", metavar="RUN", nargs="?",
                         help="TREC run file; omit with --rerank to re-rank REFERENCE_RUN")
     origin.add_argument("--qrels", help="TREC qrels: adds one matrix per relevance grade")
-    origin.add_argument("--ranges", default="1-10,11-100,101-500,501-1000",
-                        help="contiguous rank ranges from 1 (default 1-10,11-100,101-500,501-1000)")
+    origin.add_argument("--ranges",
+                        help="contiguous rank ranges from 1 (default: those of "
+                             "1-10,11-100,101-500,501-1000 the runs are deep enough to fill)")
     origin.add_argument("--rerank", metavar="SPEC",
                         help="produce RUN by re-ranking REFERENCE_RUN with this ranker")
     origin.add_argument("--depth", type=int, default=1000, help="documents re-ranked per query")
@@ -50,14 +51,15 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     from abnirml.data.trec import read_qrels, read_run, write_run
     from abnirml.evaluation.rank_origin import (
         parse_ranges,
+        ranges_for_depth,
         rank_origin,
         rerank_in_workspace,
+        run_depth,
         write_csv,
     )
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
 
-    ranges = parse_ranges(args.ranges)
     reference = read_run(args.reference)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -76,6 +78,8 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     else:
         raise ConfigError("give RUN, or --rerank SPEC to produce it")
     qrels = read_qrels(args.qrels) if args.qrels else None
+    ranges = (parse_ranges(args.ranges) if args.ranges
+              else ranges_for_depth(run_depth(reference, run)))
     origin = rank_origin(reference, run, qrels, ranges)
     write_csv(origin, out / "rank_origin.csv")
     meta = {"reference": Path(args.reference).name, "run": run_label,

@@ -280,13 +280,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from abnirml.errors import InputError
-    from abnirml.report.analyses import write_reports
     from abnirml.run_folder import RunFolder
 
     folder = RunFolder(args.directory)
     directory = folder.path
     try:
-        write_reports(directory, folder.read_records(), folder.read_run_info())
+        folder.write_reports(folder.read_records(), folder.read_run_info())
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # Hand-edited or foreign files of the right syntax but the wrong shape.
         raise InputError(f"run.json, results.jsonl or scores.npz do not have the shape "

@@ -21,9 +21,17 @@ RERANKED_DIR = "reranked"
 CANDIDATE_RUN = "candidates.run"
 RANK_ORIGIN_CSV = "rank_origin.csv"
 RANK_ORIGIN_JSON = "rank_origin.json"
+#: data tables the report derives beyond its displayed tables (``tables/<name>.csv``)
+DELTA_SWEEP = "delta-sweep"
+PER_QUERY = "per-query"
 #: everything a run (or ``abnirml rank-origin --out`` into it) may leave in the folder
 OWNED = frozenset({RESULTS, EXAMPLES, RUN_INFO, CALIBRATION, REPORT_MD, REPORT_HTML, SCORES,
                    TABLES_DIR, RERANKED_DIR, RANK_ORIGIN_CSV, RANK_ORIGIN_JSON})
+
+
+def table_file(slug: str, extension: str) -> str:
+    """The folder-relative path of an exported table: ``tables/<slug>.<extension>``."""
+    return f"{TABLES_DIR}/{slug}.{extension}"
 
 
 def run_file_name(name: str, taken: set[str]) -> str:

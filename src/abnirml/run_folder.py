@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,14 @@ class RunFolder:
         return read_run_info(self.path / RUN_INFO)
 
     # -- writing ------------------------------------------------------------------------
+
+    def write_reports(self, records: Any = None, run_info: Mapping[str, Any] | None = None
+                      ) -> list[Path]:
+        """(Re)write report.md, report.html and tables/* from the folder's files (what
+        ``abnirml report DIR`` does); returns the paths written."""
+        from abnirml.report.analyses import render_reports
+
+        return _write_rendered(self.path, render_reports(self.path, records, run_info))
 
     def check_replaceable(self) -> None:
         """Refuse (before any work) a path that is a file or holds files we did not write."""
@@ -98,8 +106,7 @@ class RunFolder:
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
-    from abnirml.report.analyses import write_reports
-    from abnirml.report.files import write_json, write_jsonl
+    from abnirml.report.analyses import render_reports
 
     write_jsonl(out / RESULTS, result.records)
     write_jsonl(out / EXAMPLES, result.examples)
@@ -110,7 +117,37 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
                 for name, c in result.calibrations.items()})
     _write_scores(out, result, run_info)
     _write_reranked(out, result, run_info)
-    write_reports(out, result.records, run_info)
+    _write_rendered(out, render_reports(out, result.records, run_info))
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """``records`` as JSON lines, written atomically."""
+    from abnirml.report.files import jsonl_text
+
+    _write_text(path, jsonl_text(records))
+
+
+def write_json(path: Path, value: Any) -> None:
+    from abnirml.report.files import json_text
+
+    _write_text(path, json_text(value))
+
+
+def _write_text(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_bytes(text.encode("utf-8"))
+    os.replace(partial, path)
+
+
+def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write the report's rendered files (folder-relative path → text), each atomically."""
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_text(path, text)
+        written.append(path)
+    return written
 
 
 def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:

@@ -48,6 +48,17 @@ DEFAULT_RANGES: tuple[RankRange, ...] = (RankRange(1, 10), RankRange(11, 100),
                                          RankRange(101, 500), RankRange(501, 1000))
 
 
+def ranges_for_depth(depth: int) -> tuple[RankRange, ...]:
+    """The default ranges a ranking of ``depth`` documents can fill: on depth-100 runs
+    101–500 and 501–1000 would always be 0 %, so they are left out."""
+    return tuple(r for r in DEFAULT_RANGES if r.lo <= max(depth, 1))
+
+
+def run_depth(*runs: Run) -> int:
+    """The longest ranking of any query in ``runs``."""
+    return max((len(ranking) for run in runs for ranking in run.values()), default=0)
+
+
 def parse_ranges(text: str) -> tuple[RankRange, ...]:
     """``1-10,11-100,101-500`` → ranges; they must start at 1 and be contiguous."""
     ranges: list[RankRange] = []

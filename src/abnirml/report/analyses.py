@@ -3,12 +3,14 @@
 ``write_reports(DIR)`` reads what ``abnirml run`` left there — ``results.jsonl``, ``run.json``,
 ``examples.jsonl``, ``scores.npz`` (per-sample scores), ``reranked/*.run`` (each ranker's
 re-ranking of the candidates) and, when present, ``rank_origin.csv`` from
-``abnirml rank-origin --out DIR`` — and writes ``report.md``, ``report.html`` and
-``tables/*.csv|tex``. Nothing is rescored, so the report can be rebuilt at any time.
+``abnirml rank-origin --out DIR`` — and renders ``report.md``, ``report.html`` and
+``tables/*.csv|tex`` as text (:func:`render_reports`); :class:`abnirml.run_folder.RunFolder`
+names and writes them. Nothing is rescored, so the report can be rebuilt at any time.
 
-Sections: rankers and δ; effectiveness and its correlation with axiom fulfilment; one table
-per probe family (plus axiom instance counts); rank origin heatmaps; δ sensitivity curves;
-seed / checkpoint variance; example samples.
+Sections: rankers and δ with the run's caveats; effectiveness and its correlation with
+axiom fulfilment; one table per probe family with its caveats (plus axiom instance counts
+and Câmara & Hauff's Tables 2 and 3); statistics; one rank-origin figure; δ sensitivity
+curves; seed / checkpoint variance; example samples.
 """
 
 from __future__ import annotations
@@ -25,9 +27,25 @@ from typing import Any
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
-from abnirml.run_files import CANDIDATE_RUN, RERANKED_DIR
+from abnirml.run_files import (
+    CANDIDATE_RUN,
+    DELTA_SWEEP,
+    EXAMPLES,
+    PER_QUERY,
+    RANK_ORIGIN_CSV,
+    RANK_ORIGIN_JSON,
+    REPORT_HTML,
+    REPORT_MD,
+    RERANKED_DIR,
+    SCORES,
+    table_file,
+)
 
 # -- tables -------------------------------------------------------------------------------
+
+RANKERS_TITLE = "Rankers and δ"
+EFFECTIVENESS_TITLE = "Effectiveness (re-ranking the candidates)"
+
 
 def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
     rankers = run_info.get("rankers") or []
@@ -36,7 +54,7 @@ def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
     rows = [[str(r.get("name", "")), f"{float(r.get('delta', 0.0)):.6g}",
              str(r.get("delta_source", "")), str(r.get("calibration_queries", "")),
              str(r.get("fingerprint", ""))] for r in rankers]
-    return Table("Rankers and δ", ["Ranker", "δ", "δ source", "Calibration queries",
+    return Table(RANKERS_TITLE, ["Ranker", "δ", "δ source", "Calibration queries",
                                    "Fingerprint"], rows,
                  "δ: the median gap between adjacent top-10 scores of each ranker's re-ranking "
                  "of the candidates; score differences within ±δ count as ties.")
@@ -88,7 +106,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
         rows.append([ranker, *[f"{by_measure[m]:.4f}" for m in measures]]
                     + ([f"{fulfilment[ranker]:.4f}" if ranker in fulfilment else "–"]
                        if fulfilment else []))
-    effectiveness = Table("Effectiveness (re-ranking the candidates)", header, rows,
+    effectiveness = Table(EFFECTIVENESS_TITLE, header, rows,
                           f"Measured with ir_measures over {info.get('queries', '?')} judged "
                           "queries; MAP and MRR count grade ≥ 2 as relevant.")
     correlation = None
@@ -149,58 +167,123 @@ def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, S
     return per_probe, per_family
 
 
-def rank_origin_table(fractions: Mapping[str, Mapping[str, Mapping[str, float]]], subset: str,
-                      title: str) -> Table:
-    rows_map = fractions[subset]
-    columns = list(dict.fromkeys(c for row in rows_map.values() for c in row))
-    rows = [[row, *[f"{100 * values.get(c, 0.0):.1f}%" for c in columns]]
-            for row, values in rows_map.items()]
-    return Table(title, ["Run rank", *columns], rows,
-                 "Each row: where the documents at these ranks came from in the reference run "
-                 "(row sums to 100%).")
-
-
 # -- sections -----------------------------------------------------------------------------
+
 
 def _load_json(path: Path) -> Any:
     return json.loads(path.read_text("utf-8")) if path.is_file() else None
 
 
-def _origin_from_runs(directory: Path, run_info: Mapping[str, Any]
-                      ) -> list[tuple[str, dict[str, dict[str, dict[str, float]]]]]:
-    """Rank origin of each ranker's re-ranking against the candidate run (from files)."""
+def _reranked_runs(directory: Path, run_info: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The candidate run and each ranker's re-ranking of it, read from ``reranked/``."""
     from abnirml.data.trec import read_run
-    from abnirml.evaluation.rank_origin import DEFAULT_RANGES, rank_origin
 
     info = run_info.get("effectiveness") or {}
     files: Mapping[str, str] = info.get("run_files") or {}
     reference_path = directory / RERANKED_DIR / CANDIDATE_RUN
     if not files or not reference_path.is_file():
-        return []
-    reference = read_run(reference_path)
-    depth = max((len(v) for v in reference.values()), default=0)
-    ranges = tuple(r for r in DEFAULT_RANGES if r.lo <= max(depth, 1))
-    out = []
-    for ranker, name in files.items():
-        path = directory / RERANKED_DIR / name
-        if not path.is_file():
-            continue
-        origin = rank_origin(reference, read_run(path), None, ranges)
-        fractions = {"all": {row: {c: origin.fraction("all", row, c) for c in origin.columns}
-                             for row in origin.rows("all")}}
-        out.append((ranker, fractions))
-    return out
+        return None, {}
+    runs = {ranker: read_run(directory / RERANKED_DIR / name) for ranker, name in files.items()
+            if (directory / RERANKED_DIR / name).is_file()}
+    return read_run(reference_path), runs
+
+
+def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                    view: Any, labels: Mapping[str, Sequence[str]]) -> Section | None:
+    """A family's table (the transfer layout with its Discarded column for ``dtp``), its
+    caveats, and for axioms the instance counts and Câmara & Hauff's Tables 2 and 3."""
+    from abnirml.report.caveats import family_caveats
+    from abnirml.report.intervals import significance_phrase
+
+    family = view.key
+    if view.layout == "transfer":
+        from abnirml.report.transfer_table import transfer_table
+
+        table = transfer_table(records, view, labels)
+    else:
+        table = family_table(records, view, labels)
+    caveats = [c.text for c in family_caveats(records, run_info, family)]
+    if table is None and not caveats:
+        return None
+    section = Section(f"family-{family}", view.title,
+                      "Cells: probe score; a leading * marks a score that is not "
+                      f"significant ({significance_phrase(run_info)}). Samples: per-row "
+                      "sample count. Intervals and effect sizes: section Statistics.",
+                      notes=caveats)
+    if table is not None:
+        section.tables.append((family, dataclasses.replace(table, title="")))
+    if view.layout == "axiom":
+        counts_table = axiom_counts_table(records)
+        if counts_table is not None:
+            section.tables.append(("axiom-counts", counts_table))
+        from abnirml.report.axiom_tables import axiom_report_tables
+
+        for noted in axiom_report_tables([r for r in records if r["family"] == family]):
+            note = " ".join(x for x in (noted.table.note, noted.intro) if x)
+            section.tables.append((noted.slug, dataclasses.replace(noted.table, note=note)))
+    return section
+
+
+def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | None:
+    """Rank origin of the re-rankings and of a rank_origin.csv: tables and one figure."""
+    from abnirml.report import rank_origin_report as ro
+
+    comparisons: list[ro.Comparison] = []
+    skipped: list[str] = []
+    reference, reranked = _reranked_runs(directory, run_info)
+    if reference is not None:
+        for ranker, fractions in ro.comparisons_from_runs(reference, reranked):
+            if ro.is_self_comparison(fractions):
+                skipped.append(ranker)
+            else:
+                comparisons.append(ro.Comparison(f"rank-origin-{file_label(ranker)}",
+                                                 f"{ranker} vs the candidate run", fractions))
+    origin_csv = directory / RANK_ORIGIN_CSV
+    if origin_csv.is_file():
+        from abnirml.evaluation.rank_origin import read_csv
+
+        fractions_by_subset = read_csv(origin_csv)
+        meta = _load_json(directory / RANK_ORIGIN_JSON) or {}
+        label = f"{meta.get('run', 'run')} vs {meta.get('reference', 'reference')}"
+        for subset, fractions in fractions_by_subset.items():
+            title = f"{label} ({subset})"
+            if ro.is_self_comparison(fractions):
+                skipped.append(title)
+            else:
+                comparisons.append(ro.Comparison(f"rank-origin-file-{_slug(subset)}", title,
+                                                 fractions))
+    if not comparisons and not skipped:
+        return None
+    section = Section("rank-origin", "Rank origin",
+                      "Rau & Kamps, figure 1: for each rank range of a ranking, the share of "
+                      "its documents that came from each rank range of the reference ranking. "
+                      "Reference ranges no document came from are left out.")
+    note = ro.section_note(skipped)
+    if note:
+        section.notes.append(note)
+    columns = ro.shown_columns(comparisons)
+    for comparison in comparisons:
+        section.tables.append((comparison.slug, ro.origin_table(comparison, columns)))
+    if comparisons:
+        _add_figure(section, lambda: Figure(
+            "Rank origin", ro.origin_figure_png(comparisons, columns),
+            "Rank origin: " + "; ".join(c.title for c in comparisons)))
+    return section
 
 
 def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
-                   run_info: Mapping[str, Any]) -> tuple[list[Section], list[str]]:
-    """The page's sections and the markdown blocks that extend report.md."""
+                   run_info: Mapping[str, Any]) -> tuple[list[Section], list[str],
+                                                        dict[str, str]]:
+    """The page's sections, the markdown blocks that extend report.md, and the data files
+    the sections produce (relative path → text)."""
     from abnirml.report import plots
+    from abnirml.report.caveats import run_caveats
 
     sections: list[Section] = []
     markdown: list[str] = []
+    data_files: dict[str, str] = {}
 
-    summary = Section("summary", "Rankers and δ")
+    summary = Section("summary", RANKERS_TITLE, notes=[c.text for c in run_caveats(run_info)])
     table = rankers_table(run_info)
     if table is not None:
         summary.tables.append(("rankers", table))
@@ -212,66 +295,43 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
 
     effectiveness, correlation = effectiveness_tables(run_info, records)
     if effectiveness is not None:
-        section = Section("effectiveness", "Effectiveness")
+        section = Section("effectiveness", EFFECTIVENESS_TITLE)
+        section.notes += [c.text for c in run_caveats(run_info) if c.kind == "lexical"]
         section.tables.append(("effectiveness", effectiveness))
         if correlation is not None:
             section.tables.append(("axiom-effectiveness", correlation))
         sections.append(section)
 
-    from abnirml.report.intervals import significance_phrase, statistics_section
+    from abnirml.report.intervals import statistics_section
 
     labels = probe_labels(records, run_info)
     views = family_views(records, run_info)
     for view in views:
-        family = view.key
-        table = family_table(records, view, labels)
-        if table is None:
-            continue
-        section = Section(f"family-{family}", table.title,
-                          "Cells: probe score; a leading * marks a score that is not "
-                          f"significant ({significance_phrase(run_info)}). Samples: per-row "
-                          "sample count. Intervals and effect sizes: section Statistics.")
-        section.tables.append((family, dataclasses.replace(table, title="")))
-        section.tinted.add(family)
-        if view.layout == "axiom":
-            counts_table = axiom_counts_table(records)
-            if counts_table is not None:
-                section.tables.append(("axiom-counts", counts_table))
-        sections.append(section)
+        section = _family_section(records, run_info, view, labels)
+        if section is not None:
+            sections.append(section)
 
-    stats_section = statistics_section(directory, records, run_info)
-    if stats_section is not None:
+    store = None
+    store_path = directory / SCORES
+    if store_path.is_file():
+        from abnirml.evaluation.score_file import load_scores
+
+        store = load_scores(store_path)
+    stats = statistics_section(store, records, run_info)
+    if stats is not None:
+        stats_section, per_query = stats
         sections.append(stats_section)
+        if per_query is not None:
+            data_files[table_file(PER_QUERY, "csv")] = per_query
 
-    origin_section = Section("rank-origin", "Rank origin",
-                             "Rau & Kamps, figure 1: for each rank range of a ranking, the "
-                             "share of its documents that came from each rank range of the "
-                             "reference ranking.")
-    for ranker, fractions in _origin_from_runs(directory, run_info):
-        title = f"{ranker} vs the candidate run"
-        t = rank_origin_table(fractions, "all", title)
-        origin_section.tables.append((f"rank-origin-{file_label(ranker)}", t))
-        _add_figure(origin_section, lambda f=fractions, t=title: _origin_figure(plots, f, "all", t))
-    origin_csv = directory / "rank_origin.csv"
-    if origin_csv.is_file():
-        from abnirml.evaluation.rank_origin import read_csv
-
-        fractions = read_csv(origin_csv)
-        meta = _load_json(directory / "rank_origin.json") or {}
-        label = f"{meta.get('run', 'run')} vs {meta.get('reference', 'reference')}"
-        for subset in fractions:
-            title = f"{label} ({subset})"
-            origin_section.tables.append((f"rank-origin-file-{_slug(subset)}",
-                                          rank_origin_table(fractions, subset, title)))
-            _add_figure(origin_section,
-                        lambda s=subset, t=title: _origin_figure(plots, fractions, s, t))
-    if origin_section.tables:
+    origin_section = _origin_section(directory, run_info)
+    if origin_section is not None:
         sections.append(origin_section)
 
-    store_path = directory / "scores.npz"
-    if store_path.is_file():
-        sections.append(_sweep_section(directory, store_path, plots,
-                                       [v.key for v in views]))
+    if store is not None:
+        sweep_section, sweep_csv = _sweep_section(store, plots, [v.key for v in views])
+        sections.append(sweep_section)
+        data_files[table_file(DELTA_SWEEP, "csv")] = sweep_csv
 
     groups = run_info.get("variant_groups") or {}
     per_probe, per_family = variance_tables(records, groups)
@@ -282,7 +342,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         section.tables.append(("variance-probes", per_probe))
         sections.append(section)
 
-    examples_path = directory / "examples.jsonl"
+    examples_path = directory / EXAMPLES
     if examples_path.is_file():
         from abnirml.report.files import read_jsonl
 
@@ -293,15 +353,20 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                 "A few samples per probe: the query, both texts (words that differ are "
                 "highlighted) and every ranker's scores.", blocks=[examples_html(examples)]))
 
+    top = {c.text for c in run_caveats(run_info)}
     for section in sections:
         if section.key.startswith("family-") or section.key == "summary":
             continue
+        notes = [n for n in section.notes if n not in top]     # report.md: at the top
+        if notes:
+            markdown += ["", f"## {section.title}"] + [line for n in notes for line in ("", n)]
         for _, table in section.tables:
-            markdown += ["", f"## {table.title}", ""]
+            title = table.title or section.title
+            markdown += ["", f"## {title}", ""]
             if table.note:
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))
-    return sections, markdown
+    return sections, markdown, data_files
 
 
 def _add_figure(section: Section, draw) -> None:
@@ -318,80 +383,67 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
 
 
-def _origin_figure(plots, fractions, subset: str, title: str) -> Figure:
-    rows_map = fractions[subset]
-    rows = list(rows_map)
-    columns = list(dict.fromkeys(c for row in rows_map.values() for c in row))
-    matrix = [[rows_map[r].get(c, 0.0) for c in columns] for r in rows]
-    png = plots.heatmap(matrix, rows, columns, title, "reference rank", "run rank")
-    return Figure(f"Rank origin: {title}", png, f"Rank origin: {title}")
+SWEEP_FIELDS = ("probe", "family", "ranker", "subset", "percentile", "delta", "score", "n")
 
 
-def _sweep_section(directory: Path, store_path: Path, plots, families: Sequence[str]
-                   ) -> Section:
-    from abnirml.evaluation.score_file import load_scores
+def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section, str]:
+    """The δ-sensitivity section and the text of tables/delta-sweep.csv."""
     from abnirml.evaluation.sweep import sweep, sweep_rows
 
-    store = load_scores(store_path)
     section = Section("delta-sweep", "δ sensitivity",
                       "Probe scores with δ set to each percentile of the ranker's adjacent "
                       "top-10 score gaps (journal ABNIRML §4.1); the dashed line is the "
-                      "operating point, the median. Data: tables/delta-sweep.csv.")
+                      "operating point, the median. Rankers whose curves coincide share one "
+                      "line, labelled a = b. Data: tables/delta-sweep.csv.")
     points = sweep(store, subsets=["all"])
-    rows = sweep_rows(sweep(store))
-    tables_dir = directory / "tables"
-    tables_dir.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["probe", "family", "ranker", "subset",
-                                                "percentile", "delta", "score", "n"],
-                            lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(SWEEP_FIELDS), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
-    (tables_dir / "delta-sweep.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    writer.writerows(sweep_rows(sweep(store)))
     if not points:
         section.intro += " No ranker has calibration gaps (every δ was given), so no curves."
-        return section
+        return section, buffer.getvalue()
     symmetric = {p.name: p.symmetric for p in store.probes}
     for family in families:
         chosen = [p for p in points if p.family == family]
-        if chosen:
+        if chosen and plots.curve_groups(chosen):
             _add_figure(section, lambda c=chosen, f=family: Figure(
                 f"δ sweep: {f}",
                 plots.delta_curves(c, f"{f.upper()}: score vs δ percentile",
                                    symmetric=symmetric),
                 f"{f}: probe score against δ percentile"))
-    return section
+    return section, buffer.getvalue()
 
 
-# -- writing ------------------------------------------------------------------------------
+# -- rendering ----------------------------------------------------------------------------
 
-def write_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None = None,
-                  run_info: Mapping[str, Any] | None = None) -> list[Path]:
-    """(Re)write report.md, report.html and tables/* of ``directory``; returns the paths."""
-    from abnirml.report.export import write_table
+def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None = None,
+                   run_info: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """report.md, report.html and tables/* of the run in ``directory`` as relative path →
+    text. Only renders: :meth:`abnirml.run_folder.RunFolder.write_reports` writes them."""
+    from abnirml.report.export import to_csv, to_latex
     from abnirml.report.files import markdown_report, read_results
 
     if records is None:
         records = read_results(directory / "results.jsonl")
     if run_info is None:
         run_info = _load_json(directory / "run.json") or {}
-    sections, extra_markdown = build_sections(directory, records, run_info)
-    written: list[Path] = []
-    tables_dir = directory / "tables"
+    sections, extra_markdown, data_files = build_sections(directory, records, run_info)
+    files: dict[str, str] = {}
     for section in sections:
         for slug, table in section.tables:
             titled = table if table.title else dataclasses.replace(table, title=section.title)
-            written += write_table(tables_dir, slug, titled)
+            files[table_file(slug, "csv")] = to_csv(titled)
+            files[table_file(slug, "tex")] = to_latex(titled, label=f"tab:{slug}")
+    files.update(data_files)
     markdown = markdown_report(list(records), run_info)
     if extra_markdown:
         markdown += "\n".join(extra_markdown) + "\n"
-    (directory / "report.md").write_text(markdown, encoding="utf-8")
+    files[REPORT_MD] = markdown
     collection = (run_info.get("collection") or {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
                f'({esc(collection.get("source", ""))}); {esc(collection.get("queries", "?"))} '
                f'queries, {esc(collection.get("documents", "?"))} documents. Built from the '
                "files in this directory; <code>abnirml report DIR</code> rebuilds it.</p>")
-    (directory / "report.html").write_text(page("abnirml report", sections, preface),
-                                           encoding="utf-8")
-    written += [directory / "report.md", directory / "report.html"]
-    return written
+    files[REPORT_HTML] = page("abnirml report", sections, preface)
+    return files

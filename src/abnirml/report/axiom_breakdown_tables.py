@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from abnirml.report.tables import Table, to_markdown
+from abnirml.report.tables import Table
 
 
 def _axiom_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -61,20 +61,20 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
                  ["Ranker", "Overlap group", *(label(p) for p in order)], rows)
 
 
-def breakdown_sections(records: Sequence[Mapping[str, Any]], order: Sequence[str],
-                       label: Any) -> list[str]:
-    lines: list[str] = []
+def breakdown_tables(records: Sequence[Mapping[str, Any]], order: Sequence[str],
+                     label: Any) -> list[tuple[str, Table, str]]:
+    """(export slug, table, explanation) of the preference-consistency and overlap tables."""
+    out: list[tuple[str, Table, str]] = []
     table = consistency_table(records, order, label)
     if table is not None:
-        lines += ["", f"### {table.title}", "",
-                  "Of the ordered pairs on which the axiom has a preference (its instances), "
-                  "the fraction the ranker orders the axiom's way; pairs it scores equally "
-                  "are left out.", "", to_markdown(table)]
+        out.append(("axiom-consistency", table,
+                    "Of the ordered pairs on which the axiom has a preference (its instances), "
+                    "the fraction the ranker orders the axiom's way; pairs it scores equally "
+                    "are left out."))
     table = overlap_table(records, order, label)
     if table is not None:
-        lines += ["", f"### {table.title}", "",
-                  "Queries split into three near-equal groups by the fraction of their "
-                  "analysed terms found in one relevant document (seeded choice); cells: "
-                  "fraction of the group's instances satisfied, strict order (instances).",
-                  "", to_markdown(table)]
-    return lines
+        out.append(("axiom-overlap", table,
+                    "Queries split into three near-equal groups by the fraction of their "
+                    "analysed terms found in one relevant document (seeded choice); cells: "
+                    "fraction of the group's instances satisfied, strict order (instances)."))
+    return out

@@ -12,6 +12,7 @@ that meets the claim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from abnirml.report.tables import Table, to_markdown
@@ -109,32 +110,54 @@ def _first_per_probe(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[
     return first
 
 
-def axiom_sections(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Markdown lines for report.md (empty when the run had no axiom probe)."""
+@dataclass(frozen=True)
+class NotedTable:
+    """A report table with its export slug and the paragraph that explains it."""
+
+    slug: str
+    table: Table
+    intro: str = ""
+    level: int = 3          # markdown heading level
+
+
+def axiom_report_tables(records: Sequence[Mapping[str, Any]]) -> list[NotedTable]:
+    """Câmara & Hauff's Tables 2 and 3 and the breakdowns, for both report.md and the page
+    (empty when the run had no axiom probe)."""
     datasets = dataset_table(records)
     if datasets is None:
         return []
     first = _first_per_probe(records)
     any_record = next(iter(first.values()))
-    lines = ["", f"## {datasets.title}", ""]
+    intro = ""
     pool = any_record.get("axiom_pool")
     if pool is not None:
-        lines += [f"Instances mined from each query's {pool} "
-                  f"(δ_len = {any_record.get('length_tolerance')} analysed tokens) in "
-                  f"{any_record.get('axiom_queries', '?')} queries. Agreement: the axiom's "
-                  "document order matches the relevance grades (unjudged = 0), among the "
-                  "instances holding a relevant document; LNC2's documents are copies, so it "
-                  "has none.", ""]
-    lines.append(to_markdown(datasets))
-    for with_delta in (False, True):
+        intro = (f"Instances mined from each query's {pool} "
+                 f"(δ_len = {any_record.get('length_tolerance')} analysed tokens) in "
+                 f"{any_record.get('axiom_queries', '?')} queries. Agreement: the axiom's "
+                 "document order matches the relevance grades (unjudged = 0), among the "
+                 "instances holding a relevant document; LNC2's documents are copies, so it "
+                 "has none.")
+    out = [NotedTable("axiom-datasets", datasets, intro, level=2)]
+    for with_delta, slug in ((False, "axiom-satisfied"), (True, "axiom-satisfied-delta")):
         table = satisfaction_table(records, with_delta)
-        if table is None:
-            continue
-        lines += ["", f"### {table.title}", "",
-                  "Cells: fraction satisfied (fraction of ties). TFC2 compares the score "
-                  "increases d1→d2 and d2→d3; for M-TDC, LNC1, LNC2 and STMC2 the axiom claims "
-                  "≥, so satisfied + ties meets it.", "", to_markdown(table)]
-    from abnirml.report.axiom_breakdown_tables import breakdown_sections
+        if table is not None:
+            out.append(NotedTable(
+                slug, table, "Cells: fraction satisfied (fraction of ties). TFC2 compares "
+                "the score increases d1→d2 and d2→d3; for M-TDC, LNC1, LNC2 and STMC2 the "
+                "axiom claims ≥, so satisfied + ties meets it."))
+    from abnirml.report.axiom_breakdown_tables import breakdown_tables
 
-    lines += breakdown_sections(records, _order(list(first)), _label)
+    out += [NotedTable(slug, table, intro)
+            for slug, table, intro in breakdown_tables(records, _order(list(first)), _label)]
+    return out
+
+
+def axiom_sections(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Markdown lines for report.md (empty when the run had no axiom probe)."""
+    lines: list[str] = []
+    for noted in axiom_report_tables(records):
+        lines += ["", f"{'#' * noted.level} {noted.table.title}", ""]
+        if noted.intro:
+            lines += [noted.intro, ""]
+        lines.append(to_markdown(noted.table))
     return lines

@@ -13,11 +13,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
-from abnirml.report.tables import Table
+from abnirml.report.tables import ZERO_MARK, Table
 
-_NUMBER = re.compile(r"^(\* )?([+\-−]?\d[\d,]*(?:\.\d+)?)(%?)$")
+_NUMBER = re.compile(r"^(\* )?([+\-−]?\d[\d,]*(?:\.\d+)?)(%?)(†?)$")
 _SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
@@ -41,8 +40,9 @@ _MISSING = {"", "–", "-", "—"}
 
 
 def _number(text: str) -> str | None:
-    """``+1,234.5`` / ``−0.05`` → ``1234.5`` / ``-0.05``; None when ``text`` is no number."""
-    text = text.strip()
+    """``+1,234.5`` / ``−0.05`` / ``0.00†`` → ``1234.5`` / ``-0.05`` / ``0.00``; None when
+    ``text`` is no number (the report's exact-zero mark is display only)."""
+    text = text.strip().removesuffix(ZERO_MARK)
     if not _PLAIN_NUMBER.match(text):
         return None
     return text.replace(",", "").replace("−", "-").lstrip("+")
@@ -126,11 +126,12 @@ def latex_cell(text: str) -> str:
     match = _NUMBER.match(text.strip())
     if match is None:
         return latex_escape(text)
-    star, number, percent = match.groups()
+    star, number, percent, zero = match.groups()
     number = number.replace("−", "-").replace(",", "{,}")
     mark = "^{*}" if star else ""
     pct = r"\%" if percent else ""
-    return f"${mark}{number}{pct}$"
+    dagger = r"^{\dagger}" if zero else ""
+    return f"${mark}{number}{pct}{dagger}$"
 
 
 def to_latex(table: Table, label: str = "") -> str:
@@ -150,20 +151,21 @@ def to_latex(table: Table, label: str = "") -> str:
 
 
 def _label_columns(table: Table) -> int:
-    """Leading columns that hold labels (left-aligned): those with no number in any row."""
+    """Leading columns that hold labels (left-aligned): those before the first column of
+    numbers. A score column counts as numbers even when some rankers have no score
+    (``–``), and so does any column whose present cells are all numbers."""
     count = 0
     for j in range(len(table.header)):
-        cells = [row[j] for row in table.rows if j < len(row) and row[j].strip()]
-        if cells and all(_NUMBER.match(c.strip()) for c in cells):
+        if j in table.scored:
+            break
+        cells = [row[j].strip() for row in table.rows if j < len(row)]
+        present = [c for c in cells if c not in _MISSING]
+        if present and all(_NUMBER.match(c) for c in present):
             break
         count += 1
     return count
 
 
-def write_table(directory: Path, slug: str, table: Table) -> list[Path]:
-    """Write ``slug.csv`` and ``slug.tex`` under ``directory``; returns the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    csv_path, tex_path = directory / f"{slug}.csv", directory / f"{slug}.tex"
-    csv_path.write_text(to_csv(table), encoding="utf-8")
-    tex_path.write_text(to_latex(table, label=f"tab:{slug}"), encoding="utf-8")
-    return [csv_path, tex_path]
+def label_columns(table: Table) -> int:
+    """How many leading columns of ``table`` are labels (the HTML page aligns them left)."""
+    return _label_columns(table)

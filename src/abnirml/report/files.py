@@ -1,4 +1,4 @@
-"""Writing and reading an experiment's output directory.
+"""Rendering and reading the files of an experiment's output directory (RunFolder writes).
 
 ``results.jsonl``  one JSON object per probe × ranker × subset (the public schema);
 ``report.md``      the tables in the papers' layout;
@@ -17,6 +17,7 @@ from typing import Any
 from abnirml.errors import InputError
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
+    SCORE_LEGEND,
     escape_md,
     escape_md_code,
     family_table,
@@ -33,19 +34,14 @@ def dumps(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=False, allow_nan=False)
 
 
-def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(dumps(record) + "\n")
-    tmp.replace(path)
+def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
+    """JSON lines, one record each (results.jsonl, examples.jsonl)."""
+    return "".join(dumps(record) + "\n" for record in records)
 
 
-def write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)
+def json_text(value: Any) -> str:
+    """Indented JSON (run.json, calibration.json)."""
+    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -104,14 +100,13 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"({escape_md(collection.get('source', ''))}); "
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
-    skipped = {k: v for k, v in (run_info.get("skipped") or {}).items() if v}
-    if skipped:
-        parts.append("Skipped and counted: " + ", ".join(f"{k} = {v:,}"
-                                                          for k, v in sorted(skipped.items()))
-                     + ".")
-    for omitted in run_info.get("omitted_probes") or []:
-        parts.append(f"Left out: `{escape_md_code(omitted['probe'])}`: "
-                     f"{escape_md(omitted['reason'])}.")
+    from abnirml.report.caveats import family_caveats, run_caveats
+
+    caveats = [c for c in run_caveats(run_info) if c.kind != "omitted"]
+    if caveats:
+        parts += ["", "Caveats:", ""] + [f"- {c.text}" for c in caveats]
+    parts += [line for c in run_caveats(run_info) if c.kind == "omitted"
+              for line in ("", c.in_markdown)]
     rankers = run_info.get("rankers", [])
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
@@ -136,7 +131,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     from abnirml.report.intervals import significance_phrase
 
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
-                 f"({significance_phrase(run_info)}).")
+                 f"({significance_phrase(run_info)}). {SCORE_LEGEND}")
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
@@ -157,23 +152,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         if table.note:
             parts += [table.note, ""]
         parts.append(to_markdown(table))
-        skips = _skip_lines(records, family)
-        if skips:
-            parts += ["", "Skipped samples: " + "; ".join(skips) + "."]
+        parts += [line for c in family_caveats(records, run_info, family)
+                  for line in ("", c.text)]
     parts += axiom_lines
     return "\n".join(parts) + "\n"
-
-
-def _skip_lines(records: Iterable[Mapping[str, Any]], family: str) -> list[str]:
-    """One entry per distinct set of skip counts, naming the probes that share it."""
-    seen: dict[str, dict[str, int]] = {}
-    for r in records:
-        if r["family"] == family and r.get("skipped"):
-            seen.setdefault(r["probe"], r["skipped"])
-    groups: dict[str, list[str]] = {}
-    for probe, counts in seen.items():
-        text = ", ".join(f"{k} {v:,}" for k, v in counts.items())
-        groups.setdefault(text, []).append(probe)
-    family_size = len({r["probe"] for r in records if r["family"] == family})
-    return [(f"every probe: {text}" if len(probes) == family_size and family_size > 1
-             else f"{', '.join(probes)}: {text}") for text, probes in groups.items()]

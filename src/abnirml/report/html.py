@@ -30,7 +30,9 @@ h3{font-size:1.05em;margin-top:1.4em}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #d0d0d0;padding:.25em .6em;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td.label,th.label{text-align:left}
-td.ns{color:#888}
+td.ns{color:#767676}td.sig{font-weight:600}
+.legend{color:#555;font-size:.85em;margin-top:0}
+.caveat{background:#fff8e1;border-left:3px solid #e69f00;padding:.3em .6em;font-size:.92em}
 .note{color:#555;font-size:.92em}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.9em}
@@ -74,55 +76,83 @@ class Section:
     tables: list[tuple[str, Table]] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)   # already-escaped HTML
-    tinted: set[str] = field(default_factory=set)      # slugs of tables of probe scores
+    notes: list[str] = field(default_factory=list)    # caveats, shown before the tables
 
     def html(self) -> str:
         parts = [f'<section id="{esc(self.key)}"><h2>{esc(self.title)}</h2>']
         if self.intro:
             parts.append(f'<p class="note">{esc(self.intro)}</p>')
-        for slug, table in self.tables:
-            parts.append(table_html(table, slug, tint=slug in self.tinted))
+        parts += [f'<p class="caveat">{esc(note)}</p>' for note in self.notes]
+        for slug, table in self.tables:     # a table named like its section: no 2nd heading
+            parts.append(table_html(table, slug, title=table.title != self.title))
         parts += [f.html() for f in self.figures]
         parts += self.blocks
         parts.append("</section>")
         return "\n".join(parts)
 
 
-_SCORE = re.compile(r"^(\* )?([+\-−]?)(\d+\.\d+)$")
+_SCORE = re.compile(r"^(\* )?([+\-−]?)(\d+\.\d+)(†?)$")
+
+#: Okabe & Ito's colour-blind-safe blue and vermillion: significant scores by sign
+POSITIVE_RGB = (0, 114, 178)
+NEGATIVE_RGB = (213, 94, 0)
+#: the text colour of scores that are not significant
+NOT_SIGNIFICANT = "#767676"
+COLOUR_LEGEND = ("Colour: a significant score, blue when positive, vermillion when negative, "
+                 "deeper for larger scores; grey text with * : not significant.")
 
 
-def _cell(text: str, label: bool, tint: bool) -> str:
+def _cell(text: str, label: bool, scored: bool) -> str:
     if label:
         return f'<td class="label">{esc(text)}</td>'
-    match = _SCORE.match(text.strip()) if tint else None
+    match = _SCORE.match(text.strip()) if scored else None
     if match is None:
         return f"<td>{esc(text)}</td>"
-    star, sign, number = match.groups()
-    value = float(number) * (-1 if sign in "-−" and sign else 1)
-    alpha = min(1.0, abs(value)) * (0.25 if star else 0.55)
-    colour = (f"rgba(33,102,172,{alpha:.2f})" if value >= 0
-              else f"rgba(214,96,77,{alpha:.2f})")
-    css = ' class="ns"' if star else ""
-    return f'<td{css} style="background:{colour}">{esc(text)}</td>'
+    star, sign, number, _zero = match.groups()
+    if star:
+        return f'<td class="ns">{esc(text)}</td>'
+    value = float(number) * (-1 if sign in ("-", "−") else 1)
+    if value == 0.0:
+        return f'<td class="sig">{esc(text)}</td>'
+    red, green, blue = POSITIVE_RGB if value > 0 else NEGATIVE_RGB
+    alpha = 0.15 + 0.4 * min(1.0, abs(value))
+    kind = "pos" if value > 0 else "neg"
+    return (f'<td class="sig {kind}" style="background:rgba({red},{green},{blue},'
+            f'{alpha:.2f})">{esc(text)}</td>')
 
 
-def table_html(table: Table, slug: str = "", tint: bool = False) -> str:
-    """A table; label columns left-aligned; with ``tint``, probe scores coloured by sign and
-    size (blue: prefers d1, red: prefers d2; paler when not significant)."""
-    from abnirml.report.export import _label_columns
+def table_html(table: Table, slug: str = "", title: bool = True) -> str:
+    """A table in the page's one style: label columns left-aligned, every other column
+    right-aligned in tabular figures; score columns (``table.scored``) coloured by sign when
+    significant and greyed when not, with the legend under the table."""
+    from abnirml.report.export import label_columns
+    from abnirml.report.tables import SCORE_LEGEND, ZERO_MARK
 
-    labels = _label_columns(table)
+    labels = label_columns(table)
+    scored = set(table.scored)
     head = "".join(f'<th class="label">{esc(h)}</th>' if j < labels
                    else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
     body = "\n".join(
-        "<tr>" + "".join(_cell(c, j < labels, tint) for j, c in enumerate(row)) + "</tr>"
-        for row in table.rows)
-    title = f"<h3>{esc(table.title)}</h3>" if table.title else ""
+        "<tr>" + "".join(_cell(c, j < labels, j in scored) for j, c in enumerate(row))
+        + "</tr>" for row in table.rows)
+    heading = f"<h3>{esc(table.title)}</h3>" if table.title and title else ""
     note = f'<p class="note">{esc(table.note)}</p>' if table.note else ""
+    legend = ""
+    if scored:
+        zero = any(ZERO_MARK in row[j] or _rounds_small(row[j])
+                   for row in table.rows for j in scored if j < len(row))
+        legend = (f'<p class="legend">{esc(COLOUR_LEGEND)}'
+                  + (f" {esc(SCORE_LEGEND)}" if zero else "") + "</p>")
     exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '
                f"<code>tables/{esc(slug)}.tex</code></p>") if slug else ""
-    return (f"{title}{note}<table data-table=\"{esc(slug)}\"><thead><tr>{head}</tr></thead>"
-            f"<tbody>\n{body}\n</tbody></table>{exports}")
+    return (f"{heading}{note}<table data-table=\"{esc(slug)}\"><thead><tr>{head}</tr>"
+            f"</thead><tbody>\n{body}\n</tbody></table>{legend}{exports}")
+
+
+def _rounds_small(text: str) -> bool:
+    """A significant score printed with more than two decimals (it rounds to 0.00)."""
+    match = _SCORE.match(text.strip())
+    return bool(match and not match[1] and len(match[3].split(".")[1]) > 2)
 
 
 _TOKEN = re.compile(r"\s+|[^\s]+")

@@ -11,9 +11,9 @@ contribute most to each significant effect.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -152,15 +152,16 @@ def per_query_rows(store) -> list[dict[str, Any]]:
     return out
 
 
-def write_per_query(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(PER_QUERY_FIELDS)
-        for row in rows:
-            writer.writerow([row["probe"], row["ranker"], row["query"], row["n"],
-                             f"{row['score']:.6f}", f"{row['mean_diff']:.6g}",
-                             f"{row['contribution']:.6f}"])
+def per_query_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The text of ``tables/per-query.csv``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(PER_QUERY_FIELDS)
+    for row in rows:
+        writer.writerow([row["probe"], row["ranker"], row["query"], row["n"],
+                         f"{row['score']:.6f}", f"{row['mean_diff']:.6g}",
+                         f"{row['contribution']:.6f}"])
+    return buffer.getvalue()
 
 
 def driving_queries_table(rows: Sequence[Mapping[str, Any]],
@@ -210,9 +211,10 @@ def significance_phrase(run_info: Mapping[str, Any]) -> str:
     return f"{named}, {fixed}, α = {alpha}"
 
 
-def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any]):
-    """The page's "Statistics" section; writes tables/per-query.csv when scores.npz exists."""
+def statistics_section(store: Any, records: Sequence[Mapping[str, Any]],
+                       run_info: Mapping[str, Any]) -> tuple[Any, str | None] | None:
+    """The page's "Statistics" section and, given the run's scores (``store``), the text of
+    tables/per-query.csv; None without interval records."""
     from abnirml.report.html import Figure, Section
 
     table = intervals_table(records, run_info)
@@ -221,12 +223,10 @@ def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
     section = Section("statistics", "Statistics: intervals, effect sizes, queries",
                       caption(run_info))
     section.tables.append(("intervals", table))
-    store_path = directory / "scores.npz"
-    if store_path.is_file():
-        from abnirml.evaluation.score_file import load_scores
-
-        rows = per_query_rows(load_scores(store_path))
-        write_per_query(directory / "tables" / PER_QUERY_FILE, rows)
+    per_query = None
+    if store is not None:
+        rows = per_query_rows(store)
+        per_query = per_query_csv(rows)
         driving = driving_queries_table(rows, records)
         if driving is not None:
             section.tables.append(("driving-queries", driving))
@@ -239,4 +239,4 @@ def statistics_section(directory: Path, records: Sequence[Mapping[str, Any]],
         if png is not None:
             section.figures.append(Figure(f"Intervals: {family}", png,
                                           f"{family}: probe scores with their intervals"))
-    return section
+    return section, per_query

@@ -23,7 +23,10 @@ from pathlib import Path
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
-FIGURE_VERSION = "1"          # bump when a drawing function changes what it draws
+FIGURE_VERSION = "3"          # bump when a drawing function changes what it draws
+#: Okabe & Ito's colour-blind-safe palette (black last: it draws merged curves)
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
+             "#000000")
 
 
 def figure_cache_dir() -> Path | None:
@@ -92,40 +95,121 @@ def delta_curves(points: Sequence[SweepPoint], title: str, columns: int = 4,
                       list(points), title, columns, flags)
 
 
-def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
-                       symmetric: Mapping[str, bool] | None) -> bytes:
-    probes = list(dict.fromkeys(p.probe for p in points))
+def curve_groups(points: Sequence[SweepPoint]
+                 ) -> dict[str, list[tuple[str, list[float], list[float]]]]:
+    """Per probe, its curves as (label, xs, ys), rankers with identical curves merged into
+    one curve labelled ``a = b``; probes no ranker has a score for are left out."""
     rankers = list(dict.fromkeys(p.ranker for p in points))
-    columns = max(1, min(columns, len(probes)))
-    rows = math.ceil(len(probes) / columns)
-    figure = _figure(3.0 * columns, 2.3 * rows + 0.4)
-    axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
     by_key: dict[tuple[str, str], list[SweepPoint]] = {}
     for p in points:
         by_key.setdefault((p.probe, p.ranker), []).append(p)
-    for index, probe in enumerate(probes):
-        ax = axes[index // columns][index % columns]
+    out: dict[str, list[tuple[str, list[float], list[float]]]] = {}
+    for probe in dict.fromkeys(p.probe for p in points):
+        merged: dict[tuple, list[str]] = {}
         for ranker in rankers:
             series = sorted(by_key.get((probe, ranker), []), key=lambda p: p.percentile)
-            xs = [p.percentile for p in series if p.score is not None]
-            ys = [p.score for p in series if p.score is not None]
-            if xs:
-                ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2, label=ranker)
+            curve = tuple((p.percentile, round(p.score, 12)) for p in series
+                          if p.score is not None)
+            if curve:
+                merged.setdefault(curve, []).append(ranker)
+        if merged:
+            out[probe] = [(" = ".join(names), [x for x, _ in curve], [y for _, y in curve])
+                          for curve, names in merged.items()]
+    return out
+
+
+def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
+                       symmetric: Mapping[str, bool] | None) -> bytes:
+    groups = curve_groups(points)
+    rankers = list(dict.fromkeys(p.ranker for p in points))
+    probes = list(groups)
+    columns = max(1, min(columns, len(probes)))
+    rows = max(1, math.ceil(len(probes) / columns))
+    figure = _figure(3.0 * columns, 2.3 * rows + 0.6)
+    axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
+    styles: dict[str, dict[str, object]] = {}
+    merged_styles = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+    single_styles = (("-", "o"), ("--", "x"), ("-.", "^"), (":", "s"), ("-", "v"),
+                     ("--", "D"), ("-.", "P"))
+
+    def style(label: str) -> dict[str, object]:
+        if label not in styles:
+            if label in rankers:      # colour, dash and marker all differ: overlaps show
+                i = rankers.index(label)
+                line, marker = single_styles[i % len(single_styles)]
+                styles[label] = {"color": OKABE_ITO[i % (len(OKABE_ITO) - 1)],
+                                 "linestyle": line, "marker": marker}
+            else:
+                k = sum(1 for name in styles if name not in rankers)
+                line, marker = merged_styles[k % len(merged_styles)]
+                styles[label] = {"color": OKABE_ITO[-1], "linestyle": line, "marker": marker}
+        return styles[label]
+
+    handles: dict[str, object] = {}
+    for index, probe in enumerate(probes):
+        ax = axes[index // columns][index % columns]
+        for label, xs, ys in groups[probe]:
+            (line,) = ax.plot(xs, ys, markersize=3.5, linewidth=1.2, markerfacecolor="none",
+                              label=label, **style(label))
+            handles.setdefault(label, line)
         ax.axvline(OPERATING_POINT, color="0.3", linestyle="--", linewidth=0.8)
         lower = 0.0 if (symmetric or {}).get(probe) else -1.0
         ax.set_ylim(lower - 0.05, 1.05)
         ax.axhline(0.0, color="0.8", linewidth=0.6)
-        ax.set_title(probe, fontsize=8)
+        ax.set_title(probe, fontsize=8 if len(probe) <= 36 else 6.5)
         ax.tick_params(labelsize=7)
     for index in range(len(probes), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("δ percentile", fontsize=7)
-    handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
-        figure.legend(handles, labels, loc="outside lower center", ncols=min(6, len(labels)),
-                      fontsize=8, frameon=False)
+        figure.legend(list(handles.values()), list(handles), loc="outside lower center",
+                      ncols=min(4, len(handles)), fontsize=8, frameon=False)
     figure.suptitle(title, fontsize=10)
+    return _png(figure)
+
+
+def heatmap_grid(panels: Sequence[tuple[str, Sequence[Sequence[float]], Sequence[str]]],
+                 columns: Sequence[str], xlabel: str, ylabel: str) -> bytes:
+    """Several row-normalised matrices (title, matrix, row labels) sharing ``columns`` as
+    panels of one compact figure on one 0–100 % colour scale."""
+    return cached_png("heatmap-grid",
+                      lambda: _draw_heatmap_grid(panels, columns, xlabel, ylabel),
+                      [(t, [list(map(float, r)) for r in m], list(rows)) for t, m, rows in panels],
+                      list(columns), xlabel, ylabel)
+
+
+def _draw_heatmap_grid(panels, columns: Sequence[str], xlabel: str, ylabel: str) -> bytes:
+    import numpy as np
+
+    per_row = min(4, max(1, len(panels)))
+    grid_rows = math.ceil(len(panels) / per_row)
+    height = max(len(rows) for _, _, rows in panels)
+    figure = _figure(0.6 + per_row * (0.9 + 0.75 * len(columns)),
+                     0.7 + grid_rows * (0.8 + 0.45 * height))
+    axes = figure.subplots(grid_rows, per_row, squeeze=False)
+    image = None
+    for index, (title, matrix, rows) in enumerate(panels):
+        ax = axes[index // per_row][index % per_row]
+        data = np.asarray(matrix, dtype=np.float64).reshape(len(rows), len(columns))
+        image = ax.imshow(np.nan_to_num(data), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+        for i in range(data.shape[0]):
+            for j in range(data.shape[1]):
+                value = data[i, j]
+                text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                        color="white" if value > 0.6 else "black")
+        ax.set_xticks(range(len(columns)), list(columns), fontsize=7)
+        ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
+        ax.set_title(title, fontsize=8)
+        if index % per_row == 0:
+            ax.set_ylabel(ylabel, fontsize=7)
+        if index // per_row == grid_rows - 1:
+            ax.set_xlabel(xlabel, fontsize=7)
+    for index in range(len(panels), grid_rows * per_row):
+        axes[index // per_row][index % per_row].set_visible(False)
+    if image is not None:
+        figure.colorbar(image, ax=axes, shrink=0.8)
     return _png(figure)
 
 

@@ -7,6 +7,7 @@ not significant after the Bonferroni correction — the papers' convention. Rows
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,14 +80,42 @@ class Table:
     scored: tuple[int, ...] = ()
 
 
+#: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)
+ZERO_MARK = "†"
+#: the legend every report prints under its score tables
+SCORE_LEGEND = (
+    "A significant score that rounds to 0.00 is shown with more digits (+0.004); "
+    f"0.00{ZERO_MARK} is a significant score of exactly 0: as many differences beyond ±δ "
+    "favour d1 as d2 (often none), yet the raw score differences, which the test uses, "
+    "lean one way.")
+
+
 def format_score(record: Mapping[str, Any]) -> str:
+    """The papers' cell: ``+0.40``; ``* +0.40`` when not significant.
+
+    A significant score that rounds to ``0.00`` would read as a contradiction, so it keeps
+    one significant digit (``+0.004``), and an exact 0 carries :data:`ZERO_MARK`.
+    """
     score = record.get("score")
     if score is None:
         return "–"
-    text = f"{score:.2f}" if record.get("symmetric") else f"{score:+.2f}"
+    symmetric = bool(record.get("symmetric"))
+    text = f"{score:.2f}" if symmetric else f"{score:+.2f}"
     if text in ("+0.00", "-0.00"):
         text = "0.00"
-    return text if record.get("significant") else f"* {text}"
+    if not record.get("significant"):
+        return f"* {text}"
+    if text == "0.00":
+        text = _small_score(float(score), symmetric)
+    return text
+
+
+def _small_score(score: float, symmetric: bool) -> str:
+    """A significant |score| < 0.005 with one significant digit; exact 0 marked."""
+    if score == 0.0:
+        return "0.00" + ZERO_MARK
+    digits = min(8, max(3, -math.floor(math.log10(abs(score)))))
+    return f"{score:.{digits}f}" if symmetric else f"{score:+.{digits}f}"
 
 
 def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,

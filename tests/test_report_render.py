@@ -1,0 +1,126 @@
+"""The report's visual language and figures, checked on small inputs with known answers:
+score cells, alignment, δ curves merged when identical, rank-origin ranges and panels."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from abnirml.evaluation.rank_origin import RankRange, ranges_for_depth, run_depth
+from abnirml.evaluation.sweep import SweepPoint
+from abnirml.report.export import label_columns, tidy_table, to_latex
+from abnirml.report.html import table_html
+from abnirml.report.plots import curve_groups
+from abnirml.report.rank_origin_report import (
+    Comparison,
+    is_self_comparison,
+    origin_table,
+    shown_columns,
+)
+from abnirml.report.tables import Table, format_score
+
+
+def _record(score, significant, symmetric=False):
+    return {"score": score, "significant": significant, "symmetric": symmetric}
+
+
+def test_a_significant_score_never_reads_as_0_00():
+    assert format_score(_record(0.0042, True)) == "+0.004"
+    assert format_score(_record(-0.00046, True)) == "-0.0005"
+    assert format_score(_record(0.003, True, symmetric=True)) == "0.003"
+    assert format_score(_record(0.0, True)) == "0.00†"
+    assert format_score(_record(0.0042, False)) == "* 0.00"        # not significant: as before
+    assert format_score(_record(0.4, True)) == "+0.40"
+    assert format_score(_record(-0.004, False)) == "* 0.00"
+
+
+def test_score_columns_with_missing_cells_stay_numbers():
+    # the TMP table: a probe no ranker could score shows "–" in every ranker column
+    table = Table("t", ["Probe", "Subset", "bm25", "ql", "Samples"],
+                  [["tmp:a", "all", "+0.40", "* -0.05", "12"],
+                   ["tmp:b", "all", "–", "–", "0"],
+                   ["", "relevant", "0.00†", "+0.004", "3"]], scored=(2, 3))
+    assert label_columns(table) == 2
+    html = table_html(table, "tmp")
+    assert '<td class="label">relevant</td>' in html and "<td>12</td>" in html
+    assert 'class="sig pos" style="background:rgba(0,114,178,0.31)">+0.40<' in html
+    assert '<td class="ns">* -0.05</td>' in html
+    assert '<td class="sig">0.00†</td>' in html
+    assert "0.00† is a significant score of exactly 0" in html       # the legend, once needed
+    assert r"\begin{tabular}{llrrr}" in to_latex(table)
+    assert r"$0.00^{\dagger}$" in to_latex(table)
+    header, rows = tidy_table(table)
+    assert header == ["Probe", "Subset", "bm25", "bm25 significant", "ql", "ql significant",
+                      "Samples"]
+    assert rows[2] == ["tmp:b", "relevant", "0.00", "true", "0.004", "true", "3"]
+
+
+def test_no_zero_legend_when_no_cell_needs_it():
+    table = Table("t", ["Probe", "bm25"], [["tmp:a", "+0.40"]], scored=(1,))
+    assert "exactly 0" not in table_html(table)
+    assert "blue when positive" in table_html(table)
+
+
+def _points(probe, ranker, scores):
+    return [SweepPoint(probe, "tmp", ranker, "all", p, 0.1 * p, s, 10)
+            for p, s in zip((25.0, 50.0, 75.0), scores, strict=True)]
+
+
+def test_identical_delta_curves_are_merged_and_empty_panels_dropped():
+    points = (_points("tmp:shuffle", "bm25", [0.0, 0.0, 0.0])
+              + _points("tmp:shuffle", "ql", [0.0, 0.0, 0.0])
+              + _points("tmp:shuffle", "nn", [0.5, 0.4, 0.2])
+              + _points("tmp:typos", "bm25", [-0.5, -0.4, -0.3])
+              + _points("tmp:typos", "ql", [-0.6, -0.4, -0.3])
+              + _points("tmp:empty", "bm25", [None, None, None]))
+    groups = curve_groups(points)
+    assert list(groups) == ["tmp:shuffle", "tmp:typos"]               # no empty panel
+    assert [label for label, _, _ in groups["tmp:shuffle"]] == ["bm25 = ql", "nn"]
+    assert [label for label, _, _ in groups["tmp:typos"]] == ["bm25", "ql"]
+    assert groups["tmp:shuffle"][1][1:] == ([25.0, 50.0, 75.0], [0.5, 0.4, 0.2])
+
+
+def test_delta_curves_draw(monkeypatch, tmp_path):
+    pytest.importorskip("matplotlib")
+    from abnirml.report.plots import delta_curves
+
+    monkeypatch.setenv("ABNIRML_FIGURE_CACHE", "off")
+    png = delta_curves(_points("tmp:a", "bm25", [0.1, 0.0, 0.0])
+                       + _points("tmp:a", "ql", [0.1, 0.0, 0.0]), "TMP")
+    assert png[:4] == b"\x89PNG"
+
+
+def test_rank_origin_ranges_follow_the_depth():
+    assert ranges_for_depth(100) == (RankRange(1, 10), RankRange(11, 100))
+    assert ranges_for_depth(1000)[-1] == RankRange(501, 1000)
+    assert ranges_for_depth(7) == (RankRange(1, 10),)
+    assert run_depth({"q": [("a", 1.0)] * 3}, {"r": [("b", 1.0)] * 5}) == 5
+
+
+def test_self_comparisons_and_empty_columns_are_left_out():
+    identity = {"1-10": {"1-10": 1.0, "11-100": 0.0, ">100": 0.0},
+                "11-100": {"1-10": 0.0, "11-100": 1.0, ">100": 0.0}}
+    moved = {"1-10": {"1-10": 0.9, "11-100": 0.1, ">100": 0.0, "absent": 0.0},
+             "11-100": {"1-10": 0.01, "11-100": 0.99, ">100": 0.0, "absent": 0.0}}
+    assert is_self_comparison(identity) and not is_self_comparison(moved)
+    comparison = Comparison("rank-origin-ql", "ql vs the candidate run", moved)
+    columns = shown_columns([comparison])
+    assert columns == ["1-10", "11-100"]
+    table = origin_table(comparison, columns)
+    assert table.header == ["Run rank", "1-10", "11-100"]
+    assert table.rows[0] == ["1-10", "90.0%", "10.0%"]
+
+
+def test_rank_origin_cli_defaults_to_the_runs_depth(dl19, tmp_path):
+    from abnirml.cli import main
+
+    out = tmp_path / "ro"
+    runs = dl19 / "runs"
+    assert main(["rank-origin", str(runs / "bm25.run"), str(runs / "tas-b.run"),
+                 "--out", str(out)]) == 0
+    with (out / "rank_origin.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    # DL19's runs hold 100 documents per query: 101-500 and 501-1000 would always be 0 %
+    assert {r["run_range"] for r in rows} == {"1-10", "11-100"}
+    assert {r["reference_range"] for r in rows} == {"1-10", "11-100", ">100", "absent"}

@@ -1,0 +1,155 @@
+"""Engine overhead of a token-budget ranker on CPU: engine wall / pure model loop, before vs now.
+
+A GPU computes a small cross-encoder so fast that whatever the engine does around the model
+— tokenizing, padding, sorting, per-pair Python — sets the pace (#13 measured 7–8 % GPU
+utilisation on an H100). The same overhead shows on a CPU when the model is tiny: a
+randomly initialised 2-layer BERT (hidden size 64) with the real bert-base-uncased
+vocabulary of the packaged all-MiniLM-L6-v2, so tokenization costs what it costs with a
+real model. For each code base (this checkout, and ``--baseline`` exported with
+``git archive``), in a fresh interpreter with the same torch thread count, it measures:
+
+* **pure** — the model alone over pre-tokenized, padded token-budget batches (what no
+  engine can beat);
+* **engine** — ``Scorer.score`` on the same unique pairs with an in-memory score cache,
+  model already loaded: cache lookup, tokenization, packing, forward passes, checks;
+
+and prints engine / pure for both code bases and the before/after ratio. Torch runs on
+``--threads`` threads (default 1, so a second core is free for tokenizing ahead, as the host
+CPU is beside a GPU). Scores of the two code bases are compared too (max |difference|).
+
+Run: ``python benchmarks/engine_overhead.py [--pairs 8192] [--data DIR|demo]
+[--baseline COMMIT] [--threads 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+#: the branch point of the #13 follow-up work (engine tokenization in large chunks)
+BASELINE = "b06b161"
+
+
+def battery_pairs(data: str, limit: int, seed: int = 0) -> list[tuple[str, str]]:
+    """Unique pairs of the GPU benchmark's battery, a seeded sample of ``limit`` of them."""
+    import random
+
+    from benchmarks.gpu import sample_building
+
+    _, pairs = sample_building(data)
+    pairs = sorted(set(pairs))
+    random.Random(seed).shuffle(pairs)
+    return pairs[:limit]
+
+
+_WORKER = r"""
+import json, sys, time
+args = json.loads(sys.argv[1])
+import numpy as np
+import torch
+torch.set_num_threads(args["threads"])
+from abnirml.evaluation.scoring import Scorer
+from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.device_batching import pad_rows, token_budget_batches
+from abnirml.rankers.registry import RankerEnv, build_ranker
+pairs = [tuple(p) for p in json.load(open(args["pairs"]))]
+
+def engine():
+    ranker = build_ranker("cross-encoder:" + args["model"], RankerEnv())
+    ranker.tokenizer, ranker.model            # loaded before the clock starts
+    scorer = Scorer(ScoreCache(None), progress=False)
+    start = time.perf_counter()
+    scores = scorer.score(ranker, pairs)
+    return time.perf_counter() - start, scores, ranker
+
+def pure(ranker):
+    tok, model = ranker.tokenizer, ranker.model
+    enc = tok([q for q, _ in pairs], [d for _, d in pairs], truncation=True, max_length=512)
+    keys = ("input_ids", "attention_mask", "token_type_ids")
+    rows = [{k: enc[k][i] for k in keys} for i in range(len(pairs))]
+    batches = token_budget_batches([len(r["input_ids"]) for r in rows], 8192)
+    tensors = [{k: torch.from_numpy(v) for k, v in pad_rows([rows[i] for i in b], {}).items()}
+               for b in batches]
+    with torch.inference_mode():
+        model(**{k: v[:2] for k, v in tensors[0].items()})
+        start = time.perf_counter()
+        for t in tensors:
+            model(**t).logits
+        return time.perf_counter() - start
+
+engine()   # warm-up: first calls allocate and JIT-select kernels
+runs = []
+for _ in range(args["repeats"]):
+    seconds, scores, ranker = engine()
+    runs.append((seconds, pure(ranker)))
+np.save(args["scores"], scores)
+engine_s = sorted(r[0] for r in runs)[len(runs) // 2]
+pure_s = sorted(r[1] for r in runs)[len(runs) // 2]
+print(json.dumps({"engine_s": engine_s, "pure_s": pure_s}))
+"""
+
+
+def measure(src: Path, model: Path, pairs_file: Path, scores: Path, threads: int,
+            repeats: int) -> dict[str, float]:
+    args = {"model": str(model), "pairs": str(pairs_file), "scores": str(scores),
+            "threads": threads, "repeats": repeats}
+    env = dict(os.environ, PYTHONPATH=str(src), TOKENIZERS_PARALLELISM="true")
+    done = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(args)], env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"worker failed ({src}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.demo_warm import export_src
+    from benchmarks.gpu import DEFAULT_DATA, build_model, vocab_dir
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--pairs", type=int, default=8192)
+    parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.data != "demo" and not (Path(args.data) / "queries.tsv").is_file():
+        args.data = "demo"
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="abnirml-overhead-") as tmp:
+        work = Path(tmp)
+        pairs = battery_pairs(args.data, args.pairs)
+        (work / "pairs.json").write_text(json.dumps(pairs))
+        model = build_model("tiny", vocab_dir(None), work / "tiny")
+        trees = {"before": export_src(args.baseline, work / "before"), "now": ROOT / "src"}
+        print(f"device: CPU ({os.cpu_count()} cores, shared), torch threads {args.threads}; "
+              f"tiny BERT (2 layers, hidden 64, real vocabulary); {len(pairs):,} unique "
+              f"battery pairs from {args.data}; median of {args.repeats}", flush=True)
+        results = {}
+        for name, src in trees.items():
+            started = time.perf_counter()
+            results[name] = measure(src, model, work / "pairs.json", work / f"{name}.npy",
+                                    args.threads, args.repeats)
+            print(f"{name}: {results[name]} ({time.perf_counter() - started:.0f} s)", flush=True)
+        print("\n| code | engine s | pure s | engine / pure | pairs/s engine |")
+        print("|---|---|---|---|---|")
+        for name, r in results.items():
+            print(f"| {name} | {r['engine_s']:.2f} | {r['pure_s']:.2f} | "
+                  f"{r['engine_s'] / r['pure_s']:.2f} | {len(pairs) / r['engine_s']:,.0f} |")
+        before, now = results["before"], results["now"]
+        diff = float(np.max(np.abs(np.load(work / "before.npy") - np.load(work / "now.npy"))))
+        print(f"\nengine time before / now: {before['engine_s'] / now['engine_s']:.2f}×; "
+              f"max |score difference| before vs now: {diff:.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,10 +3,11 @@
 A GPU computes a small cross-encoder so fast that whatever the engine does around the model
 — tokenizing, padding, sorting, per-pair Python — sets the pace (#13 measured 7–8 % GPU
 utilisation on an H100). The same overhead shows on a CPU when the model is tiny: a
-randomly initialised 2-layer BERT (hidden size 64) with the real bert-base-uncased
-vocabulary of the packaged all-MiniLM-L6-v2, so tokenization costs what it costs with a
-real model. For each code base (this checkout, and ``--baseline`` exported with
-``git archive``), in a fresh interpreter with the same torch thread count, it measures:
+randomly initialised 2-layer BERT of the dimensions of ``tests/_tiny_models.py`` (hidden
+size 32; ``--shape tiny``: 64) but with the real bert-base-uncased vocabulary of the
+packaged all-MiniLM-L6-v2, so tokenization costs what it costs with a real model. For
+each code base (this checkout, and ``--baseline`` exported with ``git archive``), in fresh
+interpreters alternating between the two, with the same torch thread count, it measures:
 
 * **pure** — the model alone over pre-tokenized, padded token-budget batches (what no
   engine can beat);
@@ -26,10 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +112,7 @@ def measure(src: Path, model: Path, pairs_file: Path, scores: Path, threads: int
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.demo_warm import export_src
-    from benchmarks.gpu import DEFAULT_DATA, build_model, vocab_dir
+    from benchmarks.gpu import DEFAULT_DATA, SHAPES, build_model, vocab_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA))
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--shape", default="micro", choices=("micro", "tiny"))
     args = parser.parse_args(argv)
     if args.data != "demo" and not (Path(args.data) / "queries.tsv").is_file():
         args.data = "demo"
@@ -128,17 +130,19 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         pairs = battery_pairs(args.data, args.pairs)
         (work / "pairs.json").write_text(json.dumps(pairs))
-        model = build_model("tiny", vocab_dir(None), work / "tiny")
+        model = build_model(args.shape, vocab_dir(None), work / args.shape)
         trees = {"before": export_src(args.baseline, work / "before"), "now": ROOT / "src"}
         print(f"device: CPU ({os.cpu_count()} cores, shared), torch threads {args.threads}; "
-              f"tiny BERT (2 layers, hidden 64, real vocabulary); {len(pairs):,} unique "
+              f"{args.shape} BERT {SHAPES[args.shape]} (real vocabulary); {len(pairs):,} unique "
               f"battery pairs from {args.data}; median of {args.repeats}", flush=True)
-        results = {}
-        for name, src in trees.items():
-            started = time.perf_counter()
-            results[name] = measure(src, model, work / "pairs.json", work / f"{name}.npy",
-                                    args.threads, args.repeats)
-            print(f"{name}: {results[name]} ({time.perf_counter() - started:.0f} s)", flush=True)
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for _ in range(args.repeats):       # alternating, so load drift hits both alike
+            for name, src in trees.items():
+                runs[name].append(measure(src, model, work / "pairs.json", work / f"{name}.npy",
+                                          args.threads, 1))
+                print(f"{name}: {runs[name][-1]}", flush=True)
+        results = {name: {key: statistics.median(r[key] for r in rs)
+                          for key in ("engine_s", "pure_s")} for name, rs in runs.items()}
         print("\n| code | engine s | pure s | engine / pure | pairs/s engine |")
         print("|---|---|---|---|---|")
         for name, r in results.items():

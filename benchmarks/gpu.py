@@ -47,6 +47,7 @@ SHAPES = {   # hidden, layers, heads, intermediate
     "minilm": (384, 6, 12, 1536),
     "bert-base": (768, 12, 12, 3072),
     "tiny": (64, 2, 2, 128),
+    "micro": (32, 2, 2, 64),     # the dimensions of tests/_tiny_models.py's BERT
 }
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json")

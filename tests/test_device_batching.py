@@ -13,6 +13,9 @@ import pytest
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.device_batching import (
+    DeviceSettings,
+    TokenBudgetRanker,
+    TokenColumns,
     parse_dtype,
     prefetched,
     token_budget_batches,
@@ -51,6 +54,74 @@ def test_token_budget_batches_cover_every_row_once_and_respect_the_budget():
         assert len(batch) == 1 or len(batch) * width <= 2048
     # deterministic, ties broken by position
     assert token_budget_batches(lengths, 2048, max_batch=64) == batches
+
+
+def test_token_columns_pad_rows_right_or_left_in_one_gather():
+    tokens = TokenColumns.from_lists({"input_ids": [[5, 6, 7], [8], [9, 10]],
+                                      "attention_mask": [[1, 1, 1], [1], [1, 1]]})
+    assert tokens.lengths.tolist() == [3, 1, 2]
+    assert tokens.offsets.tolist() == [0, 3, 4]
+    right = tokens.padded([1, 2, 0], {"input_ids": -1})
+    assert right["input_ids"].tolist() == [[8, -1, -1], [9, 10, -1], [5, 6, 7]]
+    assert right["attention_mask"].tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    left = tokens.padded([2, 1], {"input_ids": 0}, left=True)
+    assert left["input_ids"].tolist() == [[9, 10], [0, 8]]
+    assert left["attention_mask"].tolist() == [[1, 1], [0, 1]]
+    rows = TokenColumns.from_rows([{"input_ids": [1, 2]}, {"input_ids": [3]}])
+    assert rows.padded([0, 1], {})["input_ids"].tolist() == [[1, 2], [3, 0]]
+
+
+class _SumRanker(TokenBudgetRanker):
+    """A token-budget ranker without a model: a word is a token, the score is the sum of the
+    token ids; it counts tokenizer calls and the rows of each forward pass."""
+
+    name = fingerprint = "sum"
+
+    def __init__(self, max_tokens: int = 8, chunk: int = 1000):
+        self.pad_values: dict[str, int] = {}
+        self.settings = DeviceSettings("cpu", "fp32", max_tokens)
+        self.chunk = chunk
+        self.tokenized: list[int] = []
+        self.forward_rows: list[int] = []
+        self.prepared_ahead = threading.Event()
+
+    def _rows(self, pairs):
+        self.tokenized.append(len(pairs))
+        if len(self.tokenized) == 2:
+            self.prepared_ahead.set()
+        return TokenColumns.from_lists(
+            {"input_ids": [[len(w) for w in f"{q} {d}".split()] for q, d in pairs]})
+
+    def _forward(self, tensors, pairs):
+        # the second chunk is tokenized while the first one is still being scored
+        assert self.prepared_ahead.wait(timeout=10)
+        self.forward_rows.append(int(tensors["input_ids"].shape[0]))
+        return tensors["input_ids"].sum(dim=1)
+
+
+def test_token_budget_ranker_tokenizes_whole_chunks_ahead_and_keeps_the_order():
+    pytest.importorskip("torch")
+    batches = [[("a", "bb cc"), ("ddd", "e"), ("f", "g h i j")],
+               [("kk", "l"), ("m", "nnnn")], []]
+    ranker = _SumRanker(max_tokens=8)
+    got = list(ranker.score_batches(batches))
+    assert [g.tolist() for g in got] == [[5.0, 4.0, 5.0], [3.0, 5.0], []]
+    assert ranker.tokenized == [3, 2]            # one tokenizer call per engine batch
+    assert sum(ranker.forward_rows) == 5 and max(ranker.forward_rows) <= 8 // 2
+    # a batch larger than the chunk is tokenized in chunk-sized calls, scores in order
+    ranker = _SumRanker(max_tokens=100, chunk=2)
+    pairs = [(f"q{i}", "x" * i) for i in range(1, 6)]
+    assert ranker.score(pairs).tolist() == [2.0 + i for i in range(1, 6)]
+    assert ranker.tokenized == [2, 2, 1]
+
+
+def test_the_serial_executor_streams_batches_to_rankers_that_can():
+    from abnirml.evaluation.parallel import SerialExecutor
+
+    ranker = _SumRanker(max_tokens=100)
+    scores = list(SerialExecutor().run(ranker, [[("a", "b")], [("cc", "d")]]))
+    assert [s.tolist() for s in scores] == [[2.0], [3.0]]
+    assert ranker.tokenized == [1, 1]
 
 
 def test_prefetch_keeps_order_and_runs_ahead_of_the_consumer():
@@ -286,7 +357,9 @@ def test_colbert_documents_keep_their_length_while_queries_are_encoded(tiny, one
     with ranker.borrowed_tokenizer() as first, ranker.borrowed_tokenizer() as second:
         assert first is not second and first is not ranker.tokenizer
     rows = ranker._rows(pairs)
-    assert {len(r["input_ids"]) for r in rows} == {64}
+    assert set(rows.lengths.tolist()) == {64}
+    marker = ranker.tokenizer.convert_tokens_to_ids("[unused1]")
+    assert set(rows.flat["input_ids"][rows.offsets + 1].tolist()) == {marker}
     scores = ranker.score(pairs)
     np.testing.assert_allclose(scores, scores[0], atol=1e-5)   # same doc, same query shape
 

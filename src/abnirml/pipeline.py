@@ -18,6 +18,7 @@ from abnirml.evaluation.significance import StatsConfig
 from abnirml.evaluation.significance import check_config as check_stats
 from abnirml.evaluation.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
+from abnirml.rankers import background_import
 
 DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 
@@ -125,6 +126,11 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()
+    in_process = config.workers == 1 and config.ray_address is None
+    if in_process:      # rankers that load their model when built: import while data loads
+        background_import.for_specs([*config.rankers,
+                                     *(s for group in config.variant_groups.values()
+                                       for s in group)])
     workspace = Workspace(SessionSettings.from_config(config))
     collection = workspace.collection
     _warn_grades_outside_bands(collection, config.grade_bands)
@@ -136,7 +142,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
     with workspace.scorer(config.workers, config.ray_address) as scorer:
-        if config.workers == 1 and config.ray_address is None:
+        if in_process:
             _preload_uncached(rankers, scorer.cache)
         candidates = workspace.candidates
         result = run_experiment(
@@ -211,11 +217,14 @@ def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
 
 
 def _preload_uncached(rankers: list[Any], cache: Any) -> None:
-    """Rankers with nothing cached will certainly load their model: let those that can
-    (``preload()``) start now, in the background, while the samples are built. Rankers with
-    cached scores stay lazy, so a warm rerun still loads nothing. Not with worker processes:
-    a fork must not copy a half-finished load."""
+    """Rankers with nothing cached will certainly score: their libraries are imported now,
+    in the background, while the samples are built, and those that can (``preload()``) load
+    their model too. Rankers with cached scores stay lazy, so a warm rerun still imports and
+    loads nothing. Not with worker processes: a fork must not copy a half-finished load."""
     for ranker in rankers:
+        if cache.has_scores(ranker.fingerprint):
+            continue
+        background_import.for_scoring(ranker)
         preload = getattr(ranker, "preload", None)
-        if preload is not None and not cache.has_scores(ranker.fingerprint):
+        if preload is not None:
             preload()

@@ -38,6 +38,12 @@ class SerialExecutor:
     name = "serial"
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        # Rankers that can prepare the next batches while scoring the current one (token-
+        # budget rankers tokenize ahead) get the whole sequence at once.
+        streamed = getattr(ranker, "score_batches", None)
+        if streamed is not None:
+            yield from streamed(batches)
+            return
         for batch in batches:
             yield ranker.score(batch)
 

@@ -33,8 +33,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
-from abnirml.rankers.device_batching import parse_dtype
-from abnirml.rankers.device_batching import torch_dtype as dtype_of
+from abnirml.rankers.device_batching import DeviceSettings, cast_model
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     BatchedTorchRanker,
@@ -175,16 +174,16 @@ class CausalLMScorer:
     ``head="score"``: the classifier head's outputs at the last position.
     """
 
-    def __init__(self, ref: ModelRef, name: str, head: str, device: str, dtype: str | None):
+    def __init__(self, ref: ModelRef, name: str, head: str, settings: DeviceSettings):
         self.torch = import_torch(name)
         transformers = import_or_explain("transformers", name, "neural")
         if head not in HEADS:
             raise ConfigError(f"ranker {name}: head must be one of {', '.join(HEADS)}, "
                               f"got {head!r}")
         self.name = name
-        self.device = resolve_device(device, name)
-        self.dtype_name = parse_dtype(dtype, self.device, name)
-        torch_dtype = dtype_of(self.dtype_name)
+        self.settings = settings
+        self.device = settings.device
+        self.dtype_name = settings.dtype
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         config = load_pretrained(transformers.AutoConfig.from_pretrained, ref, name)
         if head == "auto":
@@ -198,7 +197,7 @@ class CausalLMScorer:
             if self.labels not in (1, 2) or not hasattr(model, "score"):
                 raise ConfigError(f"ranker {name}: a score head needs a `score` layer with 1 or "
                                   f"2 outputs; this checkpoint has {self.labels}")
-        self.model = model.to(device=self.device, dtype=torch_dtype).eval()
+        self.model = cast_model(model, settings, name)
         self.config = model.config
         self.pad_id = next(t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id,
                                         0) if t is not None)
@@ -227,12 +226,12 @@ class CausalLMScorer:
 
 class CausalLMRanker(BatchedTorchRanker):
     def __init__(self, ref: ModelRef, name: str, template: str = TEMPLATES["default"],
-                 yes: str = "yes", no: str = "no", head: str = "auto", device: str = "cpu",
-                 max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = DEFAULT_BATCH,
-                 dtype: str | None = None):
+                 yes: str = "yes", no: str = "no", head: str = "auto",
+                 max_length: int = DEFAULT_MAX_LENGTH, settings: DeviceSettings | None = None):
         check_template(template, name, ("query", "document"), "text")
         self.name = name
-        self.lm = CausalLMScorer(ref, name, head, device, dtype)
+        settings = settings or DeviceSettings()
+        self.lm = CausalLMScorer(ref, name, head, settings)
         self.token_ids: tuple[int, ...] = ()
         if self.lm.head == "lm":
             self.token_ids = (single_token(self.lm.tokenizer, yes, name, "yes"),
@@ -241,8 +240,8 @@ class CausalLMRanker(BatchedTorchRanker):
                 raise ConfigError(f"ranker {name}: {yes!r} and {no!r} are the same token")
         self.prompts = PromptEncoder(self.lm.tokenizer, template, ("document",), max_length)
         self.max_length = max_length
-        self.batch_size = batch_size
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.batch_size = settings.max_batch or DEFAULT_BATCH
+        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
         answers = f",yes={yes},no={no}" if self.lm.head == "lm" else ""
         self.fingerprint = (f"CausalLM[{self.lm.identity}][head={self.lm.head},"
                             f"template={digest(template)},max_length={max_length},"
@@ -265,8 +264,6 @@ def from_spec(spec: RankerSpec, env) -> CausalLMRanker:
     return CausalLMRanker(
         ref, name, template=load_template(spec.param("template"), name, ("query", "document")),
         yes=spec.param("yes", "yes") or "yes", no=spec.param("no", "no") or "no",
-        head=spec.param("head", "auto") or "auto", device=env.device,
+        head=spec.param("head", "auto") or "auto",
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"),
-        dtype=spec.param("dtype"))
+        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)))

@@ -32,8 +32,8 @@ from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
     DEVICE_PARAMS,
     DeviceSettings,
-    Row,
     TokenBudgetRanker,
+    TokenColumns,
     cast_model,
 )
 from abnirml.rankers.hf import (
@@ -142,17 +142,16 @@ class ColBERTRanker(TokenBudgetRanker):
             keep &= ~torch.isin(ids, torch.tensor(self.skip_ids))
         return self._embed(ids, attention), keep.to(self.device)
 
-    def _rows(self, pairs: list[Pair]) -> list[Row]:
+    def _rows(self, pairs: list[Pair]) -> TokenColumns:
         """Document rows: ``. {doc}`` with the document marker in place of the dot."""
         with self.borrowed_tokenizer() as tokenizer:
             enc = tokenizer([f". {d}" for _, d in pairs], truncation=True,
                             max_length=self.doc_maxlen)
-        rows = []
-        for ids, attention in zip(enc["input_ids"], enc["attention_mask"], strict=True):
-            ids = list(ids)
-            ids[1] = self.markers[1]
-            rows.append({"input_ids": ids, "attention_mask": list(attention)})
-        return rows
+        tokens = TokenColumns.from_lists({"input_ids": enc["input_ids"],
+                                          "attention_mask": enc["attention_mask"]})
+        second = tokens.offsets[tokens.lengths > 1] + 1
+        tokens.flat["input_ids"][second] = self.markers[1]
+        return tokens
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         torch = self._torch

@@ -26,8 +26,8 @@ from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
     DEVICE_PARAMS,
     DeviceSettings,
-    Row,
     TokenBudgetRanker,
+    TokenColumns,
     cast_model,
 )
 from abnirml.rankers.hf import (
@@ -127,12 +127,12 @@ class CrossEncoderRanker(TokenBudgetRanker):
             self._model = cast_model(model, self.settings, self.name)
         return self._model
 
-    def _rows(self, pairs: list[Pair]) -> list[Row]:
+    def _rows(self, pairs: list[Pair]) -> TokenColumns:
         with self.borrowed_tokenizer() as tokenizer:
             encoded = tokenizer([q for q, _ in pairs], [d for _, d in pairs], truncation=True,
                                 max_length=self.max_length)
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
-        return [{k: encoded[k][i] for k in keys} for i in range(len(pairs))]
+        return TokenColumns.from_lists({k: encoded[k] for k in keys})
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         torch = import_torch(self.name)
@@ -144,10 +144,9 @@ class CrossEncoderRanker(TokenBudgetRanker):
             return torch.softmax(logits, dim=-1)[:, 1]
         return logits[:, 1] - logits[:, 0]
 
-    def score(self, pairs):
+    def _ready(self) -> None:
         self.tokenizer   # noqa: B018 — load before the prefetch thread needs it
         self.model       # noqa: B018
-        return super().score(pairs)
 
 
 def _require(module: str, ranker: str) -> None:

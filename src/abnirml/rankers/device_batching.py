@@ -14,11 +14,16 @@ per document. Why each part exists:
   few long ones per step, always near the budget. Rows are sorted by their *token* count
   (characters are a poor proxy across languages, numbers and URLs). The default suits the
   device: 8,192 tokens on CPU, 65,536 on an accelerator.
-* **Tokenization ahead** (:func:`prefetched`). Worker threads tokenize and pad the next
-  windows of pairs while the device computes the current one (Hugging Face's fast
-  tokenizers release the GIL while they split text); on CUDA the padded tensors are pinned
-  and copied with ``non_blocking=True``, so the host never waits on a copy either. Scores
-  are fetched once per window, so the device queue does not drain between batches.
+* **Tokenization in large chunks, ahead** (:func:`prefetched`). One tokenizer call covers a
+  whole chunk of pairs (an engine call: 1,024 pairs on CPU, 8,192 on an accelerator), never
+  one model batch: the fast tokenizers split a large batch on all cores in Rust with the GIL
+  released, while per-call Python overhead is paid once per chunk. A background thread
+  tokenizes the next chunks while the device computes the current one, across engine calls
+  (:meth:`TokenBudgetRanker.score_batches`), so only the first chunk's tokenization is on
+  the critical path. Token ids are kept as flat arrays (:class:`TokenColumns`) and each
+  batch is padded by one NumPy gather, not pair by pair. On CUDA the padded tensors are
+  pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
+  Scores are fetched once per chunk, so the device queue does not drain between batches.
 
 :class:`TokenBudgetRanker` ties these together: a subclass says how to tokenize pairs into
 rows (:meth:`~TokenBudgetRanker._rows`) and how to score one padded batch
@@ -31,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +49,9 @@ from abnirml.rankers.torch_support import import_torch, positive_int, resolve_de
 DTYPES = ("fp32", "fp16", "bf16")
 CPU_MAX_TOKENS = 8_192
 ACCELERATOR_MAX_TOKENS = 65_536
-WINDOW_PAIRS = 512            # pairs tokenized per prefetch step
-PREFETCH_WORKERS = min(8, max(1, (os.cpu_count() or 2) // 2))   # tokenizing threads
+CHUNK_PAIRS = 8_192           # at most this many pairs per tokenizer call
+PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already uses every core
+PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
@@ -191,22 +196,81 @@ def pad_rows(rows: Sequence[Row], pad_values: dict[str, int]) -> dict[str, np.nd
     return out
 
 
+class TokenColumns:
+    """Tokenized rows stored flat: per key one int64 array of every row's ids end to end.
+
+    A list of per-pair dicts of Python lists costs Python work per pair at every step
+    (building, measuring, padding); flat arrays with row offsets let :meth:`padded` build a
+    batch with one NumPy gather whatever its size. ``input_ids`` gives each row's length;
+    every key has rows of the same lengths.
+    """
+
+    def __init__(self, flat: dict[str, np.ndarray], lengths: np.ndarray):
+        self.flat = flat
+        self.lengths = lengths
+        self.offsets = np.zeros(len(lengths), dtype=np.int64)
+        if len(lengths) > 1:
+            np.cumsum(lengths[:-1], out=self.offsets[1:])
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @classmethod
+    def from_lists(cls, columns: dict[str, Sequence[Sequence[int]]]) -> TokenColumns:
+        """From a tokenizer's batch output: key → one id list per row."""
+        from itertools import chain
+
+        ids = columns["input_ids"]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        total = int(lengths.sum())
+        flat = {key: np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=total)
+                for key, rows in columns.items()}
+        return cls(flat, lengths)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Row]) -> TokenColumns:
+        keys = list(rows[0]) if rows else ["input_ids"]
+        return cls.from_lists({k: [row[k] for row in rows] for k in keys})
+
+    def padded(self, rows: Sequence[int], pad_values: dict[str, int],
+               left: bool = False) -> dict[str, np.ndarray]:
+        """Rows ``rows`` padded to their longest, ``[len(rows), width]`` int64 per key;
+        padding goes on the right, or on the left with ``left=True`` (decoders that read
+        the last position)."""
+        index = np.asarray(rows, dtype=np.int64)
+        lengths = self.lengths[index]
+        width = int(lengths.max()) if len(index) else 0
+        column = np.arange(width, dtype=np.int64)[None, :]
+        shift = (width - lengths)[:, None] if left else 0
+        keep = (column >= shift) if left else (column < lengths[:, None])
+        source = (self.offsets[index][:, None] + column - shift)[keep]
+        out = {}
+        for key, flat in self.flat.items():
+            array = np.full((len(index), width), pad_values.get(key, 0), dtype=np.int64)
+            array[keep] = flat[source]
+            out[key] = array
+        return out
+
+
 @dataclass
 class PreparedBatch:
-    """One padded batch: the caller's pair indices and the host tensors to feed the model."""
+    """One padded batch: the caller's pair indices, the host tensors to feed the model and the
+    pairs themselves (for rankers whose forward pass needs the text, e.g. ColBERT's queries)."""
 
-    indices: list[int]
+    indices: np.ndarray
     tensors: dict[str, Any]
+    pairs: list[Pair]
 
 
 class TokenBudgetRanker:
     """Base for torch rankers scored in token-budget batches with tokenization ahead.
 
     Subclasses set ``name``, ``fingerprint``, ``hints``, ``settings`` (a
-    :class:`DeviceSettings`) and implement :meth:`_rows` (tokenize pairs: one row of equal-length
-    id lists per pair; ``input_ids`` gives its length) and :meth:`_forward` (one padded batch
-    of tensors already on the device → one float score per row). ``pad_values`` gives the
-    padding id per row key (0 when absent).
+    :class:`DeviceSettings`) and implement :meth:`_rows` (tokenize a chunk of pairs in as
+    few tokenizer calls as possible: a :class:`TokenColumns`, or one row of equal-length id
+    lists per pair; ``input_ids`` gives a row's length) and :meth:`_forward` (one padded
+    batch of tensors already on the device → one float score per row). ``pad_values`` gives
+    the padding id per row key (0 when absent); ``pad_left`` pads on the left.
     """
 
     name: str
@@ -214,9 +278,10 @@ class TokenBudgetRanker:
     hints: RankerHints
     settings: DeviceSettings
     pad_values: dict[str, int]
-    window: int = WINDOW_PAIRS
+    pad_left: bool = False
+    chunk: int = CHUNK_PAIRS
 
-    def _rows(self, pairs: list[Pair]) -> list[Row]:
+    def _rows(self, pairs: list[Pair]) -> TokenColumns | list[Row]:
         raise NotImplementedError
 
     @contextlib.contextmanager
@@ -240,44 +305,87 @@ class TokenBudgetRanker:
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         raise NotImplementedError
 
-    def _prepare(self, pairs: Sequence[Pair], window: list[int]) -> list[PreparedBatch]:
-        """Tokenize one window of pairs and pack it into padded, pinned token-budget batches."""
+    def _prepare(self, pairs: Sequence[Pair]) -> list[PreparedBatch]:
+        """Tokenize one chunk of pairs (one tokenizer call) and pack it into padded, pinned
+        token-budget batches; indices are positions in ``pairs``."""
         torch = import_torch(self.name)
-        rows = self._rows([pairs[i] for i in window])
-        lengths = [len(row["input_ids"]) for row in rows]
+        pairs = list(pairs)
+        if not pairs:
+            return []
+        tokens = self._rows(pairs)
+        if not isinstance(tokens, TokenColumns):
+            tokens = TokenColumns.from_rows(tokens)
         pin = self.settings.device.startswith("cuda")
         batches = []
-        for group in token_budget_batches(lengths, self.settings.max_tokens,
+        for group in token_budget_batches(tokens.lengths.tolist(), self.settings.max_tokens,
                                           self.settings.max_batch):
-            padded = pad_rows([rows[j] for j in group], self.pad_values)
+            padded = tokens.padded(group, self.pad_values, left=self.pad_left)
             tensors = {k: torch.from_numpy(v) for k, v in padded.items()}
             if pin:
                 tensors = {k: v.pin_memory() for k, v in tensors.items()}
-            batches.append(PreparedBatch([window[j] for j in group], tensors))
+            batches.append(PreparedBatch(np.asarray(group, dtype=np.int64), tensors,
+                                         [pairs[i] for i in group]))
         return batches
 
-    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        torch = import_torch(self.name)
-        out = np.empty(len(pairs), dtype=np.float64)
-        # Windows follow a cheap character order so each one holds pairs of similar length;
-        # inside a window, batches are packed by exact token counts.
-        order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]) + len(pairs[i][1]), i))
-        windows = [order[s:s + self.window] for s in range(0, len(order), self.window)]
+    def _compute(self, prepared: list[PreparedBatch], size: int) -> np.ndarray:
+        """Scores of one prepared chunk, in the chunk's order."""
+        out = np.empty(size, dtype=np.float64)
         device = self.settings.device
         non_blocking = device.startswith("cuda")
-        with torch.inference_mode():
-            for prepared in prefetched(windows, lambda w: self._prepare(pairs, w)):
-                pending = []
-                for batch in prepared:
-                    tensors = {k: v.to(device, non_blocking=non_blocking)
-                               for k, v in batch.tensors.items()}
-                    pending.append((batch.indices,
-                                    self._forward(tensors, [pairs[i] for i in batch.indices])))
-                # Results are fetched once per window, so the device queue never drains
-                # while the host waits for one batch's scores.
-                for indices, scores in pending:
-                    out[indices] = _to_numpy(scores)
-        return checked_scores(self.name, out, len(pairs))
+        pending = []
+        for batch in prepared:
+            tensors = {k: v.to(device, non_blocking=non_blocking)
+                       for k, v in batch.tensors.items()}
+            pending.append((batch.indices, self._forward(tensors, batch.pairs)))
+        # Results are fetched once per chunk, so the device queue never drains while the
+        # host waits for one batch's scores.
+        for indices, scores in pending:
+            out[indices] = _to_numpy(scores)
+        return out
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        if len(pairs) <= self.chunk:
+            return next(self.score_batches([pairs]))
+        order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]) + len(pairs[i][1]), i))
+        chunks = [order[s:s + self.chunk] for s in range(0, len(order), self.chunk)]
+        out = np.empty(len(pairs), dtype=np.float64)
+        for idx, scores in zip(chunks, self.score_batches([[pairs[i] for i in c]
+                                                           for c in chunks]), strict=True):
+            out[idx] = scores
+        return out
+
+    def score_batches(self, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        """Scores of each batch of pairs, in order; the next batches are tokenized in the
+        background while the device scores the current one, across batches — the engine's
+        serial executor calls this, so tokenization stays ahead across its calls too.
+        Batches longer than ``chunk`` pairs are split into chunks (one tokenizer call each)."""
+        torch = import_torch(self.name)
+        self._ready()
+        pieces: list[tuple[int, Sequence[Pair]]] = []   # (batch number, ≤ chunk pairs)
+        for number, batch in enumerate(batches):
+            pieces += [(number, batch[s:s + self.chunk])
+                       for s in range(0, max(len(batch), 1), self.chunk)]
+        current, parts = 0, []
+        stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
+        try:
+            with torch.inference_mode():
+                for (number, piece), prepared in zip(pieces, stream, strict=True):
+                    if number != current:
+                        yield _finish(self.name, parts, len(batches[current]))
+                        current, parts = number, []
+                    parts.append(self._compute(prepared, len(piece)))
+                if pieces:
+                    yield _finish(self.name, parts, len(batches[current]))
+        finally:
+            stream.close()      # stop tokenizing ahead when the caller stops early
+
+    def _ready(self) -> None:
+        """Load what scoring needs before worker threads use it (subclasses override)."""
+
+
+def _finish(name: str, parts: list[np.ndarray], size: int) -> np.ndarray:
+    scores = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return checked_scores(name, scores, size)
 
 
 def _to_numpy(scores: Any) -> np.ndarray:

@@ -28,8 +28,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerSpec, checked_scores, digest
-from abnirml.rankers.device_batching import parse_dtype
-from abnirml.rankers.device_batching import torch_dtype as dtype_of
+from abnirml.rankers.device_batching import DeviceSettings, cast_model
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
@@ -41,6 +40,8 @@ from abnirml.rankers.torch_support import (
 
 Triple = tuple[str, str, str]
 DEFAULT_RERANK_DEPTH = 10
+DUOT5_BATCH = 16
+LM_PAIRWISE_BATCH = 8
 DUOT5_TEMPLATE = "Query: {query} Document0: {document1} Document1: {document2} Relevant:"
 LM_TEMPLATES = {
     "default": "Query: {query}\nDocument A: {document1}\nDocument B: {document2}\n"
@@ -93,17 +94,17 @@ class _PairwiseBase:
 
 
 class DuoT5Ranker(_PairwiseBase):
-    def __init__(self, ref: ModelRef, name: str, device: str = "cpu", max_length: int = 512,
-                 batch_size: int = 16, dtype: str | None = None, true_token: str = "true",
-                 false_token: str = "false", rerank_depth: int = DEFAULT_RERANK_DEPTH):
+    def __init__(self, ref: ModelRef, name: str, settings: DeviceSettings | None = None,
+                 max_length: int = 512, true_token: str = "true", false_token: str = "false",
+                 rerank_depth: int = DEFAULT_RERANK_DEPTH):
         from abnirml.rankers.causal_lm import PromptEncoder, single_token
 
         self._torch = import_torch(name)
         transformers = import_or_explain("transformers", name, "neural")
         self.name = name
-        self.device = resolve_device(device, name)
-        self.dtype_name = parse_dtype(dtype, self.device, name)
-        torch_dtype = dtype_of(self.dtype_name)
+        settings = settings or DeviceSettings()
+        self.device = settings.device
+        self.dtype_name = settings.dtype
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
         start = model.config.decoder_start_token_id
@@ -115,12 +116,12 @@ class DuoT5Ranker(_PairwiseBase):
         if self.token_ids[0] == self.token_ids[1]:
             raise ConfigError(f"ranker {name}: {true_token!r} and {false_token!r} are the "
                               "same token")
-        self.model = model.to(device=self.device, dtype=torch_dtype).eval()
+        self.model = cast_model(model, settings, name)
         self.prompts = PromptEncoder(self.tokenizer, DUOT5_TEMPLATE, ("document1", "document2"),
                                      max_length)
-        self.batch_size = batch_size
+        self.batch_size = settings.max_batch or DUOT5_BATCH
         self.rerank_depth = rerank_depth
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
         self.fingerprint = (f"DuoT5[{model_identity(ref, model.config)}][max_length={max_length},"
                             f"dtype={self.dtype_name},true={true_token},false={false_token}]")
 
@@ -143,9 +144,8 @@ class DuoT5Ranker(_PairwiseBase):
 
 class CausalLMPairwiseRanker(_PairwiseBase):
     def __init__(self, ref: ModelRef, name: str, template: str = LM_TEMPLATES["default"],
-                 yes: str = "yes", no: str = "no", device: str = "cpu", max_length: int = 1024,
-                 batch_size: int = 8, dtype: str | None = None,
-                 rerank_depth: int = DEFAULT_RERANK_DEPTH):
+                 yes: str = "yes", no: str = "no", settings: DeviceSettings | None = None,
+                 max_length: int = 1024, rerank_depth: int = DEFAULT_RERANK_DEPTH):
         from abnirml.rankers.causal_lm import (
             CausalLMScorer,
             PromptEncoder,
@@ -155,16 +155,17 @@ class CausalLMPairwiseRanker(_PairwiseBase):
 
         check_template(template, name, ("query", "document1", "document2"), "text")
         self.name = name
-        self.lm = CausalLMScorer(ref, name, "lm", device, dtype)
+        settings = settings or DeviceSettings()
+        self.lm = CausalLMScorer(ref, name, "lm", settings)
         self.token_ids = (single_token(self.lm.tokenizer, yes, name, "yes"),
                           single_token(self.lm.tokenizer, no, name, "no"))
         if self.token_ids[0] == self.token_ids[1]:
             raise ConfigError(f"ranker {name}: {yes!r} and {no!r} are the same token")
         self.prompts = PromptEncoder(self.lm.tokenizer, template, ("document1", "document2"),
                                      max_length)
-        self.batch_size = batch_size
+        self.batch_size = settings.max_batch or LM_PAIRWISE_BATCH
         self.rerank_depth = rerank_depth
-        self.hints = neural_hints(batch_size, calls_per_commit=2)
+        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
         self.fingerprint = (f"CausalLMPairwise[{self.lm.identity}][template={digest(template)},"
                             f"max_length={max_length},dtype={self.lm.dtype_name},"
                             f"yes={yes},no={no}]")
@@ -175,13 +176,11 @@ class CausalLMPairwiseRanker(_PairwiseBase):
         return self.lm.torch.softmax(logits, dim=-1)[:, 0].double().cpu().numpy()
 
 
-def _common(spec: RankerSpec, env, default_max: int, default_batch: int) -> dict[str, Any]:
+def _common(spec: RankerSpec, env, default_max: int) -> dict[str, Any]:
     name = spec.canonical
     return {
-        "device": env.device, "dtype": spec.param("dtype"),
+        "settings": DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)),
         "max_length": positive_int(spec.param("max_length"), default_max, name, "max_length"),
-        "batch_size": positive_int(spec.param("batch_size"), env.batch_size or default_batch,
-                                   name, "batch_size"),
         "rerank_depth": positive_int(spec.param("rerank_depth"), DEFAULT_RERANK_DEPTH, name,
                                      "rerank_depth"),
     }
@@ -195,7 +194,7 @@ def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
                         example="duot5:castorini/duot5-base-msmarco")
     return DuoT5Ranker(ref, name, true_token=spec.param("true", "true") or "true",
                        false_token=spec.param("false", "false") or "false",
-                       **_common(spec, env, 512, 16))
+                       **_common(spec, env, 512))
 
 
 def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
@@ -211,4 +210,4 @@ def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
     return CausalLMPairwiseRanker(ref, name, template=template,
                                   yes=spec.param("yes", "yes") or "yes",
                                   no=spec.param("no", "no") or "no",
-                                  **_common(spec, env, 1024, 8))
+                                  **_common(spec, env, 1024))

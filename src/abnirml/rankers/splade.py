@@ -27,8 +27,7 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, checked_scores
-from abnirml.rankers.device_batching import parse_dtype
-from abnirml.rankers.device_batching import torch_dtype as dtype_of
+from abnirml.rankers.device_batching import DeviceSettings, cast_model
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
@@ -99,25 +98,25 @@ def prune(vectors: Any, top_k: int | None) -> Any:
 
 class SpladeRanker:
     def __init__(self, ref: ModelRef, name: str, identity: str | None = None,
-                 device: str = "cpu", max_length: int = DEFAULT_MAX_LENGTH,
-                 batch_size: int = DEFAULT_BATCH, dtype: str | None = None,
+                 settings: DeviceSettings | None = None, max_length: int = DEFAULT_MAX_LENGTH,
                  query_top_k: int | None = None, doc_top_k: int | None = None):
         self._torch = import_torch(name, "splade")
         transformers = import_or_explain("transformers", name, "splade")
         self.name = name
-        self.device = resolve_device(device, name)
-        self.dtype_name = parse_dtype(dtype, self.device, name)
-        torch_dtype = dtype_of(self.dtype_name)
+        # device, precision and batch size are read and applied as for every torch ranker
+        self.settings = settings or DeviceSettings()
+        self.device = self.settings.device
+        self.dtype_name = self.settings.dtype
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForMaskedLM.from_pretrained, ref, name)
-        self.model = model.to(device=self.device, dtype=torch_dtype).eval()
+        self.model = cast_model(model, self.settings, name)
         limit = getattr(self.tokenizer, "model_max_length", max_length) or max_length
         positions = getattr(model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = int(min(max_length, limit, positions))
-        self.batch_size = batch_size
+        self.batch_size = self.settings.max_batch or DEFAULT_BATCH
         self.query_top_k = query_top_k
         self.doc_top_k = doc_top_k
-        self.hints = neural_hints(batch_size, calls_per_commit=8)
+        self.hints = neural_hints(self.batch_size, calls_per_commit=8)
         identity = identity or model_identity(ref, model.config)
         self.fingerprint = (f"Splade[{identity}][max_length={self.max_length},"
                             f"dtype={self.dtype_name},query_top_k={query_top_k or 'all'},"
@@ -186,10 +185,8 @@ def from_spec(spec: RankerSpec, env) -> SpladeRanker:
         return None if raw is None else positive_int(raw, 0, name, key)
 
     return SpladeRanker(
-        ref, name, identity=identity, device=env.device,
+        ref, name, identity=identity,
+        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)),
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"),
-        dtype=spec.param("dtype"), query_top_k=top_k("query_top_k"),
-        doc_top_k=top_k("doc_top_k"))
+        query_top_k=top_k("query_top_k"), doc_top_k=top_k("doc_top_k"))
 

@@ -1,0 +1,93 @@
+"""Importing a ranker's heavy libraries in a background thread while samples are built.
+
+Importing torch and transformers costs seconds (≈ 15 s with loading a model on the H100
+machine of #13, several seconds on a small CPU), and until now it happened on the main
+thread just before the first pair was scored, after the samples were built. When a run
+will certainly score something, the import can run beside sample building instead:
+Python's import lock makes a later ``import torch`` on the main thread wait for the
+background import to finish rather than import twice, so the only change is *when* the
+work happens. Warm reruns (every pair cached) never start it, so they still import
+nothing they do not need.
+
+A failed background import is ignored: the ranker's own import reports the error with
+its usual message. ``ABNIRML_BACKGROUND_IMPORT=off`` disables this (for measuring it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+from collections.abc import Iterable
+
+#: families that import these libraries as soon as the ranker is built (model loaded up front)
+EAGER_FAMILIES: dict[str, tuple[str, ...]] = {
+    family: ("torch", "transformers")
+    for family in ("splade", "lm", "colbert", "monot5", "duot5", "lm-pairwise", "doc2query")
+}
+#: families that import these only when a pair must be scored (lazy model loading)
+SCORING_IMPORTS: dict[str, tuple[str, ...]] = {
+    "cross-encoder": ("torch", "transformers"),
+    "biencoder": ("torch", "transformers", "sentence_transformers"),
+    "knrm": ("torch",),
+    "cknrm": ("torch",),
+    "wmd": ("ot",),
+    "lgbm": ("lightgbm",),
+}
+
+_started: set[str] = set()
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    return os.environ.get("ABNIRML_BACKGROUND_IMPORT", "on").strip().lower() not in (
+        "off", "0", "no", "false")
+
+
+def family_of(spec: str) -> str:
+    """``cross-encoder`` of ``cross-encoder:DIR+dtype=bf16``; ``maxp:<spec>`` → inner family."""
+    family = spec.split("+", 1)[0].split(":", 1)[0].strip().lower()
+    if family == "maxp" and ":" in spec:
+        return family_of(spec.split(":", 1)[1])
+    return family
+
+
+def start(modules: Iterable[str]) -> threading.Thread | None:
+    """Import ``modules`` (in order) in a daemon thread; modules already imported or already
+    being imported are skipped. Returns the thread, or None when nothing was started."""
+    with _lock:
+        todo = [m for m in modules if m not in sys.modules and m not in _started]
+        if not todo or not enabled():
+            return None
+        _started.update(todo)
+
+    def run() -> None:
+        for module in todo:
+            try:
+                importlib.import_module(module)
+            except Exception:      # the ranker's own import explains the error
+                return
+
+    thread = threading.Thread(target=run, name="abnirml-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def for_specs(specs: Iterable[object]) -> threading.Thread | None:
+    """Start importing what the eager families among ``specs`` will import while being
+    built (spec strings only; ranker objects are built already)."""
+    modules: list[str] = []
+    for spec in specs:
+        if isinstance(spec, str):
+            modules += EAGER_FAMILIES.get(family_of(spec), ())
+    return start(dict.fromkeys(modules))
+
+
+def for_scoring(ranker: object) -> threading.Thread | None:
+    """Start importing what ``ranker`` needs to score (its ``scoring_imports``, else its
+    family's entry in :data:`SCORING_IMPORTS`)."""
+    modules = getattr(ranker, "scoring_imports", None)
+    if modules is None:
+        modules = SCORING_IMPORTS.get(family_of(str(getattr(ranker, "name", ""))), ())
+    return start(modules)

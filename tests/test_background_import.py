@@ -1,0 +1,62 @@
+"""Heavy libraries imported in the background while samples are built (cold runs only)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from abnirml.rankers import background_import
+from abnirml.rankers.cache import ScoreCache
+
+
+def test_family_of_reads_the_family_of_a_spec():
+    assert background_import.family_of("cross-encoder:/m/x+dtype=bf16") == "cross-encoder"
+    assert background_import.family_of("splade") == "splade"
+    assert background_import.family_of("maxp:biencoder+similarity=dot") == "biencoder"
+    assert background_import.family_of("BM25+k1=0.9") == "bm25"
+
+
+def _module(tmp_path, monkeypatch, name: str) -> None:
+    (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(0.2)\nLOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_background(
+        tmp_path, monkeypatch):
+    from abnirml.pipeline import _preload_uncached
+
+    _module(tmp_path, monkeypatch, "abnirml_bg_cold")
+    _module(tmp_path, monkeypatch, "abnirml_bg_warm")
+
+    class Ranker:
+        def __init__(self, name: str, module: str):
+            self.name = self.fingerprint = name
+            self.scoring_imports = (module,)
+
+    cold, warm = Ranker("cold", "abnirml_bg_cold"), Ranker("warm", "abnirml_bg_warm")
+    with ScoreCache(None) as cache:
+        cache.store("warm", [(b"q" * 16, b"d" * 16, 1.0)])
+        started = time.perf_counter()
+        _preload_uncached([cold, warm], cache)
+        assert time.perf_counter() - started < 0.15      # returned before the import ended
+    for _ in range(100):
+        if "abnirml_bg_cold" in sys.modules and getattr(sys.modules["abnirml_bg_cold"],
+                                                        "LOADED", False):
+            break
+        time.sleep(0.05)
+    assert sys.modules["abnirml_bg_cold"].LOADED
+    assert "abnirml_bg_warm" not in sys.modules              # warm rankers import nothing
+
+
+def test_background_import_can_be_switched_off_and_skips_imported_modules(
+        tmp_path, monkeypatch):
+    _module(tmp_path, monkeypatch, "abnirml_bg_off")
+    monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", "off")
+    assert background_import.start(["abnirml_bg_off"]) is None
+    assert "abnirml_bg_off" not in sys.modules
+    monkeypatch.delenv("ABNIRML_BACKGROUND_IMPORT")
+    assert background_import.start(["numpy"]) is None       # already imported
+    thread = background_import.start(["abnirml_bg_off"])
+    assert thread is not None
+    thread.join(timeout=10)
+    assert sys.modules["abnirml_bg_off"].LOADED

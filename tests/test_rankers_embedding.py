@@ -66,22 +66,6 @@ def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
     assert biencoder.hints.sort_by_length
 
 
-def test_biencoder_encodes_each_text_once_across_calls(biencoder, monkeypatch):
-    """A document paired with a second query, in a later engine call, reuses its embedding:
-    the score equals the one computed with the document encoded afresh."""
-    pair = ("how long must bread dough rise", ANSWER)
-    fresh = build_ranker("biencoder", RankerEnv()).score([pair])
-    encoded: list[str] = []
-    encode = biencoder.encode
-    monkeypatch.setattr(biencoder, "encode", lambda texts: encoded.extend(texts) or encode(texts))
-    biencoder.score([(QUERY, ANSWER), (QUERY, UNRELATED)])
-    encoded.clear()
-    again = biencoder.score([pair, (QUERY, UNRELATED)])
-    assert encoded == ["how long must bread dough rise"]     # only the new query is encoded
-    assert again[0] == fresh[0]                        # bit for bit
-    assert biencoder.hints.batch_size == 64 * 32       # large engine calls: larger groups
-
-
 def test_biencoder_rejects_unknown_similarity():
     pytest.importorskip("sentence_transformers")
     with pytest.raises(ConfigError, match=r"biencoder\+similarity=l2: similarity must be"):

@@ -16,13 +16,8 @@ Some encoders are trained with role prefixes on their inputs (E5: ``query: `` an
 put such a prefix, followed by one space, before every query / document text (spec values
 are stripped, so the space is added here); both are part of the fingerprint.
 
-Each call embeds every distinct text once, and embeddings are kept between calls (bounded
-by :data:`MEMO_LIMIT` texts per role): a query recurs in every engine batch, and the same
-document text is often paired with several queries (query-variation probes, calibration
-candidates). A text's embedding does not depend on what else is encoded (see
-:meth:`BiEncoderRanker.encode`), so reusing it changes no score. The engine hands the ranker
-:data:`CALLS_PER_COMMIT` model batches per call: more texts per call means larger groups of
-equal token length, the only texts :meth:`~BiEncoderRanker.encode` may batch together.
+Each call embeds every distinct text once; query embeddings are also kept between calls
+(queries recur across the engine's batches), bounded by :data:`QUERY_MEMO_LIMIT`.
 """
 
 from __future__ import annotations
@@ -48,8 +43,7 @@ from abnirml.rankers.torch_support import (
 PACKAGED_NAMES = ("", "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
 SIMILARITIES = ("cos", "dot")
 DEFAULT_BATCH = 64
-CALLS_PER_COMMIT = 32      # engine call = 2,048 pairs at the default batch
-MEMO_LIMIT = 20_000        # embeddings kept per role (≈ 30 MB each for a 384-d model)
+QUERY_MEMO_LIMIT = 20_000
 
 
 def packaged_model_path(ranker: str = "biencoder") -> Path:
@@ -90,7 +84,7 @@ class BiEncoderRanker:
         self.dtype = dtype
         self.similarity = similarity
         self.batch_size = batch_size
-        self.hints = neural_hints(batch_size, calls_per_commit=CALLS_PER_COMMIT)
+        self.hints = neural_hints(batch_size, calls_per_commit=8)
         # A local directory is identified by its content hash, so the weights need not be
         # loaded until a pair is actually scored: a fully cached rerun never loads them. A hub
         # name's identity includes the commit its loaded configuration reports.
@@ -103,7 +97,6 @@ class BiEncoderRanker:
         self.fingerprint = (f"BiEncoder[{identity}][similarity={similarity}{prefixes}]"
                             + dtype_fingerprint(dtype))
         self._query_memo: dict[str, Any] = {}
-        self._doc_memo: dict[str, Any] = {}
 
     @property
     def _torch(self) -> Any:
@@ -159,18 +152,17 @@ class BiEncoderRanker:
             groups.setdefault(len(row), []).append(i)
         return [groups[length] for length in sorted(groups)]
 
-    def _embeddings(self, texts: list[str], prefix: str, memo: dict[str, Any]) -> Any:
-        """Embeddings of the distinct ``texts`` (rows in their order), encoding only those
-        not already in ``memo``."""
+    def _query_embeddings(self, queries: list[str]) -> Any:
         torch = self._torch
-        missing = [t for t in texts if t not in memo]
+        memo = self._query_memo
+        missing = [q for q in queries if q not in memo]
         if missing:
-            if len(memo) + len(missing) > MEMO_LIMIT:
+            if len(memo) + len(missing) > QUERY_MEMO_LIMIT:
                 memo.clear()
-            embedded = self.encode([with_prefix(prefix, t) for t in missing])
+            embedded = self.encode([with_prefix(self.query_prefix, q) for q in missing])
             for text, row in zip(missing, embedded, strict=True):
                 memo[text] = row
-        return torch.stack([memo[t] for t in texts])
+        return torch.stack([memo[q] for q in queries])
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         torch = self._torch
@@ -180,8 +172,8 @@ class BiEncoderRanker:
         docs = list(dict.fromkeys(d for _, d in pairs))
         q_index = {q: i for i, q in enumerate(queries)}
         d_index = {d: i for i, d in enumerate(docs)}
-        q_emb = self._embeddings(queries, self.query_prefix, self._query_memo)
-        d_emb = self._embeddings(docs, self.doc_prefix, self._doc_memo)
+        q_emb = self._query_embeddings(queries)
+        d_emb = self.encode([with_prefix(self.doc_prefix, d) for d in docs])
         with torch.inference_mode():
             qi = torch.tensor([q_index[q] for q, _ in pairs], device=q_emb.device)
             di = torch.tensor([d_index[d] for _, d in pairs], device=d_emb.device)

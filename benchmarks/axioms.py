@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
@@ -30,28 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-DL19 = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data")) \
-    / "trec-dl-2019"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import DL19, dl19_probe_context, ir_axioms_python, peak_rss_mib
+
 COMPARED = {"tfc1": "TFC1", "lnc1": "LNC1", "m-tdc": "M-TDC", "tp": "PROX1/TP",
             "stmc1": "STMC1"}
-
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def dl19_context():
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.probes.base import ProbeContext
-    from abnirml.rankers.registry import RankerEnv
-
-    collection = load_collection(str(DL19))
-    env = RankerEnv(collection=collection)
-    ranking = resolve_candidates(collection, "bm25", 100).ranking
-    return ProbeContext(collection=collection, analyzer=env.analyzer,
-                        ranker_env=env, candidates=lambda: ranking)
 
 
 def synthetic_context(queries: int, docs: int, seed: int = 0):
@@ -115,7 +97,7 @@ def mining_table(context, title: str) -> list[str]:
         lines.append(f"| {probe.label} | {found:,} | {seconds:.2f} | "
                      f"{found / max(seconds, 1e-9):,.0f} |")
     lines += [f"| all nine axioms | | {total:.2f} | |", "",
-              f"Peak resident memory so far: {peak_mib():,.0f} MiB.", ""]
+              f"Peak resident memory so far: {peak_rss_mib():,.0f} MiB.", ""]
     return lines
 
 
@@ -144,18 +126,6 @@ def our_matrices(context, axiom: str) -> tuple[float, float]:
     start = time.perf_counter()
     matrices(data)
     return cold, time.perf_counter() - start
-
-
-def ir_axioms_python(explicit: str | None) -> str | None:
-    candidates = [explicit, os.environ.get("IR_AXIOMS_PYTHON"), sys.executable]
-    for python in candidates:
-        if not python:
-            continue
-        check = subprocess.run([python, "-c", "import ir_axioms"], capture_output=True,
-                               timeout=300)
-        if check.returncode == 0:
-            return python
-    return None
 
 
 def comparison_table(context, python: str | None) -> list[str]:
@@ -224,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lines = ["# Axiom mining benchmark", ""]
     if DL19.is_dir():
-        lines += mining_table(dl19_context(), "TREC DL 2019, BM25 top 100")
+        lines += mining_table(dl19_probe_context(), "TREC DL 2019, BM25 top 100")
     else:
         lines += [f"(TREC DL 2019 not found at {DL19}: skipped)", ""]
     start = time.perf_counter()
@@ -233,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += mining_table(context, f"Synthetic: {args.queries:,} queries × 100 documents")
     del context
     if DL19.is_dir() and not args.skip_comparison:
-        lines += comparison_table(dl19_context(), ir_axioms_python(args.ir_axioms_python))
+        lines += comparison_table(dl19_probe_context(), ir_axioms_python(args.ir_axioms_python))
     print("\n".join(lines))
     return 0
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,3 +55,39 @@ def _fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def dl19_probe_context(depth: int = 100, queries: int | None = None,
+                       options: dict[str, Any] | None = None, dl19: Path = DL19) -> Any:
+    """A ProbeContext on TREC DL 2019 as a run builds one: the collection's ranker
+    environment, the BM25 run's top ``depth`` as candidates (first ``queries`` queries
+    only, when given) and that run's own scores (LB1 reads them)."""
+    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.probes.base import ProbeContext
+    from abnirml.rankers.registry import RankerEnv
+
+    collection = load_collection(str(dl19))
+    env = RankerEnv(collection=collection)
+    candidates = resolve_candidates(collection, "bm25", depth)
+    ranking = candidates.ranking
+    if queries is not None:
+        ranking = {q: ranking[q] for q in sorted(ranking)[:queries]}
+    return ProbeContext(collection=collection, analyzer=env.analyzer,
+                        options=dict(options or {}), ranker_env=env,
+                        candidates=lambda: ranking, candidate_scores=lambda: candidates.scores)
+
+
+def ir_axioms_python(explicit: str | None = None) -> str | None:
+    """An interpreter that can import ir_axioms: ``explicit``, ``$IR_AXIOMS_PYTHON``, the
+    repository's ``.venv-irax`` or this one (ir_axioms 1.2.5 pins numpy < 2, so it usually
+    lives in a venv of its own)."""
+    for python in (explicit, os.environ.get("IR_AXIOMS_PYTHON"),
+                   str(REPO / ".venv-irax" / "bin" / "python"), sys.executable):
+        if not python or not Path(python).exists():
+            continue
+        check = subprocess.run([python, "-c", "import ir_axioms"], capture_output=True,
+                               timeout=300)
+        if check.returncode == 0:
+            return python
+    return None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -27,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-DL19 = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data")) \
-    / "trec-dl-2019"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import dl19_probe_context, ir_axioms_python, require_dl19
 
 #: abnirml probe suffix → ir_axioms 1.2.5 object name.
 COMPARED = {
@@ -46,38 +45,12 @@ VALUE = {"+": 1, "-": -1, "0": 0}
 LEN_NOT_APPLIED_BY_IR_AXIOMS = ("tfc3", "reg", "anti-reg")
 
 
-def find_python(explicit: str | None) -> str | None:
-    """An interpreter that can import ir_axioms (explicit, $IR_AXIOMS_PYTHON, .venv-irax)."""
-    for python in (explicit, os.environ.get("IR_AXIOMS_PYTHON"),
-                   str(REPO / ".venv-irax" / "bin" / "python"), sys.executable):
-        if not python or not Path(python).exists():
-            continue
-        check = subprocess.run([python, "-c", "import ir_axioms"], capture_output=True,
-                               timeout=300)
-        if check.returncode == 0:
-            return python
-    return None
+def agreement_context(dl19: Path, depth: int, queries: int | None):
+    """DL19's BM25 top ``depth``, analysed without stemming so GloVe finds the words."""
+    return dl19_probe_context(depth, queries, {"axiom.stem": "0", "axiom.depth": depth}, dl19)
 
 
-def dl19_context(dl19: Path, depth: int, queries: int | None):
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.probes.base import ProbeContext
-    from abnirml.rankers.registry import RankerEnv
-
-    collection = load_collection(str(dl19))
-    env = RankerEnv(collection=collection)
-    candidates = resolve_candidates(collection, "bm25", depth)
-    ranking = candidates.ranking
-    if queries is not None:
-        ranking = {q: ranking[q] for q in sorted(ranking)[:queries]}
-    return ProbeContext(collection=collection, analyzer=env.analyzer,
-                        options={"ranker_env": env, "axiom_stem": "0", "axiom_depth": depth},
-                        candidates=lambda: ranking,
-                        candidate_scores=lambda: candidates.scores), env
-
-
-def abnirml_side(context, env) -> tuple[dict, dict[str, list[np.ndarray]]]:
+def abnirml_side(context) -> tuple[dict, dict[str, list[np.ndarray]]]:
     """The payload for ir_axioms and abnirml's own matrices (per axiom, per query)."""
     from abnirml.probes.axioms.features import axiom_data
     from abnirml.probes.axioms.ir_axioms_extra import irax_query
@@ -171,16 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--ir-axioms-python")
     args = parser.parse_args(argv)
-    if not (DL19 / "queries.tsv").is_file():
-        print(f"skipped: TREC DL 2019 not found at {DL19}")
+    dl19 = require_dl19()
+    if dl19 is None:
         return 0
-    python = find_python(args.ir_axioms_python)
+    python = ir_axioms_python(args.ir_axioms_python)
     if python is None:
         print("skipped: no interpreter can import ir_axioms (make .venv-irax/.installed)")
         return 0
-    context, env = dl19_context(DL19, args.depth, args.queries)
+    context = agreement_context(dl19, args.depth, args.queries)
     start = time.perf_counter()
-    payload, ours = abnirml_side(context, env)
+    payload, ours = abnirml_side(context)
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
     other = theirs(python, payload)

@@ -131,6 +131,28 @@ def test_integer_jsonl_docnos_still_work(tmp_path):
     assert read_id_text_jsonl(path, "document", ("docno",)) == {"17": "x"}
 
 
+@pytest.mark.parametrize(("suffix", "text", "expected"), [
+    ("tsv", "d1\tone\nd2\ttwo\nd1\tthree\n", "p.tsv:3: duplicate document id 'd1'"),
+    ("jsonl", '{"docno": "d1", "text": "one"}\n{"docno": "d1", "text": "two"}\n',
+     "p.jsonl:2: duplicate document id 'd1'"),
+    ("tsv", "\n  \n", "p.tsv: no document lines (the file is empty or blank)"),
+    ("jsonl", "\n", "p.jsonl: no document records (the file is empty or blank)"),
+])
+def test_id_text_files_refuse_repeated_ids_and_empty_files(tmp_path, suffix, text, expected):
+    """A repeated id would silently replace a text; an empty file would be an empty
+    collection. Both readers say so with the file and line."""
+    from abnirml.data.trec import read_id_text_jsonl, read_id_text_tsv
+
+    path = tmp_path / f"p.{suffix}"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        if suffix == "tsv":
+            read_id_text_tsv(path, "document")
+        else:
+            read_id_text_jsonl(path, "document", ("docno",))
+    assert expected in str(caught.value)
+
+
 def test_pairs_file_booleans_are_not_texts(tmp_path):
     from abnirml.data.pairs import read_pairs_file
 
@@ -140,7 +162,7 @@ def test_pairs_file_booleans_are_not_texts(tmp_path):
         list(read_pairs_file(path))
 
 
-def test_disk_store_keeps_the_first_document_after_a_bom(tmp_path, monkeypatch):
+def test_passages_on_disk_keep_the_first_document_after_a_bom(tmp_path, monkeypatch):
     from abnirml.data.collection import load_collection
 
     root = write_collection_dir(tmp_path / "c", {"q1": "apple"}, {"d1": "apple pie",
@@ -149,7 +171,7 @@ def test_disk_store_keeps_the_first_document_after_a_bom(tmp_path, monkeypatch):
     (root / "passages.tsv").write_bytes(b"\xef\xbb\xbfd1\tapple pie\nd2\tpear\n")
     monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", "1")
     docs = load_collection(str(root)).docs
-    assert type(docs).__name__ == "DiskDocStore"
+    assert type(docs).__name__ == "PassagesOnDisk"
     assert "d1" in docs and docs["d1"] == "apple pie" and len(docs) == 2
 
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from abnirml.data.collection import load_directory
-from abnirml.data.docstore import DiskDocStore
+from abnirml.data.passages_on_disk import PassagesOnDisk
 from abnirml.data.trec import read_id_text_jsonl, read_id_text_tsv, read_qrels, read_run
 from abnirml.errors import InputError
 from abnirml.report.files import read_results
@@ -24,7 +24,7 @@ LOADERS = {
     "run": read_run,
     "tsv": lambda p: read_id_text_tsv(p, "document"),
     "jsonl": lambda p: read_id_text_jsonl(p, "document", ("docno",)),
-    "docstore_tsv": DiskDocStore,
+    "passages_on_disk_tsv": PassagesOnDisk,
     "results": read_results,
 }
 
@@ -39,7 +39,7 @@ def test_loader_survives_random_bytes(tmp_path, name, data):
     path.write_bytes(data)
     try:
         result = LOADERS[name](path)
-        if isinstance(result, DiskDocStore):
+        if isinstance(result, PassagesOnDisk):
             for docno in result:
                 assert result[docno].strip()
     except InputError as exc:

@@ -253,12 +253,13 @@ def test_bm25_satisfies_m_and_on_the_demo_where_lengths_match(demo_collection):
 @pytest.mark.shared
 def test_agreement_with_ir_axioms_on_dl19(dl19):
     from benchmarks import ir_axioms_agreement as bench
+    from benchmarks.common import ir_axioms_python
 
-    python = bench.find_python(None)
+    python = ir_axioms_python()
     if python is None:
         pytest.skip("ir_axioms 1.2.5 is not importable (make .venv-irax/.installed)")
-    context, env = bench.dl19_context(dl19, depth=25, queries=4)
-    payload, ours = bench.abnirml_side(context, env)
+    context = bench.agreement_context(dl19, depth=25, queries=4)
+    payload, ours = bench.abnirml_side(context)
     rows = bench.agreement(ours, bench.theirs(python, payload), bench.length_masks(payload))
     for axiom, row in rows.items():
         value = row.get("agreement_len", row["agreement"])

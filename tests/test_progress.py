@@ -27,3 +27,12 @@ def test_no_progress_line_when_progress_is_off(capsys):
     tables = build_tables([_Probe("echo:one")], context=None, progress=False)
     assert len(tables["echo:one"]) == 1
     assert capsys.readouterr().err == ""
+
+
+def test_progress_left_open_follows_the_environment(capsys, monkeypatch):
+    monkeypatch.setenv("ABNIRML_PROGRESS", "0")
+    build_tables([_Probe("echo:one")], context=None)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("ABNIRML_PROGRESS", "1")
+    build_tables([_Probe("echo:one")], context=None)
+    assert "building samples" in capsys.readouterr().err

@@ -75,10 +75,37 @@ def test_gate_scores_compare_like_floats_and_explain_themselves():
     from abnirml.pytest_plugin import GateResult, GateScore, pytest_assertrepr_compare
 
     result = GateResult(ranker="r", probe="p", collection="c", subset="all", score=0.5,
-                        ci_low=0.4, ci_high=0.6, significant=True, p_value=0.001, n=10,
-                        pos=8, neg=2, neutral=0, delta=0.1)
+                        significant=True, p_value=0.001, n=10, pos=8, neg=2, neutral=0,
+                        delta=0.1, record={"ci_low": 0.4, "ci_high": 0.6})
     assert isinstance(result.score, GateScore) and result.score == 0.5 and result.score < 0.6
     lines = pytest_assertrepr_compare(None, ">=", result.score, 0.95)
     assert lines[0] == "0.5 >= 0.95"
     assert "CI [+0.400, +0.600]" in lines[2]
     assert pytest_assertrepr_compare(None, ">=", 0.5, 0.95) is None
+
+
+def test_gate_results_are_expectations_and_survive_the_cache_round_trip():
+    from dataclasses import fields
+
+    from abnirml.expect import Expectation
+    from abnirml.pytest_plugin import GateResult, GateScore
+
+    def plain(result):
+        return Expectation(**{f.name: getattr(result, f.name) for f in fields(Expectation)})
+
+    found = Expectation(ranker="r", probe="p", collection="c", subset="all", score=0.25,
+                        significant=False, p_value=0.2, n=4, pos=2, neg=1, neutral=1,
+                        delta=0.5, record={"ci_low": -0.1, "ci_high": 0.6, "probe": "p"},
+                        counterexamples=({"query": "q", "doc1": "a", "doc2": "b",
+                                          "score1": 0.0, "score2": 1.0, "meta": {}},))
+    gate = GateResult.of(found)
+    assert isinstance(gate, Expectation) and plain(gate) == found and not gate.cached
+    assert isinstance(gate.ci_high, GateScore) and gate.ci_high == 0.6
+    with pytest.raises(AssertionError, match="below"):
+        gate.require(at_least=0.5)
+    back = GateResult.from_json(gate.to_json())
+    assert plain(back) == found and back.cached
+    assert back.record == found.record and back.counterexamples == found.counterexamples
+    assert back.ci_low == -0.1 and "(cached result)" in back.explain()[2]
+    no_interval = GateResult.of(Expectation(**{**found.__dict__, "record": {}}))
+    assert no_interval.ci_low is None and "CI" not in no_interval.explain()[1]

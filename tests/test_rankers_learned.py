@@ -63,7 +63,7 @@ def test_features_have_known_values(demo_collection):
 
 def test_pairs_go_to_the_model_that_held_their_query_out(demo_collection, tmp_path):
     ranker = build_ranker("lgbm+rounds=5", RankerEnv(collection=demo_collection))
-    plan = ranker.stored.plan
+    plan = ranker.manifest.plan
     assert set(plan.fold_of) == set(demo_collection.queries)
     for key in ranker.predictors:                   # each model answers with its own name
         ranker.predictors[key] = (lambda pairs, key=key:

@@ -1,3 +1,5 @@
+import pytest
+
 from abnirml.text.analyzer import Analyzer
 from abnirml.text.stopwords import load_stopwords
 from abnirml.text.tokenize import PUNCTUATION, sentence_spans, sentences, terms
@@ -56,3 +58,16 @@ def test_stopword_lists_are_configurable(tmp_path):
 def test_spacy_stopwords_list_loads():
     stops = load_stopwords("spacy")
     assert {"the", "and", "of"} <= stops
+
+
+@pytest.mark.parametrize(("source", "word", "expected"), [
+    ("NASA", "agency", "AGENCY"),        # all caps carries over
+    ("Quick", "fast", "Fast"),           # capitalised
+    ("quick", "fast", "fast"),           # as is
+    ("A", "one", "One"),                 # a lone capital is a capitalised word, not caps
+    ("iPhone", "phone", "phone"),        # lower first letter: left alone
+])
+def test_match_case_carries_the_casing_pattern(source, word, expected):
+    from abnirml.text.casing import match_case
+
+    assert match_case(source, word) == expected

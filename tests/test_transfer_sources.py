@@ -343,7 +343,8 @@ def test_hub_loaders_map_fields(monkeypatch):
         ("validation:1:ref0", "He goes .", "he go ."),
         ("validation:1:ref1", "He went .", "he go .")]
     asset = pairs_of(hub.hub_asset(keep_all))
-    assert [(p.doc1, p.doc2) for p in asset] == [("Start now.", "Commence now.")]
+    assert [(p.key, p.doc1, p.doc2) for p in asset] == [
+        ("validation:1:simp0", "Start now.", "Commence now.")]
     with pytest.raises(InputError, match="community-datasets/turk"):
         list(hub.hub_turk(keep_all))
 

@@ -64,9 +64,12 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     if args.rerank:
         if args.run:
             raise ConfigError("give either RUN or --rerank, not both")
+        from abnirml.rankers.base import RankerSpec
+
+        spec = RankerSpec.parse(args.rerank)     # before any work: a bad @name stops here
         run = rerank_in_workspace(reference, args.rerank, _session_settings(args), args.depth)
-        run_label = args.rerank
-        write_run(out / "reranked.run", run, tag="abnirml")
+        run_label = spec.label
+        write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
     elif args.run:
         run = read_run(args.run)
         run_label = Path(args.run).name
@@ -106,7 +109,8 @@ def _session_settings(args: argparse.Namespace):
 
     return SessionSettings(collection=args.collection, stopwords=args.stopwords,
                            device=args.device, batch_size=args.batch_size,
-                           allow_pickle=args.allow_pickle, progress=not args.quiet,
+                           allow_pickle=args.allow_pickle,
+                           progress=False if args.quiet else None,
                            cache=None if args.no_cache else args.cache)
 
 

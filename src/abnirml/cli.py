@@ -255,7 +255,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         deltas=deltas, seed=args.seed, candidates=args.candidates,
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
         batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
-        options=options, progress=not args.quiet, examples_per_probe=args.examples,
+        options=options, progress=False if args.quiet else None, examples_per_probe=args.examples,
         allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
         test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
         permutations=args.permutations)
@@ -309,7 +309,7 @@ def cmd_masking(args: argparse.Namespace) -> int:
         mask_token=args.mask_token, rel_level=args.rel_level,
         cache=None if args.no_cache else args.cache, batch_size=args.batch_size,
         device=args.device, stopwords=args.stopwords, allow_pickle=args.allow_pickle,
-        progress=not args.quiet)
+        progress=False if args.quiet else None)
     result = run_masking(config)
     print(f"abnirml: masking for {len(config.rankers)} ranker(s), "
           f"{max((r.queries for r in result.rows), default=0)} queries "
@@ -394,6 +394,33 @@ def passive_openmp_waits() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def parse_arguments(parser: argparse.ArgumentParser,
+                    argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, except that arguments a subcommand does not know are reported
+    by that subcommand: argparse would print the top-level usage for ``run --rankers``,
+    which does not show the flag the user meant. Exits 2 with ``run``'s usage instead."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command = _subparser(parser, args.command)
+        import difflib
+
+        flags = [o for action in command._actions for o in action.option_strings
+                 if o.startswith("--") and o != "--help"]
+        first = next((e.partition("=")[0] for e in extras if e.startswith("--")), "")
+        close = difflib.get_close_matches(first, flags, n=3, cutoff=0.75) if first else []
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        command.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``command`` (the top-level parser if there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(command, parser)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
@@ -401,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         # inside the try: option parsers (--grade-bands, --mmp-tolerance) raise ConfigError
-        args = parser.parse_args(argv)
+        args = parse_arguments(parser, argv)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](args)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,8 @@ class RunConfig:
     stopwords: str = "default"
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     options: dict[str, Any] = field(default_factory=dict)
-    progress: bool = True
+    #: progress bars on stderr: True, False, or None (on unless ABNIRML_PROGRESS=0)
+    progress: bool | None = None
     examples_per_probe: int = 3
     allow_pickle: bool = False
     workers: int = 1
@@ -86,11 +88,19 @@ def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
                       f"({listed}); they count in the 'all' rows only", stacklevel=2)
 
 
-def run(config: RunConfig) -> RunOutput:
+def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
+    """Probe ``config.rankers`` on ``config.collection`` and write ``config.out`` (if set).
+
+    ``progress=False`` (or ``RunConfig(progress=False)``, or ``ABNIRML_PROGRESS=0`` in the
+    environment) keeps stderr free of progress bars, e.g. in a notebook cell; the argument
+    wins over the config, which wins over the environment.
+    """
+    if progress is not None:
+        config = dataclasses.replace(config, progress=progress)
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
     from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
     from abnirml.run_folder import RunFolder
 
     check_alpha(config.alpha)
@@ -106,7 +116,11 @@ def run(config: RunConfig) -> RunOutput:
     resolved = resolve_options(config.options)
     for note in resolved.notes:
         warnings.warn(note, FutureWarning, stacklevel=2)
-    probes = select_probes(config.probes)
+    probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
+                                       resolved.settings)
+    if not probes:
+        raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
+                          f"{omitted[0]['reason']}")
     check_requirements(probes)
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
@@ -150,7 +164,7 @@ def run(config: RunConfig) -> RunOutput:
         "collection": {"name": collection.name, "source": collection.source or config.collection,
                        "queries": len(collection.queries), "documents": len(collection.docs),
                        "judgments": sum(len(j) for j in collection.qrels.values())},
-        "rankers": [{"name": r.name, "fingerprint": r.fingerprint,
+        "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,
                      "calibration_queries": result.calibrations[r.name].queries}
@@ -169,10 +183,21 @@ def run(config: RunConfig) -> RunOutput:
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
+    if omitted:
+        run_info[OMITTED_KEY] = omitted
     run_info.update(analyses)
     if folder is not None:
         folder.write(result, run_info)
     return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+def _spec_field(ranker: Any) -> dict[str, str]:
+    """``{"spec": …}`` for a ranker shown under a display name (what the name stands for);
+    nothing otherwise, so runs without display names write the run.json they always did."""
+    from abnirml.rankers.base import spec_of
+
+    spec = spec_of(ranker)
+    return {"spec": spec} if spec != ranker.name else {}
 
 
 def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:

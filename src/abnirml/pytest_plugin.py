@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from abnirml.expect import Expectation, expect
+
 CACHE_PREFIX = "abnirml/expect/"
 
 
@@ -45,31 +47,36 @@ class GateScore(float):
 
 
 @dataclass(frozen=True)
-class GateResult:
-    """What ``abnirml.expect`` returns: the expectation's numbers, scores as GateScore."""
+class GateResult(Expectation):
+    """What ``abnirml.expect`` returns: the :class:`~abnirml.expect.Expectation` itself,
+    extended rather than copied so the two cannot drift apart, with ``score``, ``ci_low``
+    and ``ci_high`` as :class:`GateScore` numbers so a failed comparison can explain itself.
+    """
 
-    ranker: str
-    probe: str
-    collection: str
-    subset: str
-    score: float
-    ci_low: float | None
-    ci_high: float | None
-    significant: bool
-    p_value: float
-    n: int
-    pos: int
-    neg: int
-    neutral: int
-    delta: float
-    counterexamples: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
     cached: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("score", "ci_low", "ci_high"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, GateScore):
-                object.__setattr__(self, name, GateScore(float(value), self))
+        if not isinstance(self.score, GateScore):
+            object.__setattr__(self, "score", GateScore(float(self.score), self))
+
+    @classmethod
+    def of(cls, found: Expectation, cached: bool = False) -> GateResult:
+        """The gate's view of an expectation (every field of it, unchanged)."""
+        return cls(**{f.name: getattr(found, f.name) for f in fields(Expectation)},
+                   cached=cached)
+
+    @property
+    def ci_low(self) -> GateScore | None:
+        return self._bound("ci_low")
+
+    @property
+    def ci_high(self) -> GateScore | None:
+        return self._bound("ci_high")
+
+    def _bound(self, name: str) -> GateScore | None:
+        """An interval end from the run's record (absent when no interval was computed)."""
+        value = self.record.get(name)
+        return None if value is None else GateScore(float(value), self)
 
     def explain(self) -> list[str]:
         """The lines pytest prints under a failed comparison."""
@@ -92,14 +99,20 @@ class GateResult:
         return lines
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in ("cached", "counterexamples"):
-                continue
-            value = getattr(self, f.name)
-            data[f.name] = float(value) if isinstance(value, GateScore) else value
+        """The expectation as plain JSON, for pytest's cache (read back by :meth:`from_json`)."""
+        data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(Expectation)}
+        data["score"] = float(self.score)
+        data["record"] = _plain(self.record)
         data["counterexamples"] = [_plain(e) for e in self.counterexamples]
         return data
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> GateResult:
+        """A cached result; the cached flag is what tells the failure message so."""
+        names = {f.name for f in fields(Expectation)}
+        data = {k: v for k, v in stored.items() if k in names}
+        data["counterexamples"] = tuple(stored.get("counterexamples", ()))
+        return cls(**data, cached=True)
 
 
 def _short(text: str, width: int = 100) -> str:
@@ -123,24 +136,14 @@ class Gate:
                subset: str = "all", **options: Any) -> GateResult:
         """Run one probe for ``ranker`` (a spec string or Ranker object), or reuse the
         result of an earlier run with the same ranker fingerprint and settings."""
-        from abnirml.expect import expect
-
         collection = collection or self.collection
         key = self._key(ranker, probe, collection, subset, options)
         if self._cache is not None and not self._refresh:
             stored = self._cache.get(key, None)
             if stored is not None:
-                return GateResult(**{**stored, "counterexamples": tuple(
-                    stored.get("counterexamples", ())), "cached": True})
-        found = expect(ranker, probe, collection=collection, subset=subset, **options)
-        record = found.record
-        result = GateResult(
-            ranker=found.ranker, probe=found.probe, collection=found.collection,
-            subset=found.subset, score=found.score, ci_low=record.get("ci_low"),
-            ci_high=record.get("ci_high"), significant=found.significant,
-            p_value=found.p_value, n=found.n, pos=found.pos, neg=found.neg,
-            neutral=found.neutral, delta=found.delta,
-            counterexamples=found.counterexamples)
+                return GateResult.from_json(stored)
+        result = GateResult.of(expect(ranker, probe, collection=collection, subset=subset,
+                                      **options))
         if self._cache is not None:
             self._cache.set(key, result.to_json())
         return result

@@ -11,7 +11,6 @@ a user's files are never touched.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -127,6 +126,7 @@ def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
 def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """reranked/*.run: each ranker's re-ranking of the candidates, and the candidates."""
     from abnirml.data.trec import write_run
+    from abnirml.rankers.base import file_label
 
     reranked = result.extras.get("reranked") or {}
     files = (run_info.get("effectiveness") or {}).get("run_files") or {}
@@ -136,11 +136,8 @@ def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None
     folder.mkdir(parents=True, exist_ok=True)
     for ranker, run in reranked.items():
         if ranker in files:
-            write_run(folder / files[ranker], run, tag=_slug(ranker))
+            write_run(folder / files[ranker], run, tag=file_label(ranker))
     candidates = result.extras.get("candidate_run")
     if candidates is not None:
         write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
 
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"

@@ -74,7 +74,7 @@ class ExportConfig:
     candidate_depth: int = 100
     cache: str | None = "default"
     options: dict[str, Any] | None = None
-    progress: bool = True
+    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0
 
 
 def export_triples(config: ExportConfig) -> dict[str, int]:
@@ -236,7 +236,7 @@ def cmd_export_triples(args: Any, options: dict[str, Any]) -> int:
         out=args.out, probes=args.probes, collection=args.collection, ranker=args.ranker,
         only=args.only, seed=args.seed, candidates=args.candidates,
         candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
-        options=options, progress=not args.quiet))
+        options=options, progress=False if args.quiet else None))
     total = sum(counts.values())
     print(f"abnirml: wrote {total:,} triples from {len(counts)} probe(s) → {args.out}")
     return 0

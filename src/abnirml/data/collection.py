@@ -103,9 +103,9 @@ def load_directory(root: Path) -> Collection:
     docs: Mapping[str, str]
     threshold = int(os.environ.get("ABNIRML_STREAM_DOCS_BYTES", STREAM_THRESHOLD_BYTES))
     if passages_path.stat().st_size > threshold:
-        from abnirml.data.docstore import DiskDocStore
+        from abnirml.data.passages_on_disk import PassagesOnDisk
 
-        docs = DiskDocStore(passages_path)
+        docs = PassagesOnDisk(passages_path)
     elif passages_path.suffix == ".jsonl":
         docs = read_id_text_jsonl(passages_path, "document", ("docno", "doc_id", "id", "pid"))
     else:

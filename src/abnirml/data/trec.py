@@ -105,7 +105,10 @@ def iter_json_objects(path: str | Path, what: str = "a JSON object"
 
 def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
     """Read ``id<TAB>text`` lines (queries or passages); ids must be unique, texts non-empty."""
-    out: dict[str, str] = {}
+    return _unique_texts(_tsv_rows(path, kind), path, kind, "lines")
+
+
+def _tsv_rows(path: str | Path, kind: str) -> Iterator[tuple[int, str, str]]:
     for number, line in read_lines(path):
         ident, sep, text = line.partition("\t")
         ident = ident.strip()
@@ -115,18 +118,17 @@ def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
             raise InputError(f"empty {kind} id", path=path, line=number)
         if not text.strip():
             raise InputError(f"empty {kind} text for id {ident!r}", path=path, line=number)
-        if ident in out:
-            raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
-        out[ident] = text
-    if not out:
-        raise InputError(f"no {kind} lines (the file is empty or blank)", path=path)
-    return out
+        yield number, ident, text
 
 
 def read_id_text_jsonl(path: str | Path, kind: str, id_keys: tuple[str, ...],
                        text_keys: tuple[str, ...] = ("text", "contents", "body")) -> dict[str, str]:
     """Read JSON lines holding an id field and a text field (first key found wins)."""
-    out: dict[str, str] = {}
+    return _unique_texts(_jsonl_rows(path, kind, id_keys, text_keys), path, kind, "records")
+
+
+def _jsonl_rows(path: str | Path, kind: str, id_keys: tuple[str, ...],
+                text_keys: tuple[str, ...]) -> Iterator[tuple[int, str, str]]:
     for number, record in iter_json_objects(path):
         ident = next((record[k] for k in id_keys if k in record), None)
         text = next((record[k] for k in text_keys if k in record), None)
@@ -137,11 +139,20 @@ def read_id_text_jsonl(path: str | Path, kind: str, id_keys: tuple[str, ...],
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"empty or non-string {kind} text for id {ident!r}",
                              path=path, line=number)
+        yield number, ident, text
+
+
+def _unique_texts(rows: Iterable[tuple[int, str, str]], path: str | Path, kind: str,
+                  unit: str) -> dict[str, str]:
+    """id → text from ``(line, id, text)`` rows, refusing a repeated id (which would
+    silently replace a text) and a file with no rows at all."""
+    out: dict[str, str] = {}
+    for number, ident, text in rows:
         if ident in out:
             raise InputError(f"duplicate {kind} id {ident!r}", path=path, line=number)
         out[ident] = text
     if not out:
-        raise InputError(f"no {kind} records (the file is empty or blank)", path=path)
+        raise InputError(f"no {kind} {unit} (the file is empty or blank)", path=path)
     return out
 
 

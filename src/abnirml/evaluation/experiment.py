@@ -97,12 +97,16 @@ class _Interner:
 
 
 def build_tables(probes: Sequence[Probe], context: ProbeContext,
-                 progress: bool = True) -> dict[str, SampleTable]:
+                 progress: bool | None = None) -> dict[str, SampleTable]:
     """Every probe's samples, with a progress line naming the probe being built: on a large
     collection this step (spaCy parses, manipulations, axiom mining) runs for a minute
-    before any scoring starts, and would otherwise be silent."""
+    before any scoring starts, and would otherwise be silent. ``progress`` follows the one
+    rule of :mod:`abnirml.progress` (``None``: on unless ``ABNIRML_PROGRESS=0``)."""
+    from abnirml.progress import progress_enabled
+
     tables: dict[str, SampleTable] = {}
-    bar = progress_bar(len(probes), "building samples", progress, unit="probe")
+    bar = progress_bar(len(probes), "building samples", progress_enabled(progress),
+                       unit="probe")
     try:
         for probe in probes:
             bar.set_postfix_str(probe.name)

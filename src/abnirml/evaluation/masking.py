@@ -35,7 +35,7 @@ from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_ord
 from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
-from abnirml.rankers.base import Ranker, hints
+from abnirml.rankers.base import Ranker, hints, spec_of
 
 ORIGINAL = "original"
 ONLY_QUERY = "only-query"
@@ -122,7 +122,7 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
             result.runs[(ranker.name, variant)] = run
             broken = evaluate_without_tie_order(
                 run, lambda r: evaluate(r, qrels, measures), measures, context.seed,
-                tie_breaks, f"{ranker.name}/{variant}")
+                tie_breaks, f"{spec_of(ranker)}/{variant}")   # a display name: same seeds
             result.rows.append(MaskingRow(ranker.name, variant, token,
                                           len(set(run) & set(qrels)), broken.mean,
                                           broken.tied, broken.tie_breaks, broken.sd))
@@ -228,7 +228,7 @@ class MaskingConfig:
     stopwords: str = "default"
     seed: int = 0
     allow_pickle: bool = False
-    progress: bool = True
+    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0
 
 
 def run_masking(config: MaskingConfig) -> MaskingResult:

@@ -48,7 +48,7 @@ def parse_variant_group(text: str) -> tuple[str, list[str]]:
     name = name.strip()
     if not sep or not name:
         raise ConfigError(f"--variant-group {text!r} is not NAME=SPEC,SPEC,…")
-    members = [RankerSpec.parse(m).canonical for m in members_text.split(",") if m.strip()]
+    members = [RankerSpec.parse(m).text for m in members_text.split(",") if m.strip()]
     if len(members) < 2:
         raise ConfigError(f"--variant-group {name}: needs at least two rankers")
     if len(set(members)) != len(members):
@@ -62,14 +62,14 @@ def expand_rankers(rankers: Sequence[Any], groups: Mapping[str, Sequence[str]]) 
     from abnirml.rankers.base import RankerSpec
 
     out = list(rankers)
-    seen = {RankerSpec.parse(r).canonical if isinstance(r, str) else getattr(r, "name", "")
+    seen = {RankerSpec.parse(r).label if isinstance(r, str) else getattr(r, "name", "")
             for r in rankers}
     for members in groups.values():
         for member in members:
-            canonical = RankerSpec.parse(member).canonical
-            if canonical not in seen:
+            label = RankerSpec.parse(member).label
+            if label not in seen:
                 out.append(member)
-                seen.add(canonical)
+                seen.add(label)
     return out
 
 
@@ -81,8 +81,9 @@ def probe_variance(records: Iterable[Mapping[str, Any]],
         by_key.setdefault((record["probe"], record["subset"]), {})[record["ranker"]] = record
     out: list[ProbeVariance] = []
     for group, members in groups.items():
+        labels = [_label(m) for m in members]
         for (probe, subset), by_ranker in by_key.items():
-            present = [by_ranker[m] for m in members if m in by_ranker]
+            present = [by_ranker[m] for m in labels if m in by_ranker]
             if not present:
                 continue
             scores = tuple(float(r["score"]) for r in present if r.get("score") is not None)
@@ -93,6 +94,13 @@ def probe_variance(records: Iterable[Mapping[str, Any]],
             out.append(ProbeVariance(group, probe, str(present[0]["family"]), subset, scores,
                                      mean, std))
     return out
+
+
+def _label(member: str) -> str:
+    """The name a group member's results carry (its display name, else its spec)."""
+    from abnirml.rankers.base import RankerSpec
+
+    return RankerSpec.parse(member).label
 
 
 def family_variance(variances: Sequence[ProbeVariance]) -> list[FamilyVariance]:

@@ -27,7 +27,7 @@ class SessionSettings:
     batch_size: int | None = None
     seed: int = 0
     allow_pickle: bool = False
-    progress: bool = True
+    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0 (progress.py)
     candidates: str | None = None
     candidate_depth: int = 100
     cache: str | None = "default"          # "default", a path, or None for in-memory
@@ -43,18 +43,20 @@ class Workspace:
 
     def __init__(self, settings: SessionSettings):
         from abnirml.data.collection import load_collection
+        from abnirml.progress import progress_enabled
         from abnirml.rankers.registry import RankerEnv
         from abnirml.text.analyzer import Analyzer
 
         if settings.batch_size is not None and settings.batch_size < 1:
             raise ConfigError(f"batch size must be ≥ 1, got {settings.batch_size}")
         self.settings = settings
+        self.progress = progress_enabled(settings.progress)
         self.collection = load_collection(settings.collection)
         self.analyzer = Analyzer(stopwords=settings.stopwords)
         self.env = RankerEnv(collection=self.collection, analyzer=self.analyzer,
                              device=settings.device, batch_size=settings.batch_size,
                              seed=settings.seed, allow_pickle=settings.allow_pickle,
-                             progress=settings.progress)
+                             progress=self.progress)
         self._candidates: Any = None
 
     def build_rankers(self, specs: Sequence[Any]) -> list[Any]:
@@ -72,7 +74,8 @@ class Workspace:
         names = [r.name for r in rankers]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ConfigError(f"ranker {duplicates[0]!r} given twice")
+            raise ConfigError(f"ranker {duplicates[0]!r} given twice (names, display names "
+                              "included, must be unique)")
         return rankers
 
     def candidates(self) -> Any:
@@ -110,7 +113,7 @@ class Workspace:
             default_cache_path() if cache == "default" else Path(cache))
         with ScoreCache(path) as store:
             yield Scorer(store, batch_size=self.settings.batch_size,
-                         progress=self.settings.progress if progress is None else progress,
+                         progress=self.progress if progress is None else progress,
                          executor=make_executor(workers, ray_address))
 
 

@@ -35,7 +35,7 @@ and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -152,6 +152,19 @@ class ManipulationProbe:
         """Optional dependencies, checked before a run starts."""
         return tuple(req for need, req in ((SPACY, SPACY_MODULE), (TYPOS, CODESPELL))
                      if need in self.spec.needs)
+
+    def unavailable(self, settings: Mapping[str, Any]) -> str | None:
+        """Why this probe has nothing to measure under a run's typed ``settings`` (family
+        key → options), or None. Only ``tmp:add-doct5query`` can lack its input: without
+        expansions every sample would be skipped, so a pattern such as ``all`` leaves it
+        out instead of reporting an empty row."""
+        if EXPANSIONS not in self.spec.needs:
+            return None
+        options = settings.get("tmp")
+        if options is not None and (options.doct5query_file or options.doct5query_source):
+            return None
+        return ("no DocT5Query expansions were given; add --option tmp.doct5query_file=PATH "
+                "(or tmp.doct5query_source) to include it")
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         collection = context.collection

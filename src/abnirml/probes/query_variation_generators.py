@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.text.casing import match_case
 from abnirml.text.stem import porter
 from abnirml.text.tokenize import term_spans
 
@@ -59,14 +60,6 @@ def _replace(query: str, span: tuple[int, int], text: str) -> str:
     return query[:span[0]] + text + query[span[1]:]
 
 
-def _match_case(source: str, word: str) -> str:
-    if len(source) > 1 and source.isupper():
-        return word.upper()
-    if source[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
-
-
 def _delete(query: str, spans: list[tuple[int, int]]) -> str:
     """``query`` without the terms in ``spans`` and one white-space run next to each."""
     out = query
@@ -92,7 +85,7 @@ def misspell(query: str, context: VariationContext, rng: np.random.Generator) ->
     span = spans[int(rng.integers(len(spans)))]
     word = query[span[0]:span[1]]
     options = context.typo_map[word.lower()]
-    return _replace(query, span, _match_case(word, options[int(rng.integers(len(options)))]))
+    return _replace(query, span, match_case(word, options[int(rng.integers(len(options)))]))
 
 
 def shuffle_words(query: str, context: VariationContext, rng: np.random.Generator
@@ -154,7 +147,7 @@ def synonym(query: str, context: VariationContext, rng: np.random.Generator) -> 
     if not choices:
         return None
     span, found = choices[int(rng.integers(len(choices)))]
-    return _replace(query, span, _match_case(query[span[0]:span[1]], found))
+    return _replace(query, span, match_case(query[span[0]:span[1]], found))
 
 
 class NearestNeighbours:

@@ -7,9 +7,10 @@ probes users registered one by one with :func:`register`, in family order.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from abnirml.errors import ConfigError, InputError, did_you_mean
 from abnirml.probes.base import Probe
@@ -86,3 +87,27 @@ def select_probes(patterns: list[str]) -> list[Probe]:
                               "see 'abnirml probes' for the list")
         chosen.update(matched)
     return [p for p in catalogue if p.name in chosen]
+
+
+#: run.json's key for probes a pattern selected but the run left out, with the reason
+OMITTED_KEY = "omitted_probes"
+
+
+def omit_unavailable(probes: Sequence[Probe], patterns: Sequence[str],
+                     settings: Mapping[str, Any]) -> tuple[list[Probe], list[dict[str, str]]]:
+    """Leave out probes that say (``unavailable(settings)``) they have nothing to measure,
+    unless a pattern names them exactly: ``all``, a family or a glob then does not fill the
+    report with an empty row, while ``--probe tmp:add-doct5query`` still runs and says why
+    every sample was skipped. Returns the kept probes and ``{"probe", "reason"}`` per
+    omission, for run.json."""
+    named = {p.strip().lower() for p in patterns}
+    kept: list[Probe] = []
+    omitted: list[dict[str, str]] = []
+    for probe in probes:
+        check = getattr(probe, "unavailable", None)
+        reason = None if check is None or probe.name.lower() in named else check(settings)
+        if reason:
+            omitted.append({"probe": probe.name, "reason": reason})
+        else:
+            kept.append(probe)
+    return kept, omitted

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.text.casing import match_case
 from abnirml.text.tokenize import PUNCTUATION, sentence_spans, term_spans, terms
 
 Span = tuple[int, int]
@@ -205,15 +206,6 @@ def _edit_words(text: str, edit: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-def _match_case(source: str, word: str) -> str:
-    """Give ``word`` the casing pattern of ``source`` (all caps, capitalised or as is)."""
-    if len(source) > 1 and source.isupper():
-        return word.upper()
-    if source[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
-
-
 def _append(document: str, extra: str) -> str:
     if not document or document[-1].isspace():
         return document + extra
@@ -301,7 +293,7 @@ def lemmatize(query: str, document: str, context: ManipulationContext,
         if not _isolated(document, start, end):
             continue
         spans.append((start, end))
-        contents.append(_match_case(word, lemma))
+        contents.append(match_case(word, lemma))
     return _replace_spans(document, spans, contents) if spans else document
 
 
@@ -485,7 +477,7 @@ def typos(query: str, document: str, context: ManipulationContext,
             continue
         choice = options[int(rng.integers(len(options)))] if len(options) > 1 else options[0]
         spans.append((start, end))
-        contents.append(_match_case(word, choice))
+        contents.append(match_case(word, choice))
     return _replace_spans(document, spans, contents) if spans else document
 
 

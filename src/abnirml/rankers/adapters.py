@@ -30,7 +30,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,17 @@ DEFAULT_HTTP_BATCH = 64
 DEFAULT_PYTERRIER_BATCH = 256
 MAX_HTTP_RESPONSE_BYTES = 64 * 2**20
 """An answer larger than this is refused (a 64-pair batch of scores is a few kB)."""
+
+
+def _score_in_chunks(name: str, pairs: Sequence[Pair], size: int,
+                     score_chunk: Callable[[Sequence[Pair]], np.ndarray]) -> np.ndarray:
+    """Score ``pairs`` ``size`` at a time (what a transformer or an endpoint accepts in one
+    call) and refuse NaN or infinite scores from the wrapped scorer, naming the ranker."""
+    out = np.empty(len(pairs), dtype=np.float64)
+    for start in range(0, len(pairs), size):
+        chunk = pairs[start:start + size]
+        out[start:start + len(chunk)] = score_chunk(chunk)
+    return checked_scores(name, out, len(pairs))
 
 
 class PyTerrierRanker:
@@ -64,11 +75,7 @@ class PyTerrierRanker:
         self.hints = RankerHints(batch_size=batch_size, sort_by_length=False)
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        out = np.empty(len(pairs), dtype=np.float64)
-        for start in range(0, len(pairs), self.batch_size):
-            chunk = pairs[start:start + self.batch_size]
-            out[start:start + len(chunk)] = self._score_chunk(chunk)
-        return checked_scores(self.name, out, len(pairs))
+        return _score_in_chunks(self.name, pairs, self.batch_size, self._score_chunk)
 
     def _score_chunk(self, pairs: Sequence[Pair]) -> np.ndarray:
         import pandas as pd
@@ -164,11 +171,7 @@ class HttpRanker:
         self.hints = RankerHints(batch_size=batch_size, sort_by_length=True)
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        out = np.empty(len(pairs), dtype=np.float64)
-        for start in range(0, len(pairs), self.batch_size):
-            chunk = pairs[start:start + self.batch_size]
-            out[start:start + len(chunk)] = self._post(chunk)
-        return checked_scores(self.name, out, len(pairs))
+        return _score_in_chunks(self.name, pairs, self.batch_size, self._post)
 
     def _post(self, pairs: Sequence[Pair]) -> np.ndarray:
         body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]}).encode()

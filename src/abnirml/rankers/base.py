@@ -9,6 +9,7 @@ Collection-dependent rankers take their statistics when constructed.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -47,22 +48,50 @@ def hints(ranker: Ranker) -> RankerHints:
     return getattr(ranker, "hints", RankerHints())
 
 
+#: A display name: it becomes part of file names and run tags, so it is kept to a safe set.
+DISPLAY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,63}")
+
+
+def split_display_name(text: str) -> tuple[str, str]:
+    """``wmd:glove@wmd`` → (``wmd:glove``, ``wmd``); a spec without a name → (spec, "").
+
+    The name is what follows the last ``@`` when that holds none of ``/ : + =`` (so an
+    ``@`` inside a URL or a path is not mistaken for one). A name that would not be safe in
+    a file name is refused here, before anything is loaded.
+    """
+    head, at, tail = text.rpartition("@")
+    if not at or any(c in tail for c in "/:+="):
+        return text, ""
+    tail = tail.strip()
+    if not DISPLAY_NAME.fullmatch(tail):
+        what = "is empty" if not tail else f"{tail!r} is not a valid name"
+        raise ConfigError(f"ranker spec {text!r}: the display name after '@' {what}: it must "
+                          "start with a letter and hold only letters, digits, '.', '_' or "
+                          "'-' (at most 64; it names files)")
+    return head.strip(), tail
+
+
 @dataclass(frozen=True)
 class RankerSpec:
-    """A parsed ranker spec: ``family[:argument][+key=value…]``.
+    """A parsed ranker spec: ``family[:argument][+key=value…][@name]``.
 
     Examples: ``bm25``, ``bm25+k1=0.9+b=0.4``,
     ``cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2``,
-    ``biencoder:/models/sbert+similarity=dot``.
+    ``biencoder:/models/sbert+similarity=dot``, ``wmd:glove@wmd``.
+
+    ``display`` (after ``@``) is only a label for tables, run tags and file names: it is not
+    part of :attr:`canonical`, which factories build the model and its fingerprint from, so
+    one model under two names shares its cached scores.
     """
 
     family: str
     argument: str = ""
     params: tuple[tuple[str, str], ...] = ()
+    display: str = ""
 
     @classmethod
     def parse(cls, text: str) -> RankerSpec:
-        text = text.strip()
+        text, display = split_display_name(text.strip())
         if not text:
             raise ConfigError("empty ranker spec")
         base, *raw_params = text.split("+")
@@ -76,12 +105,23 @@ class RankerSpec:
                 raise ConfigError(f"ranker spec {text!r}: parameter {key.strip()!r} is given "
                                   "twice")
             params.append((key.strip(), value.strip()))
-        return cls(family.strip().lower(), argument.strip(), tuple(params))
+        return cls(family.strip().lower(), argument.strip(), tuple(params), display)
 
     @property
     def canonical(self) -> str:
+        """The spec without its display name: what identifies the model."""
         out = self.family + (f":{self.argument}" if self.argument else "")
         return out + "".join(f"+{k}={v}" for k, v in self.params)
+
+    @property
+    def label(self) -> str:
+        """The name results report: the display name, else the canonical spec."""
+        return self.display or self.canonical
+
+    @property
+    def text(self) -> str:
+        """The canonical spec with its display name, parseable back into this spec."""
+        return self.canonical + (f"@{self.display}" if self.display else "")
 
     def param(self, key: str, default: str | None = None) -> str | None:
         return dict(self.params).get(key, default)
@@ -114,6 +154,21 @@ class RankerSpec:
         if unknown:
             raise ConfigError(f"ranker {self.canonical}: unknown parameter {unknown[0]!r} "
                               f"(allowed: {', '.join(sorted(allowed)) or 'none'})")
+
+
+def spec_of(ranker: Ranker) -> str:
+    """The canonical spec behind a ranker's name: differs from ``name`` only for a ranker
+    given a display name. Seeds and other identities use it, so a name changes no result."""
+    return str(getattr(ranker, "canonical_spec", ranker.name))
+
+
+def file_label(name: str) -> str:
+    """``name`` as it appears in run tags and file-name parts: a display-safe name as it is,
+    any other name (a spec with ``:`` or ``/``) reduced to lowercase letters, digits and
+    ``-`` as before display names existed."""
+    if DISPLAY_NAME.fullmatch(name):
+        return name
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower() or "x"
 
 
 def digest(*parts: str) -> str:

@@ -40,6 +40,7 @@ from abnirml.rankers.hf import (
     ModelRef,
     first_line,
     hub_offline,
+    hub_reachable,
     load_pretrained,
     model_identity,
     resolve_model,
@@ -215,7 +216,7 @@ def _checkpoint_file(ref: ModelRef, filename: str) -> Path | None:
     except ImportError:
         return None
     for local_only in (True, False):
-        if not local_only and hub_offline():
+        if not local_only and (hub_offline() or not hub_reachable()):
             break
         try:
             return Path(hf_hub_download(ref.text, filename, revision=ref.revision,

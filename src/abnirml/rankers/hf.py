@@ -2,8 +2,9 @@
 
 A model argument is either a local directory or a hub name. Local directories load without
 touching the network and are identified by a content hash of their files; hub names are
-looked up in the local Hugging Face cache first, then (unless ``HF_HUB_OFFLINE`` is set) on
-the hub, and are identified by name and commit. Every failure becomes one
+looked up in the local Hugging Face cache first, then (unless ``HF_HUB_OFFLINE`` is set, or
+a connection to the hub does not open within seconds) on the hub, and are identified by
+name and commit. Every failure becomes one
 :class:`~abnirml.errors.ConfigError` line naming the ranker, never a traceback.
 """
 
@@ -106,6 +107,56 @@ def hub_offline() -> bool:
     return flag.strip().lower() in {"1", "true", "yes", "on"}
 
 
+HUB_CHECK_TIMEOUT = 3.0
+_hub_reachable: dict[str, bool] = {}
+
+
+def hub_host() -> tuple[str, int]:
+    """Host and port of the Hugging Face endpoint ($HF_ENDPOINT, else huggingface.co)."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("HF_ENDPOINT", "").strip() or "https://huggingface.co")
+    return url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+
+
+def hub_reachable(timeout: float = HUB_CHECK_TIMEOUT) -> bool:
+    """Whether a TCP connection to the hub opens within ``timeout`` seconds (once per process).
+
+    Without it, a hub name that is not cached makes transformers retry for most of a minute
+    before giving up. Name resolution runs in a daemon thread, since ``getaddrinfo`` ignores
+    socket timeouts.
+    """
+    import socket
+    import threading
+
+    host, port = hub_host()
+    key = f"{host}:{port}"
+    if key not in _hub_reachable:
+        answer: list[bool] = []
+
+        def probe() -> None:
+            try:
+                socket.create_connection((host, port), timeout=timeout).close()
+                answer.append(True)
+            except OSError:
+                answer.append(False)
+
+        thread = threading.Thread(target=probe, daemon=True, name="abnirml-hub-check")
+        thread.start()
+        thread.join(timeout + 0.5)
+        _hub_reachable[key] = bool(answer and answer[0])
+    return _hub_reachable[key]
+
+
+def not_available_locally(ranker: str, model: str, why: str) -> ConfigError:
+    """The one line for a hub model that is neither a directory nor cached and cannot be
+    downloaded now: what to do to provide it locally."""
+    return ConfigError(f"ranker {ranker}: model {model!r} is not a local directory nor in the "
+                       f"Hugging Face cache, and {why}: download it where there is network "
+                       f"(huggingface-cli download {model}) and pass its directory, or copy "
+                       "that cache here ($HF_HOME)")
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
@@ -131,9 +182,11 @@ def load_pretrained(load: Callable[..., T], ref: ModelRef, ranker: str, **kwargs
         except Exception as exc:
             cached_error = exc
         if hub_offline():
-            raise ConfigError(f"ranker {ranker}: model {ref.text!r} is neither a local directory "
-                              "nor in the Hugging Face cache, and HF_HUB_OFFLINE is set"
-                              ) from cached_error
+            raise not_available_locally(ranker, ref.text, "HF_HUB_OFFLINE is set"
+                                        ) from cached_error
+        if not hub_reachable():
+            raise not_available_locally(ranker, ref.text, f"{hub_host()[0]} cannot be reached "
+                                        "(offline?)") from cached_error
         try:
             return load(ref.text, **revision, **kwargs)
         except Exception as exc:

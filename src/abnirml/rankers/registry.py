@@ -100,7 +100,22 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     from abnirml.rankers.hf import set_pickle_policy
 
     set_pickle_policy(env.allow_pickle)
-    return target(spec, env)
+    ranker = target(spec, env)
+    if spec.display:
+        name_ranker(ranker, spec.display, spec.canonical)
+    return ranker
+
+
+def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:
+    """Give a built ranker its display name. Only ``name`` changes: the fingerprint (and so
+    the score cache) stays the model's, and ``canonical_spec`` keeps what the name stands
+    for (run.json's ``spec``, seeds that must not depend on a label)."""
+    try:
+        ranker.name = display
+        ranker.canonical_spec = canonical  # type: ignore[attr-defined]
+    except AttributeError:
+        raise ConfigError(f"ranker {canonical}: its class does not allow a display name "
+                          f"(@{display})") from None
 
 
 def _bm25(spec: RankerSpec, env: RankerEnv) -> Ranker:

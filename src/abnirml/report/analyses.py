@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
 from abnirml.run_files import CANDIDATE_RUN, RERANKED_DIR
@@ -249,7 +250,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     for ranker, fractions in _origin_from_runs(directory, run_info):
         title = f"{ranker} vs the candidate run"
         t = rank_origin_table(fractions, "all", title)
-        origin_section.tables.append((f"rank-origin-{_slug(ranker)}", t))
+        origin_section.tables.append((f"rank-origin-{file_label(ranker)}", t))
         _add_figure(origin_section, lambda f=fractions, t=title: _origin_figure(plots, f, "all", t))
     origin_csv = directory / "rank_origin.csv"
     if origin_csv.is_file():

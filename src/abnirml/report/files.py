@@ -109,11 +109,15 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         parts.append("Skipped and counted: " + ", ".join(f"{k} = {v:,}"
                                                           for k, v in sorted(skipped.items()))
                      + ".")
+    for omitted in run_info.get("omitted_probes") or []:
+        parts.append(f"Left out: `{escape_md_code(omitted['probe'])}`: "
+                     f"{escape_md(omitted['reason'])}.")
     rankers = run_info.get("rankers", [])
     if rankers:
         parts += ["", "| Ranker | δ | δ source | Fingerprint |", "|---|---|---|---|"]
         for r in rankers:
-            parts.append(f"| {escape_md(r['name'])} | {r['delta']:.6g} | "
+            shown = r["name"] + (f" ({r['spec']})" if r.get("spec") else "")
+            parts.append(f"| {escape_md(shown)} | {r['delta']:.6g} | "
                          f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
     counts = run_info.get("counts", {})
     if counts:

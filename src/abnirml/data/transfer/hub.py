@@ -82,31 +82,28 @@ def hub_mrpc(keep: Keep) -> Iterator[Item]:
                                    doc2=str(_field(row, "sentence2", name)).strip()))
 
 
-def hub_jfleg(keep: Keep) -> Iterator[Item]:
-    name, config, splits = JFLEG
-    for split, index, row in hf_rows(name, config, splits):
-        source = str(_field(row, "sentence", name)).strip()
-        for ref, text in enumerate(_field(row, "corrections", name)):
-            yield _pair(keep, TextPair(key=f"{split}:{index + 1}:ref{ref}",
-                                       doc1=str(text).strip(), doc2=source))
-
-
-def _hub_simplification(spec: tuple[str, str | None, tuple[str, ...]], keep: Keep
-                        ) -> Iterator[Item]:
+def _hub_references(spec: tuple[str, str | None, tuple[str, ...]], keep: Keep, source: str,
+                    references: str, tag: str) -> Iterator[Item]:
+    """Every reference rewrite (d1) against the row's source sentence (d2), keyed
+    ``split:row:<tag><n>`` with rows counted from 1, as the local readers count lines."""
     name, config, splits = spec
     for split, index, row in hf_rows(name, config, splits):
-        original = str(_field(row, "original", name)).strip()
-        for ref, text in enumerate(_field(row, "simplifications", name)):
-            yield _pair(keep, TextPair(key=f"{split}:{index + 1}:simp{ref}",
+        original = str(_field(row, source, name)).strip()
+        for ref, text in enumerate(_field(row, references, name)):
+            yield _pair(keep, TextPair(key=f"{split}:{index + 1}:{tag}{ref}",
                                        doc1=str(text).strip(), doc2=original))
 
 
+def hub_jfleg(keep: Keep) -> Iterator[Item]:
+    return _hub_references(JFLEG, keep, "sentence", "corrections", "ref")
+
+
 def hub_turk(keep: Keep) -> Iterator[Item]:
-    return _hub_simplification(TURK, keep)
+    return _hub_references(TURK, keep, "original", "simplifications", "simp")
 
 
 def hub_asset(keep: Keep) -> Iterator[Item]:
-    return _hub_simplification(ASSET, keep)
+    return _hub_references(ASSET, keep, "original", "simplifications", "simp")
 
 
 def hub_xsum(keep: Keep) -> Iterator[Item]:

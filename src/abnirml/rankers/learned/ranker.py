@@ -13,7 +13,7 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, checked_scores
 from abnirml.rankers.hf import directory_digest
 from abnirml.rankers.learned.folds import model_key
-from abnirml.rankers.learned.store import StoredModel, read_stored, weights_name
+from abnirml.rankers.learned.model_directory import ModelManifest, read_manifest, weights_name
 from abnirml.text.analyzer import Analyzer
 
 Predict = Callable[[list[Pair]], np.ndarray]
@@ -23,12 +23,12 @@ _KERNEL_BATCH = 256
 class FoldedRanker:
     """Routes pairs by query text to per-fold predictors."""
 
-    def __init__(self, name: str, fingerprint: str, stored: StoredModel,
+    def __init__(self, name: str, fingerprint: str, manifest: ModelManifest,
                  predictors: dict[str, Predict] | Callable[[], dict[str, Predict]],
                  hints: RankerHints):
         self.name = name
         self.fingerprint = fingerprint
-        self.stored = stored
+        self.manifest = manifest
         self._predictors = predictors
         self.hints = hints
 
@@ -42,7 +42,7 @@ class FoldedRanker:
 
     def model_for(self, query_text: str) -> str:
         """``fold-i`` for a training query of fold i, ``all`` for any other text."""
-        return model_key(self.stored.plan.route(query_text))
+        return model_key(self.manifest.plan.route(query_text))
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         groups: dict[str, list[int]] = {}
@@ -59,14 +59,14 @@ class FoldedRanker:
 
 
 def load_folded(directory: Path, kind: str, name: str, env: Any) -> FoldedRanker:
-    stored = read_stored(directory, name, expected_kind=kind)
+    manifest = read_manifest(directory, name, expected_kind=kind)
     identity = directory_digest(directory)
     if kind == "lgbm":
-        return _booster_ranker(directory, stored, name, identity, env)
-    return _kernel_ranker(directory, stored, name, identity, env)
+        return _booster_ranker(directory, manifest, name, identity, env)
+    return _kernel_ranker(directory, manifest, name, identity, env)
 
 
-def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
+def _kernel_ranker(directory: Path, manifest: ModelManifest, name: str, identity: str,
                    env: Any) -> FoldedRanker:
     import importlib.util
 
@@ -77,7 +77,7 @@ def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: st
         if importlib.util.find_spec(module_name) is None:
             import_or_explain(module_name, name, "learned")
     installed = glove_identity(name)
-    expected = stored.extra.get("embeddings")
+    expected = manifest.extra.get("embeddings")
     if expected and expected.split("@")[0] != installed.split("@")[0]:
         raise ConfigError(f"ranker {name}: the model was trained on {expected} vectors, "
                           f"but {installed} are installed")
@@ -93,14 +93,14 @@ def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: st
         torch = import_torch(name, "learned")
         resolve_device(device, name)
         glove = load_glove(name)
-        encoder = TextEncoder(glove, Analyzer(stopwords=stored.stopwords).stopword_set,
-                              int(stored.params["max_query_len"]),
-                              int(stored.params["max_doc_len"]))
+        encoder = TextEncoder(glove, Analyzer(stopwords=manifest.stopwords).stopword_set,
+                              int(manifest.params["max_query_len"]),
+                              int(manifest.params["max_doc_len"]))
         predictors: dict[str, Predict] = {}
-        for key in stored.model_keys():
-            module = build_module(stored.kind, glove.dim)
+        for key in manifest.model_keys():
+            module = build_module(manifest.kind, glove.dim)
             try:
-                module.load_state_dict(load_file(str(directory / weights_name(stored.kind,
+                module.load_state_dict(load_file(str(directory / weights_name(manifest.kind,
                                                                                key))))
             except (RuntimeError, OSError) as exc:
                 raise ConfigError(f"ranker {name}: cannot load {key} weights "
@@ -112,9 +112,9 @@ def _kernel_ranker(directory: Path, stored: StoredModel, name: str, identity: st
     from abnirml.text.stopwords import content_tag
 
     # a stopword *file* is read now, so its contents (not its path) name the model
-    stops = content_tag(stored.stopwords, Analyzer(stopwords=stored.stopwords).stopword_set)
-    fingerprint = f"{stored.kind.upper()}[model={identity}]" + (f"[{stops}]" if stops else "")
-    return FoldedRanker(name, fingerprint, stored, load,
+    stops = content_tag(manifest.stopwords, Analyzer(stopwords=manifest.stopwords).stopword_set)
+    fingerprint = f"{manifest.kind.upper()}[model={identity}]" + (f"[{stops}]" if stops else "")
+    return FoldedRanker(name, fingerprint, manifest, load,
                         RankerHints(batch_size=1024, sort_by_length=True))
 
 
@@ -137,7 +137,7 @@ def _kernel_predictor(module: Any, encoder: Any, device: str, torch: Any) -> Pre
     return predict
 
 
-def _booster_ranker(directory: Path, stored: StoredModel, name: str, identity: str,
+def _booster_ranker(directory: Path, manifest: ModelManifest, name: str, identity: str,
                     env: Any) -> FoldedRanker:
     import importlib.util
 
@@ -146,16 +146,16 @@ def _booster_ranker(directory: Path, stored: StoredModel, name: str, identity: s
 
     if importlib.util.find_spec("lightgbm") is None:
         import_or_explain("lightgbm", name, "learned")
-    if list(stored.extra.get("features", [])) != list(FEATURES):
+    if list(manifest.extra.get("features", [])) != list(FEATURES):
         raise ConfigError(f"ranker {name}: the model was trained on other features than this "
                           "abnirml computes; retrain it with 'abnirml train'")
-    stats = _stats_for(env, stored.stopwords, name)
+    stats = _stats_for(env, manifest.stopwords, name)
     features = TextFeatures(stats)
 
     def load() -> dict[str, Predict]:
         lightgbm = import_or_explain("lightgbm", name, "learned")
         predictors: dict[str, Predict] = {}
-        for key in stored.model_keys():
+        for key in manifest.model_keys():
             booster = lightgbm.Booster(model_file=str(directory / weights_name("lgbm", key)))
 
             def predict(pairs: list[Pair], booster: Any = booster) -> np.ndarray:
@@ -166,7 +166,7 @@ def _booster_ranker(directory: Path, stored: StoredModel, name: str, identity: s
         return predictors
 
     fingerprint = f"LGBM[model={identity}][{features.signature}]"
-    return FoldedRanker(name, fingerprint, stored, load,
+    return FoldedRanker(name, fingerprint, manifest, load,
                         RankerHints(batch_size=4096, sort_by_length=False))
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
-from abnirml.rankers.learned.store import KINDS, VERSION, StoredModel, weights_name
+from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
 from abnirml.text.analyzer import Analyzer
 
 DEFAULT_FOLDS = 5
@@ -100,17 +100,17 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
             _booster_trainer(hp, judged, stats)
         keys = [*range(folds), None]
         bar = tqdm(keys, desc=f"training {kind}", unit="model",
-                   disable=None if progress is None else not progress,
+                   disable=_bar_disabled(progress),
                    leave=False)
         for fold in bar:
             queries = [judged[q] for q in plan.training_qids(fold)]
             trainer(queries, derived_seed(seed, kind, model_key(fold)),
                     staging / weights_name(kind, model_key(fold)))
-        stored = StoredModel(kind, seed, hp, analyzer.stopwords, plan,
-                             {"name": collection.name,
-                              "digest": collection_digest(collection, stats.digest)},
-                             _extra(kind))
-        stored.write(staging)
+        manifest = ModelManifest(kind, seed, hp, analyzer.stopwords, plan,
+                                 {"name": collection.name,
+                                  "digest": collection_digest(collection, stats.digest)},
+                                 _extra(kind))
+        manifest.write(staging)
         if out.exists():
             shutil.rmtree(out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -270,3 +270,13 @@ def train_from_spec(collection_spec: str, model_spec: str, out: str | Path, *, s
     path = train_model(collection, spec.family, Path(out), seed=seed, folds=folds, params=params,
                        analyzer=Analyzer(stopwords=stopwords), progress=progress)
     return spec.family, path
+
+
+def _bar_disabled(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: off when asked or when ABNIRML_PROGRESS=0, else tqdm's own
+    choice (None: no bar when stderr is not a terminal)."""
+    from abnirml.progress import progress_enabled
+
+    if progress is not None:
+        return not progress
+    return None if progress_enabled() else True

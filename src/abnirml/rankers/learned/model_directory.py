@@ -33,7 +33,11 @@ def weights_name(kind: str, key: str) -> str:
 
 
 @dataclass(frozen=True)
-class StoredModel:
+class ModelManifest:
+    """What ``abnirml-model.json`` says about a trained model: its kind, seed,
+    hyperparameters, stopword list, training collection and query folds; the weights
+    themselves sit beside it, one file per fold model (:func:`weights_name`)."""
+
     kind: str
     seed: int
     params: dict[str, Any]
@@ -57,7 +61,10 @@ class StoredModel:
                                                         sort_keys=True) + "\n", "utf-8")
 
 
-def read_stored(directory: Path, ranker: str, expected_kind: str | None = None) -> StoredModel:
+def read_manifest(directory: Path, ranker: str, expected_kind: str | None = None
+                  ) -> ModelManifest:
+    """The manifest of a model directory, checked: format and version known, the expected
+    kind, and every fold model's weights file present (else one ConfigError line)."""
     path = directory / CONFIG_NAME
     if not directory.is_dir():
         raise ConfigError(f"ranker {ranker}: model directory {str(directory)!r} not found")
@@ -72,14 +79,15 @@ def read_stored(directory: Path, ranker: str, expected_kind: str | None = None) 
             raise ValueError(f"format version {data['version']} is newer than this abnirml")
         kind = str(data["kind"])
         plan = FoldPlan.from_json(int(data["folds"]), list(data["queries"]))
-        stored = StoredModel(kind, int(data["seed"]), dict(data["params"]),
-                             str(data["stopwords"]), plan, dict(data["collection"]),
-                             dict(data.get("extra", {})))
+        manifest = ModelManifest(kind, int(data["seed"]), dict(data["params"]),
+                                 str(data["stopwords"]), plan, dict(data["collection"]),
+                                 dict(data.get("extra", {})))
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"ranker {ranker}: {path} is unreadable ({exc})") from None
     if expected_kind is not None and kind != expected_kind:
         raise ConfigError(f"ranker {ranker}: {directory} holds a {kind} model, not {expected_kind}")
-    missing = [k for k in stored.model_keys() if not (directory / weights_name(kind, k)).is_file()]
+    missing = [k for k in manifest.model_keys()
+               if not (directory / weights_name(kind, k)).is_file()]
     if missing:
         raise ConfigError(f"ranker {ranker}: {directory} lacks {weights_name(kind, missing[0])}")
-    return stored
+    return manifest

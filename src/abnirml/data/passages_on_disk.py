@@ -24,7 +24,7 @@ def _key(docno: str) -> int:
                           "little", signed=True)
 
 
-class DiskDocStore(Mapping[str, str]):
+class PassagesOnDisk(Mapping[str, str]):
     """docno → text for a ``docno<TAB>text`` TSV or a JSON-lines passages file."""
 
     def __init__(self, path: str | Path, id_keys: tuple[str, ...] = ("docno", "doc_id", "id",

@@ -1,5 +1,7 @@
 # The two commands of the README: `make demo` (main job) and `make test`.
-# Both create .venv and install the project with every extra on first use.
+# `make demo` installs only what the demo runs (the `demo` extra); `make test` (and lint,
+# bench) every extra. Each install has its own stamp in .venv, so `make demo` then
+# `make test` adds the rest, and `make demo` after `make test` installs nothing.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -7,17 +9,26 @@ OUT ?= out/demo
 DEMO_RANKERS ?= --ranker bm25 --ranker ql --ranker tfidf --ranker biencoder --ranker wmd:glove \
 	--ranker knrm --ranker lgbm
 
-.PHONY: setup demo test lint bench clean browser-deps
+.PHONY: setup demo-setup demo test lint bench clean browser-deps
 
 setup: $(VENV)/.installed
+demo-setup: $(VENV)/.demo-installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,dev]'
 	touch $@
 
-demo: setup
+# Every extra (tests, lint, benchmarks); it includes the demo's, so it stamps both.
+$(VENV)/.installed: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install --quiet -e '.[all,dev]'
+	touch $@ $(VENV)/.demo-installed
+
+$(VENV)/.demo-installed: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install --quiet -e '.[demo]'
+	touch $@
+
+demo: demo-setup
 	$(VENV)/bin/abnirml run --collection demo $(DEMO_RANKERS) --probe all --transfer-data demo \
 	  --out $(OUT)
 	@echo "report: $(OUT)/report.md"

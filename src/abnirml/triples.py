@@ -121,7 +121,8 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
         return result.tables, scores, {name: delta for name in names}, ranker_name
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.evaluation.experiment import build_tables
+    from abnirml.probes.base import ProbeContext
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.rankers.registry import RankerEnv
@@ -144,7 +145,7 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
                            candidates=lambda: candidate_set().ranking,
                            candidate_scores=lambda: candidate_set().scores)
     context.options.setdefault("ranker_env", env)
-    tables = {p.name: build_table(p, context) for p in select_probes(names)}
+    tables = build_tables(select_probes(names), context, config.progress)
     return tables, {}, {}, None
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
     adjust,
@@ -96,10 +96,31 @@ class _Interner:
         return list(self.ids)
 
 
+def build_tables(probes: Sequence[Probe], context: ProbeContext,
+                 progress: bool | None = None) -> dict[str, SampleTable]:
+    """Every probe's samples, with a progress line naming the probe being built: on a large
+    collection this step (spaCy parses, manipulations, axiom mining) runs for a minute
+    before any scoring starts, and would otherwise be silent. ``progress`` follows the one
+    rule of :mod:`abnirml.progress` (``None``: on unless ``ABNIRML_PROGRESS=0``)."""
+    from abnirml.progress import progress_enabled
+
+    tables: dict[str, SampleTable] = {}
+    bar = progress_bar(len(probes), "building samples", progress_enabled(progress),
+                       unit="probe")
+    try:
+        for probe in probes:
+            bar.set_postfix_str(probe.name)
+            tables[probe.name] = build_table(probe, context)
+            bar.update(1)
+    finally:
+        bar.close()
+    return tables
+
+
 def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: ProbeContext,
                    scorer: Scorer, config: ExperimentConfig,
                    candidates: Candidates | None = None) -> ExperimentResult:
-    tables = {probe.name: build_table(probe, context) for probe in probes}
+    tables = build_tables(probes, context, scorer.progress)
     interner = _Interner()
     codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     slots = 0

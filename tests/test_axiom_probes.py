@@ -283,7 +283,7 @@ def test_pipeline_writes_axiom_fields_and_tables(tmp_path):
 
     run(RunConfig(collection="demo", rankers=["bm25", "ql"],
                   probes=["axiom:tfc1", "axiom:tfc2", "axiom:lnc2"], out=str(tmp_path),
-                  cache=None, progress=False, options={"axiom_length_tolerance": "any"}))
+                  cache=None, progress=False, options={"axiom.length_tolerance": "any"}))
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").open()]
     assert {r["probe"] for r in records} == {"axiom:tfc1", "axiom:tfc2", "axiom:lnc2"}
     for r in records:

@@ -119,7 +119,7 @@ def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_pat
                   out=str(tmp_path / "same"), cache=None, progress=False))
     run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*"], seed=0,
                   out=str(tmp_path / "tol"), cache=None, progress=False,
-                  options={"mmp_tolerance": 3}))
+                  options={"mmp.tolerance": 3}))
     a = load_scores(grouped_run / "scores.npz")
     same = compare(a, "bm25+k1=1.2", load_scores(tmp_path / "same" / "scores.npz"),
                    "bm25+k1=1.2")

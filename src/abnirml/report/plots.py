@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
@@ -192,13 +193,7 @@ def _draw_heatmap_grid(panels, columns: Sequence[str], xlabel: str, ylabel: str)
     for index, (title, matrix, rows) in enumerate(panels):
         ax = axes[index // per_row][index % per_row]
         data = np.asarray(matrix, dtype=np.float64).reshape(len(rows), len(columns))
-        image = ax.imshow(np.nan_to_num(data), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
-        for i in range(data.shape[0]):
-            for j in range(data.shape[1]):
-                value = data[i, j]
-                text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
-                ax.text(j, i, text, ha="center", va="center", fontsize=8,
-                        color="white" if value > 0.6 else "black")
+        image = _percent_image(ax, data)
         ax.set_xticks(range(len(columns)), list(columns), fontsize=7)
         ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
         ax.set_title(title, fontsize=8)
@@ -229,13 +224,7 @@ def _draw_heatmap(matrix: Sequence[Sequence[float]], rows: Sequence[str],
     data = np.asarray(matrix, dtype=np.float64).reshape(len(rows), len(columns))
     figure = _figure(1.0 + 0.9 * len(columns), 0.9 + 0.55 * len(rows))
     ax = figure.subplots()
-    image = ax.imshow(np.nan_to_num(data), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
-    for i in range(data.shape[0]):
-        for j in range(data.shape[1]):
-            value = data[i, j]
-            text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
-            ax.text(j, i, text, ha="center", va="center", fontsize=8,
-                    color="white" if value > 0.6 else "black")
+    image = _percent_image(ax, data)
     ax.set_xticks(range(len(columns)), list(columns), fontsize=8)
     ax.set_yticks(range(len(rows)), list(rows), fontsize=8)
     ax.set_xlabel(xlabel, fontsize=8)
@@ -243,3 +232,20 @@ def _draw_heatmap(matrix: Sequence[Sequence[float]], rows: Sequence[str],
     ax.set_title(title, fontsize=9)
     figure.colorbar(image, ax=ax, shrink=0.8)
     return _png(figure)
+
+
+def _percent_image(ax: Any, data: Any) -> Any:
+    """Draw a 0…1 matrix on ``ax`` with each cell written as a percent ("–" where undefined).
+
+    Shared by the single heatmap and the rank-origin panels so both read the same way.
+    """
+    import numpy as np
+
+    image = ax.imshow(np.nan_to_num(data), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    for i in range(data.shape[0]):
+        for j in range(data.shape[1]):
+            value = data[i, j]
+            text = "–" if math.isnan(value) else f"{100 * value:.0f}%"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    color="white" if value > 0.6 else "black")
+    return image

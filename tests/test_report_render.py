@@ -9,7 +9,7 @@ import pytest
 
 from abnirml.evaluation.rank_origin import RankRange, ranges_for_depth, run_depth
 from abnirml.evaluation.sweep import SweepPoint
-from abnirml.report.export import label_columns, tidy_table, to_latex
+from abnirml.report.export import label_columns, text_columns, tidy_table, to_latex
 from abnirml.report.html import table_html
 from abnirml.report.plots import curve_groups
 from abnirml.report.rank_origin_report import (
@@ -33,6 +33,19 @@ def test_a_significant_score_never_reads_as_0_00():
     assert format_score(_record(0.0042, False)) == "* 0.00"        # not significant: as before
     assert format_score(_record(0.4, True)) == "+0.40"
     assert format_score(_record(-0.004, False)) == "* 0.00"
+
+
+def test_text_after_numbers_is_aligned_left_in_html_and_latex():
+    # the rankers table: a numeric δ between the name and the text columns after it
+    table = Table("Rankers", ["Ranker", "δ", "δ source", "Queries", "Fingerprint"],
+                  [["bm25", "0.681059", "calibrated", "16", "BM25[b=0.75]"],
+                   ["ql", "0.0386", "given", "–", "QL[mu=2500]"]])
+    assert text_columns(table) == {0, 2, 4}
+    html = table_html(table)
+    assert '<td class="label">calibrated</td>' in html
+    assert '<td class="label">BM25[b=0.75]</td>' in html and "<td>0.681059</td>" in html
+    assert "<td>16</td>" in html
+    assert r"\begin{tabular}{lrlrl}" in to_latex(table)
 
 
 def test_score_columns_with_missing_cells_stay_numbers():

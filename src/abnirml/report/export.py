@@ -136,7 +136,8 @@ def latex_cell(text: str) -> str:
 
 def to_latex(table: Table, label: str = "") -> str:
     """A ``table`` environment with booktabs rules (``\\usepackage{booktabs}``)."""
-    spec = "l" * _label_columns(table) + "r" * (len(table.header) - _label_columns(table))
+    text = text_columns(table)
+    spec = "".join("l" if j in text else "r" for j in range(len(table.header)))
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}",
              r"\toprule",
              " & ".join(latex_escape(h) for h in table.header) + r" \\", r"\midrule"]
@@ -169,3 +170,19 @@ def _label_columns(table: Table) -> int:
 def label_columns(table: Table) -> int:
     """How many leading columns of ``table`` are labels (the HTML page aligns them left)."""
     return _label_columns(table)
+
+
+def text_columns(table: Table) -> frozenset[int]:
+    """Columns of ``table`` that hold text, aligned left in HTML and LaTeX: the leading
+    labels, and any later column that is not a score column and whose present cells are
+    not all numbers (a fingerprint, a δ source, a note) — right-aligning those made long
+    text ragged on the left."""
+    text = set(range(_label_columns(table)))
+    for j in range(len(text), len(table.header)):
+        if j in table.scored:
+            continue
+        present = [c for c in (row[j].strip() for row in table.rows if j < len(row))
+                   if c not in _MISSING]
+        if not present or not all(_NUMBER.match(c) for c in present):
+            text.add(j)
+    return frozenset(text)

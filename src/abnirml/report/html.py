@@ -122,18 +122,18 @@ def _cell(text: str, label: bool, scored: bool) -> str:
 
 
 def table_html(table: Table, slug: str = "", title: bool = True) -> str:
-    """A table in the page's one style: label columns left-aligned, every other column
-    right-aligned in tabular figures; score columns (``table.scored``) coloured by sign when
-    significant and greyed when not, with the legend under the table."""
-    from abnirml.report.export import label_columns
+    """A table in the page's one style: text columns (labels, fingerprints, notes)
+    left-aligned, numbers right-aligned in tabular figures; score columns (``table.scored``)
+    coloured by sign when significant and greyed when not, with the legend under the table."""
+    from abnirml.report.export import text_columns
     from abnirml.report.tables import SCORE_LEGEND, ZERO_MARK
 
-    labels = label_columns(table)
+    text = text_columns(table)
     scored = set(table.scored)
-    head = "".join(f'<th class="label">{esc(h)}</th>' if j < labels
+    head = "".join(f'<th class="label">{esc(h)}</th>' if j in text
                    else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
     body = "\n".join(
-        "<tr>" + "".join(_cell(c, j < labels, j in scored) for j, c in enumerate(row))
+        "<tr>" + "".join(_cell(c, j in text, j in scored) for j, c in enumerate(row))
         + "</tr>" for row in table.rows)
     heading = f"<h3>{esc(table.title)}</h3>" if table.title and title else ""
     note = f'<p class="note">{esc(table.note)}</p>' if table.note else ""

@@ -3,6 +3,7 @@ import threading
 
 import pytest
 
+from abnirml.errors import ConfigError
 from abnirml.rankers.cache import ScoreCache, text_hash
 
 
@@ -95,3 +96,36 @@ def test_two_runs_sharing_a_cache_concurrently(tmp_path):
     conn = sqlite3.connect(cache)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def test_a_locked_cache_is_waited_for_never_moved_aside(tmp_path, monkeypatch):
+    # SQLite answers "database is locked" at once when two processes would deadlock opening
+    # a fresh cache; that is contention, and the cache must stay where it is
+    from abnirml.rankers import cache as cache_module
+
+    path = tmp_path / "shared.sqlite"
+    with ScoreCache(path) as cache:
+        cache.store("bm25", [(b"q", b"d", 1.5)])
+    real = ScoreCache._connect_checked
+    calls = {"n": 0}
+
+    def locked_twice(self):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return real(self)
+
+    monkeypatch.setattr(ScoreCache, "_connect_checked", locked_twice)
+    with ScoreCache(path) as cache:
+        assert cache.lookup("bm25", [(b"q", b"d")]) == {(b"q", b"d"): 1.5}
+    assert calls["n"] == 3
+    assert not list(tmp_path.glob("*.corrupt*"))
+
+    def always_locked(self):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(ScoreCache, "_connect_checked", always_locked)
+    monkeypatch.setattr(cache_module, "BUSY_WAIT_S", 0.2)
+    with pytest.raises(ConfigError, match="locked"):
+        ScoreCache(path)
+    assert path.exists() and not list(tmp_path.glob("*.corrupt*"))

@@ -15,6 +15,7 @@ import math
 import os
 import sqlite3
 import struct
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,6 +68,23 @@ def free_sibling(path: Path, suffix: str) -> Path:
     return candidate
 
 
+BUSY_WAIT_S = 60.0
+"""How long opening a cache waits for other processes that hold it locked."""
+
+_SQLITE_BUSY_CODES = {5, 6}   # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection holds the database (not that it is damaged)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _SQLITE_BUSY_CODES
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
 class ScoreCache:
     """Scores by (fingerprint, query hash, document hash). ``path=None`` keeps them in memory.
 
@@ -100,8 +118,12 @@ class ScoreCache:
             return conn
         self._check_path()
         try:
-            conn = self._connect_checked()
+            conn = self._connect_waiting()
         except sqlite3.DatabaseError as exc:
+            if _is_busy(exc):
+                raise ConfigError(f"--cache {self.path}: another process kept the score cache "
+                                  f"locked for {BUSY_WAIT_S:.0f} s ({exc}); try again, or give "
+                                  "another --cache") from None
             if self.read_only:
                 raise ConfigError(f"--cache {self.path}: the score cache is damaged ({exc}) "
                                   "and read-only, so it cannot be moved aside; give another "
@@ -116,6 +138,25 @@ class ScoreCache:
             conn = self._connect_checked()
         self._identity = self._stat_identity()
         return conn
+
+    def _connect_waiting(self) -> sqlite3.Connection:
+        """Connect, waiting while another process holds the file busy.
+
+        SQLite's busy timeout does not cover every case: two processes opening a fresh cache
+        at once can both need a write lock (creating tables, switching to WAL), and SQLite
+        then answers "database is locked" at once rather than risk a deadlock. That is
+        contention, not damage, so it must never send the cache to ``.corrupt``.
+        """
+        deadline = time.monotonic() + BUSY_WAIT_S
+        delay = 0.05
+        while True:
+            try:
+                return self._connect_checked()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, 1.0)
 
     def _check_path(self) -> None:
         """Refuse, with one line, every ``path`` that is not (or cannot become) a cache."""

@@ -14,6 +14,24 @@ def test_family_of_reads_the_family_of_a_spec():
     assert background_import.family_of("splade") == "splade"
     assert background_import.family_of("maxp:biencoder+similarity=dot") == "biencoder"
     assert background_import.family_of("BM25+k1=0.9") == "bm25"
+    assert background_import.family_of("biencoder@bi") == "biencoder"
+    assert background_import.family_of("wmd:glove@wmd") == "wmd"
+
+
+def test_a_ranker_under_a_display_name_imports_what_its_family_needs(monkeypatch):
+    from abnirml.rankers.registry import name_ranker
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(background_import, "start", lambda modules: started.append(
+        tuple(modules)))
+
+    class Ranker:
+        name = "biencoder"
+
+    ranker = Ranker()
+    name_ranker(ranker, "bi", "biencoder")
+    background_import.for_scoring(ranker)
+    assert started == [background_import.SCORING_IMPORTS["biencoder"]]
 
 
 def _module(tmp_path, monkeypatch, name: str) -> None:

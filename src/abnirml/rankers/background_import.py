@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterable
@@ -46,8 +47,10 @@ def enabled() -> bool:
 
 
 def family_of(spec: str) -> str:
-    """``cross-encoder`` of ``cross-encoder:DIR+dtype=bf16``; ``maxp:<spec>`` → inner family."""
-    family = spec.split("+", 1)[0].split(":", 1)[0].strip().lower()
+    """``cross-encoder`` of ``cross-encoder:DIR+dtype=bf16``; ``biencoder`` of
+    ``biencoder@bi`` (a display name); ``maxp:<spec>`` → inner family. Never raises: a bad
+    spec is reported by the registry when the ranker is built."""
+    family = re.split(r"[+:@]", spec, maxsplit=1)[0].strip().lower()
     if family == "maxp" and ":" in spec:
         return family_of(spec.split(":", 1)[1])
     return family
@@ -87,7 +90,9 @@ def for_specs(specs: Iterable[object]) -> threading.Thread | None:
 def for_scoring(ranker: object) -> threading.Thread | None:
     """Start importing what ``ranker`` needs to score (its ``scoring_imports``, else its
     family's entry in :data:`SCORING_IMPORTS`)."""
+    from abnirml.rankers.base import spec_of
+
     modules = getattr(ranker, "scoring_imports", None)
-    if modules is None:
-        modules = SCORING_IMPORTS.get(family_of(str(getattr(ranker, "name", ""))), ())
+    if modules is None:     # the spec, not the name: a display name hides the family
+        modules = SCORING_IMPORTS.get(family_of(spec_of(ranker)), ())  # type: ignore[arg-type]
     return start(modules)

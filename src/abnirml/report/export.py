@@ -151,25 +151,24 @@ def to_latex(table: Table, label: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _label_columns(table: Table) -> int:
-    """Leading columns that hold labels (left-aligned): those before the first column of
-    numbers. A score column counts as numbers even when some rankers have no score
-    (``–``), and so does any column whose present cells are all numbers."""
-    count = 0
-    for j in range(len(table.header)):
-        if j in table.scored:
-            break
-        cells = [row[j].strip() for row in table.rows if j < len(row)]
-        present = [c for c in cells if c not in _MISSING]
-        if present and all(_NUMBER.match(c) for c in present):
-            break
-        count += 1
-    return count
+def _holds_text(table: Table, j: int) -> bool:
+    """Column ``j`` is text: not a score column, and some present cell is not a number (or
+    no cell is present at all)."""
+    if j in table.scored:
+        return False
+    present = [c for c in (row[j].strip() for row in table.rows if j < len(row))
+               if c not in _MISSING]
+    return not present or not all(_NUMBER.match(c) for c in present)
 
 
 def label_columns(table: Table) -> int:
-    """How many leading columns of ``table`` are labels (the HTML page aligns them left)."""
-    return _label_columns(table)
+    """How many leading columns of ``table`` are labels: those before the first column of
+    numbers. A score column counts as numbers even when some rankers have no score
+    (``–``), and so does any column whose present cells are all numbers."""
+    count = 0
+    while count < len(table.header) and _holds_text(table, count):
+        count += 1
+    return count
 
 
 def text_columns(table: Table) -> frozenset[int]:
@@ -177,12 +176,4 @@ def text_columns(table: Table) -> frozenset[int]:
     labels, and any later column that is not a score column and whose present cells are
     not all numbers (a fingerprint, a δ source, a note) — right-aligning those made long
     text ragged on the left."""
-    text = set(range(_label_columns(table)))
-    for j in range(len(text), len(table.header)):
-        if j in table.scored:
-            continue
-        present = [c for c in (row[j].strip() for row in table.rows if j < len(row))
-                   if c not in _MISSING]
-        if not present or not all(_NUMBER.match(c) for c in present):
-            text.add(j)
-    return frozenset(text)
+    return frozenset(j for j in range(len(table.header)) if _holds_text(table, j))

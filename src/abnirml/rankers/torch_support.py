@@ -1,9 +1,6 @@
-"""What every PyTorch ranker shares: importing torch with a useful error, picking the device,
-and scoring pairs in length-sorted model batches under ``torch.inference_mode``.
-
-Sorting by length inside ``score`` keeps padding low however the caller orders its pairs;
-results are put back in the caller's order, so the batch composition never leaks into the
-scores beyond floating-point noise (the tests hold it under 1e-5).
+"""What every PyTorch ranker shares: importing torch with a useful error, checking the
+device, and reading positive integer parameters. Batching lives in
+:mod:`~abnirml.rankers.device_batching` (token budgets, tokenization ahead, precision).
 """
 
 from __future__ import annotations

@@ -89,8 +89,12 @@ def prepare(folder: Path, data: Path, wheels: bool = True) -> None:
     for name in TOKENIZER_FILES:
         if (source / name).is_file():
             shutil.copy(source / name, folder / "vocab" / name)
-    if (data / "queries.tsv").is_file():
-        shutil.copytree(data, folder / data.name, dirs_exist_ok=True)
+    if (data / "queries.tsv").is_file():      # contents only: the source may be read-only
+        for path in data.rglob("*"):
+            if path.is_file():
+                target = folder / data.name / path.relative_to(data)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
     if wheels:
         for package in CARRIED_WHEELS:
             version = importlib.metadata.version(package)

@@ -121,3 +121,15 @@ def test_the_engine_streams_pairwise_rankers_in_engine_sized_calls(models, one_t
     got = list(SerialExecutor().run(adapter, [pairs[:3], pairs[3:]]))
     assert calls == [2]                          # one stream over both engine batches
     np.testing.assert_allclose(np.concatenate(got), ranker.preferences(TRIPLES), atol=1e-6)
+
+
+def test_prompts_tokenized_together_equal_prompts_tokenized_alone(models):
+    """One tokenizer call for a whole engine call gives each prompt the ids it gets alone,
+    and only over-long prompts take the shortening path."""
+    spec = models["lm"].replace("+template=", "+max_length=24+template=")
+    prompts = build_ranker(spec, RankerEnv()).prompts
+    long_doc = " ".join(["symptoms of vitamin d deficiency"] * 12)
+    items = [(q, (d,)) for q, d in [*PAIRS, ("vitamin d deficiency", long_doc)]]
+    together = prompts.many(items)
+    assert together == [prompts.ids(q, docs) for q, docs in items]
+    assert len(together[-1]) <= 24 < len(prompts.tokenizer(prompts.text(*items[-1])).input_ids)

@@ -94,7 +94,9 @@ def test_bf16_is_really_used_and_still_guarded(models, family, one_torch_thread)
 def test_token_budget_parameters_are_read_and_checked(models, family):
     ranker = build_ranker(models[family] + "+max_tokens=64+batch_size=3", RankerEnv())
     assert (ranker.settings.max_tokens, ranker.settings.max_batch) == (64, 3)
+    # engine calls (cache commits) on CPU: causal LMs commit more often, being far slower
     assert ranker.hints.own_batches
+    assert ranker.hints.batch_size == (64 if family in ("lm", "lm-pairwise") else 1024)
     with pytest.raises(ConfigError, match="max_tokens"):
         build_ranker(models[family] + "+max_tokens=0", RankerEnv())
 

@@ -38,6 +38,7 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
 from abnirml.rankers.device_batching import (
+    CPU_LLM_ENGINE_PAIRS,
     DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
@@ -268,7 +269,7 @@ class CausalLMRanker(TokenBudgetRanker):
         self.settings = settings
         self.tokenizer = self.lm.tokenizer
         self.pad_values = self.lm.pad_values
-        self.hints = settings.hints()
+        self.hints = settings.hints(cpu_pairs=CPU_LLM_ENGINE_PAIRS)
         answers = f",yes={yes},no={no}" if self.lm.head == "lm" else ""
         self.fingerprint = (f"CausalLM[{self.lm.identity}][head={self.lm.head},"
                             f"template={digest(template)},max_length={max_length},"

@@ -57,6 +57,7 @@ PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already 
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
+CPU_LLM_ENGINE_PAIRS = 64     # causal LMs on CPU: far slower per pair still
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
 
 Row = dict[str, list[int]]
@@ -126,10 +127,12 @@ class DeviceSettings:
     def fingerprint(self) -> str:
         return dtype_fingerprint(self.dtype)
 
-    def hints(self) -> RankerHints:
+    def hints(self, cpu_pairs: int = CPU_ENGINE_PAIRS) -> RankerHints:
         """Engine calls larger than a model batch: the ranker packs its own batches, so the
-        engine only decides how often the score cache commits (and the progress bar moves)."""
-        pairs = CPU_ENGINE_PAIRS if self.device == "cpu" else ENGINE_PAIRS
+        engine only decides how often the score cache commits (and the progress bar moves).
+        ``cpu_pairs`` lets a family whose pairs are slow on a CPU (a causal LM: seconds per
+        pair) commit more often, so an interrupted run loses minutes, not hours."""
+        pairs = cpu_pairs if self.device == "cpu" else ENGINE_PAIRS
         return RankerHints(batch_size=pairs, sort_by_length=True, own_batches=True)
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerHints, RankerSpec, digest
 from abnirml.rankers.device_batching import (
+    CPU_LLM_ENGINE_PAIRS,
     DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetModel,
@@ -171,7 +172,7 @@ class CausalLMPairwiseRanker(_PairwiseBase):
         self.tokenizer = self.lm.tokenizer
         self.pad_values = self.lm.pad_values
         self.rerank_depth = rerank_depth
-        self.hints = settings.hints()
+        self.hints = settings.hints(cpu_pairs=CPU_LLM_ENGINE_PAIRS)
         self.fingerprint = (f"CausalLMPairwise[{self.lm.identity}][template={digest(template)},"
                             f"max_length={max_length},dtype={self.lm.dtype_name},"
                             f"yes={yes},no={no}]")

@@ -395,11 +395,12 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
                       "top-10 score gaps (journal ABNIRML §4.1); the dashed line is the "
                       "operating point, the median. Rankers whose curves coincide share one "
                       "line, labelled a = b. Data: tables/delta-sweep.csv.")
-    points = sweep(store, subsets=["all"])
+    every = sweep(store)
+    points = [p for p in every if p.subset == "all"]     # = sweep(store, subsets=["all"])
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(SWEEP_FIELDS), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(sweep_rows(sweep(store)))
+    writer.writerows(sweep_rows(every))
     if not points:
         section.intro += " No ranker has calibration gaps (every δ was given), so no curves."
         return section, buffer.getvalue()

@@ -229,8 +229,9 @@ class ParseCache:
 
 
 def default_path(score_cache: Path) -> Path:
-    """The store's file beside a score cache file."""
-    return score_cache.with_name(FILE_NAME)
+    """The store's file beside a score cache file (a ``--cache`` that names no file, such as
+    ``.``, is refused by the score cache before any probe opens this store)."""
+    return score_cache.parent / FILE_NAME
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -72,6 +72,9 @@ class ParseCache:
                 raise RuntimeError(f"parse builder returned {len(built)} values for "
                                    f"{len(missing)} texts")
             values.update(zip(missing, built, strict=True))
+            # the pipeline build() loaded names the entries (it can differ from the one
+            # expected when an installed package failed to load)
+            namespace = self.namespace(kind)
             if namespace is not None:
                 self._save(namespace, {t: encode(v) for t, v in zip(missing, built,
                                                                      strict=True)})

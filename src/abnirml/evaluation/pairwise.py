@@ -25,7 +25,7 @@ and get no samples.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,10 +63,22 @@ class PreferenceAsPairs:
         self.name = ranker.name
         self.fingerprint = ranker.fingerprint
         base = hints(ranker)
-        self.hints = RankerHints(batch_size=base.batch_size, sort_by_length=True)
+        self.hints = RankerHints(batch_size=base.batch_size, sort_by_length=True,
+                                 own_batches=base.own_batches)
+        # A ranker that tokenizes ahead across engine calls (token-budget models) is streamed
+        # like a pointwise one; others are called batch by batch.
+        if callable(getattr(ranker, "preference_batches", None)):
+            self.score_batches = self._streamed
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        return self.ranker.preferences([(q, *decode_documents(j)) for q, j in pairs])
+        return self.ranker.preferences(_triples(pairs))
+
+    def _streamed(self, batches: Sequence[Sequence[tuple[str, str]]]) -> Iterator[np.ndarray]:
+        return self.ranker.preference_batches([_triples(batch) for batch in batches])
+
+
+def _triples(pairs: Sequence[tuple[str, str]]) -> list[Triple]:
+    return [(q, *decode_documents(j)) for q, j in pairs]
 
 
 def preferences(scorer: Any, ranker: Any, triples: Sequence[Triple]) -> np.ndarray:

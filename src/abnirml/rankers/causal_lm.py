@@ -1,7 +1,8 @@
 """Causal-LM pointwise rerankers (the Qwen3-Reranker / RankLLaMA family).
 
 ``lm:<hub name or directory>[+template=default|qwen3|FILE][+yes=yes+no=no]
-[+head=auto|lm|score][+max_length=N][+batch_size=N][+dtype=fp32|fp16|bf16][+revision=R]``.
+[+head=auto|lm|score][+max_length=N][+batch_size=N][+dtype=fp32|fp16|bf16][+max_tokens=N]
+[+revision=R]``.
 
 A prompt template with ``{query}`` and ``{document}`` is filled in per pair and read by a
 decoder-only model. Two ways to turn the last position into a score:
@@ -15,9 +16,13 @@ decoder-only model. Two ways to turn the last position into a score:
 
 ``auto`` picks ``score`` when the checkpoint's architecture is a sequence classifier.
 
-Batches are left-padded, so every row's last position is its real last token; position ids
-follow the attention mask, so a padded row is computed exactly as it would be alone, and
-one forward pass without a key-value cache scores the batch. When a filled prompt is longer
+Batches are packed by a token budget (``+max_tokens``, rows sorted by token count; ``+batch_size``
+caps the rows), and the prompts of an engine call are filled and tokenized in one tokenizer
+call by a background thread while the model scores the previous call's batches (see
+:mod:`~abnirml.rankers.device_batching`). Batches are left-padded, so every row's last
+position is its real last token; position ids follow the attention mask, so a padded row is
+computed as it would be alone (up to float rounding), and one forward pass without a
+key-value cache scores the batch. When a filled prompt is longer
 than ``max_length`` tokens only the *document* is shortened: the instructions, the query and
 the closing question are always seen whole (if they alone exceed ``max_length`` they are
 still kept whole).
@@ -26,25 +31,28 @@ still kept whole).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
-from abnirml.rankers.device_batching import DeviceSettings, cast_model
+from abnirml.rankers.device_batching import (
+    CPU_LLM_ENGINE_PAIRS,
+    DEVICE_PARAMS,
+    DeviceSettings,
+    TokenBudgetRanker,
+    TokenColumns,
+    cast_model,
+)
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
-    BatchedTorchRanker,
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
-DEFAULT_BATCH = 8
 DEFAULT_MAX_LENGTH = 1024
 HEADS = ("auto", "lm", "score")
 
@@ -111,13 +119,27 @@ class PromptEncoder:
             pieces += [head, tail]
         return [p.replace("{query}", query) for p in pieces]
 
-    def ids(self, query: str, docs: tuple[str, ...]) -> list[int]:
-        tok = self.tokenizer
+    def text(self, query: str, docs: tuple[str, ...]) -> str:
+        """The filled template (documents are never searched for ``{query}``)."""
         pieces = self._pieces(query)
+        return pieces[0] + "".join(d + p for d, p in zip(docs, pieces[1:], strict=True))
+
+    def many(self, items: Sequence[tuple[str, tuple[str, ...]]],
+             tokenizer: Any = None) -> list[list[int]]:
+        """:meth:`ids` of many (query, documents) items: one tokenizer call for all filled
+        prompts; only the prompts over ``max_length`` are shortened one by one."""
+        tok = tokenizer or self.tokenizer
+        rows = [list(ids) for ids in tok([self.text(q, docs) for q, docs in items]).input_ids]
+        for i, row in enumerate(rows):
+            if len(row) > self.max_length:
+                rows[i] = self.ids(*items[i], tokenizer=tok)
+        return rows
+
+    def ids(self, query: str, docs: tuple[str, ...], tokenizer: Any = None) -> list[int]:
+        tok = tokenizer or self.tokenizer
 
         def encode(texts: tuple[str, ...]) -> list[int]:
-            text = pieces[0] + "".join(d + p for d, p in zip(texts, pieces[1:], strict=True))
-            return list(tok(text).input_ids)
+            return list(tok(self.text(query, texts)).input_ids)
 
         ids = encode(docs)
         if len(ids) <= self.max_length:
@@ -201,21 +223,25 @@ class CausalLMScorer:
         self.config = model.config
         self.pad_id = next(t for t in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id,
                                         0) if t is not None)
+        self.pad_values = {"input_ids": int(self.pad_id)}
         params = inspect.signature(model.forward).parameters
         self._keep_last = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         self.identity = model_identity(ref, model.config)
 
-    def forward(self, rows: list[list[int]], token_ids: tuple[int, ...] = ()) -> Any:
-        torch = self.torch
-        width = max(len(r) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
-            mask[i, width - len(row):] = 1
+    def rows(self, prompts: PromptEncoder, items: Sequence[tuple[str, tuple[str, ...]]],
+             tokenizer: Any) -> TokenColumns:
+        """Token-id rows of the filled prompts, with their attention masks (the pad id may be
+        a real token, e.g. end-of-sequence, so the mask cannot be read from the ids)."""
+        ids = prompts.many(items, tokenizer)
+        return TokenColumns.from_lists({"input_ids": ids,
+                                        "attention_mask": [[1] * len(r) for r in ids]})
+
+    def forward(self, tensors: dict[str, Any], token_ids: tuple[int, ...] = ()) -> Any:
+        """One left-padded batch (``input_ids``, ``attention_mask`` on the device)."""
+        mask = tensors["attention_mask"]
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        inputs = {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device),
-                  "position_ids": positions.to(self.device), "use_cache": False}
+        inputs = {"input_ids": tensors["input_ids"], "attention_mask": mask,
+                  "position_ids": positions, "use_cache": False}
         if self.head == "score":
             hidden = self.model.base_model(**inputs).last_hidden_state[:, -1]
             out = self.model.score(hidden).float()
@@ -224,7 +250,7 @@ class CausalLMScorer:
         return logits[:, list(token_ids)]
 
 
-class CausalLMRanker(BatchedTorchRanker):
+class CausalLMRanker(TokenBudgetRanker):
     def __init__(self, ref: ModelRef, name: str, template: str = TEMPLATES["default"],
                  yes: str = "yes", no: str = "no", head: str = "auto",
                  max_length: int = DEFAULT_MAX_LENGTH, settings: DeviceSettings | None = None):
@@ -240,24 +266,29 @@ class CausalLMRanker(BatchedTorchRanker):
                 raise ConfigError(f"ranker {name}: {yes!r} and {no!r} are the same token")
         self.prompts = PromptEncoder(self.lm.tokenizer, template, ("document",), max_length)
         self.max_length = max_length
-        self.batch_size = settings.max_batch or DEFAULT_BATCH
-        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
+        self.settings = settings
+        self.tokenizer = self.lm.tokenizer
+        self.pad_values = self.lm.pad_values
+        self.hints = settings.hints(cpu_pairs=CPU_LLM_ENGINE_PAIRS)
         answers = f",yes={yes},no={no}" if self.lm.head == "lm" else ""
         self.fingerprint = (f"CausalLM[{self.lm.identity}][head={self.lm.head},"
                             f"template={digest(template)},max_length={max_length},"
                             f"dtype={self.lm.dtype_name}{answers}]")
 
-    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
-        rows = [self.prompts.ids(q, (d,)) for q, d in pairs]
-        out = self.lm.forward(rows, self.token_ids)
-        if self.lm.head == "lm":
-            out = out[:, 0] - out[:, 1]
-        return out.double().cpu().numpy()
+    pad_left = True     # every row's last position is its real last token
+
+    def _rows(self, pairs: list[Pair]) -> TokenColumns:
+        with self.borrowed_tokenizer() as tokenizer:
+            return self.lm.rows(self.prompts, [(q, (d,)) for q, d in pairs], tokenizer)
+
+    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+        out = self.lm.forward(tensors, self.token_ids)
+        return out[:, 0] - out[:, 1] if self.lm.head == "lm" else out
 
 
 def from_spec(spec: RankerSpec, env) -> CausalLMRanker:
-    spec.check_params({"template", "yes", "no", "head", "max_length", "batch_size", "dtype",
-                       "revision"})
+    spec.check_params({"template", "yes", "no", "head", "max_length", "revision"}
+                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="lm:Qwen/Qwen3-Reranker-0.6B+template=qwen3")

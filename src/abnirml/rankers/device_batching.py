@@ -25,11 +25,14 @@ per document. Why each part exists:
   pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
   Scores are fetched once per chunk, so the device queue does not drain between batches.
 
-:class:`TokenBudgetRanker` ties these together: a subclass says how to tokenize pairs into
-rows (:meth:`~TokenBudgetRanker._rows`) and how to score one padded batch
-(:meth:`~TokenBudgetRanker._forward`); ordering, packing, prefetching, precision and putting
-scores back in the caller's order are done here. :class:`DeviceSettings` parses the shared
-spec parameters (``dtype``, ``max_tokens``, ``batch_size``) once for every family.
+:class:`TokenBudgetModel` ties these together: a subclass says how to tokenize items into
+rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
+(:meth:`~TokenBudgetModel._forward`); ordering, packing, prefetching, precision and putting
+scores back in the caller's order are done here. :class:`TokenBudgetRanker` is that model over
+(query, document) pairs as an engine ranker (cross-encoder, monoT5, ColBERT, SPLADE, ``lm:``);
+the pairwise rankers (duoT5, ``lm-pairwise:``) use the model over triples.
+:class:`DeviceSettings` parses the shared spec parameters (``dtype``, ``max_tokens``,
+``batch_size``) once for every family.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already 
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
+CPU_LLM_ENGINE_PAIRS = 64     # causal LMs on CPU: far slower per pair still
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
 
 Row = dict[str, list[int]]
@@ -103,11 +107,15 @@ class DeviceSettings:
     max_batch: int | None = None
 
     @classmethod
-    def from_spec(cls, spec: RankerSpec, env: Any, device: str) -> DeviceSettings:
-        """Read ``+dtype``, ``+max_tokens`` and ``+batch_size`` (or ``--batch-size``)."""
+    def from_spec(cls, spec: RankerSpec, env: Any, device: str,
+                  accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
+        """Read ``+dtype``, ``+max_tokens`` and ``+batch_size`` (or ``--batch-size``).
+
+        ``accelerator_tokens`` is the default budget off CPU: a family whose activations per
+        token are unusually large (SPLADE's vocabulary-wide logits) asks for less."""
         name = spec.canonical
         dtype = parse_dtype(spec.param("dtype"), device, name)
-        default_tokens = CPU_MAX_TOKENS if device == "cpu" else ACCELERATOR_MAX_TOKENS
+        default_tokens = CPU_MAX_TOKENS if device == "cpu" else accelerator_tokens
         max_tokens = positive_int(spec.param("max_tokens"), default_tokens, name, "max_tokens")
         raw_batch = spec.param("batch_size")
         if raw_batch is None and getattr(env, "batch_size", None):
@@ -119,10 +127,12 @@ class DeviceSettings:
     def fingerprint(self) -> str:
         return dtype_fingerprint(self.dtype)
 
-    def hints(self) -> RankerHints:
+    def hints(self, cpu_pairs: int = CPU_ENGINE_PAIRS) -> RankerHints:
         """Engine calls larger than a model batch: the ranker packs its own batches, so the
-        engine only decides how often the score cache commits (and the progress bar moves)."""
-        pairs = CPU_ENGINE_PAIRS if self.device == "cpu" else ENGINE_PAIRS
+        engine only decides how often the score cache commits (and the progress bar moves).
+        ``cpu_pairs`` lets a family whose pairs are slow on a CPU (a causal LM: seconds per
+        pair) commit more often, so an interrupted run loses minutes, not hours."""
+        pairs = cpu_pairs if self.device == "cpu" else ENGINE_PAIRS
         return RankerHints(batch_size=pairs, sort_by_length=True, own_batches=True)
 
 
@@ -254,34 +264,36 @@ class TokenColumns:
 
 @dataclass
 class PreparedBatch:
-    """One padded batch: the caller's pair indices, the host tensors to feed the model and the
-    pairs themselves (for rankers whose forward pass needs the text, e.g. ColBERT's queries)."""
+    """One padded batch: the caller's item indices, the host tensors to feed the model and the
+    items themselves (for rankers whose forward pass needs the text, e.g. ColBERT's queries).
+    ``pairs`` holds whatever items the model scores: (query, document) pairs, or triples."""
 
     indices: np.ndarray
     tensors: dict[str, Any]
-    pairs: list[Pair]
+    pairs: list[Any]
 
 
-class TokenBudgetRanker:
-    """Base for torch rankers scored in token-budget batches with tokenization ahead.
+class TokenBudgetModel:
+    """Token-budget scoring of *items* (pairs, or duoT5-style triples) with tokenization ahead.
 
-    Subclasses set ``name``, ``fingerprint``, ``hints``, ``settings`` (a
-    :class:`DeviceSettings`) and implement :meth:`_rows` (tokenize a chunk of pairs in as
-    few tokenizer calls as possible: a :class:`TokenColumns`, or one row of equal-length id
-    lists per pair; ``input_ids`` gives a row's length) and :meth:`_forward` (one padded
-    batch of tensors already on the device → one float score per row). ``pad_values`` gives
-    the padding id per row key (0 when absent); ``pad_left`` pads on the left.
+    Subclasses set ``name``, ``settings`` (a :class:`DeviceSettings`) and implement
+    :meth:`_rows` (tokenize a chunk of items in as few tokenizer calls as possible: a
+    :class:`TokenColumns`, or one row of equal-length id lists per item; ``input_ids`` gives
+    a row's length) and :meth:`_forward` (one padded batch of tensors already on the device →
+    one float score per item). ``pad_values`` gives the padding id per row key (0 when
+    absent); ``pad_left`` pads on the left. A subclass whose rows are not one per item (SPLADE
+    encodes each distinct document once) overrides :meth:`_prepare` instead of :meth:`_rows`.
+    This class is not a ranker by itself: :class:`TokenBudgetRanker` exposes it as one, and
+    pairwise rankers expose it as ``preferences``.
     """
 
     name: str
-    fingerprint: str
-    hints: RankerHints
     settings: DeviceSettings
     pad_values: dict[str, int]
     pad_left: bool = False
     chunk: int = CHUNK_PAIRS
 
-    def _rows(self, pairs: list[Pair]) -> TokenColumns | list[Row]:
+    def _rows(self, items: list[Any]) -> TokenColumns | list[Row]:
         raise NotImplementedError
 
     @contextlib.contextmanager
@@ -302,29 +314,33 @@ class TokenBudgetRanker:
         finally:
             spare.append(tokenizer)
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], items: list[Any]) -> Any:
         raise NotImplementedError
 
-    def _prepare(self, pairs: Sequence[Pair]) -> list[PreparedBatch]:
-        """Tokenize one chunk of pairs (one tokenizer call) and pack it into padded, pinned
-        token-budget batches; indices are positions in ``pairs``."""
+    def _host_tensors(self, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+        """NumPy batch arrays as torch tensors, pinned on CUDA (so the copy is asynchronous)."""
         torch = import_torch(self.name)
-        pairs = list(pairs)
-        if not pairs:
+        tensors = {k: torch.from_numpy(v) for k, v in arrays.items()}
+        if self.settings.device.startswith("cuda"):
+            tensors = {k: v.pin_memory() for k, v in tensors.items()}
+        return tensors
+
+    def _prepare(self, items: Sequence[Any]) -> list[PreparedBatch]:
+        """Tokenize one chunk of items (one tokenizer call) and pack it into padded, pinned
+        token-budget batches; indices are positions in ``items``."""
+        items = list(items)
+        if not items:
             return []
-        tokens = self._rows(pairs)
+        tokens = self._rows(items)
         if not isinstance(tokens, TokenColumns):
             tokens = TokenColumns.from_rows(tokens)
-        pin = self.settings.device.startswith("cuda")
         batches = []
         for group in token_budget_batches(tokens.lengths.tolist(), self.settings.max_tokens,
                                           self.settings.max_batch):
-            padded = tokens.padded(group, self.pad_values, left=self.pad_left)
-            tensors = {k: torch.from_numpy(v) for k, v in padded.items()}
-            if pin:
-                tensors = {k: v.pin_memory() for k, v in tensors.items()}
+            tensors = self._host_tensors(tokens.padded(group, self.pad_values,
+                                                       left=self.pad_left))
             batches.append(PreparedBatch(np.asarray(group, dtype=np.int64), tensors,
-                                         [pairs[i] for i in group]))
+                                         [items[i] for i in group]))
         return batches
 
     def _compute(self, prepared: list[PreparedBatch], size: int) -> np.ndarray:
@@ -343,25 +359,26 @@ class TokenBudgetRanker:
             out[indices] = _to_numpy(scores)
         return out
 
-    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        if len(pairs) <= self.chunk:
-            return next(self.score_batches([pairs]))
-        order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][0]) + len(pairs[i][1]), i))
+    def _score_items(self, items: Sequence[Any]) -> np.ndarray:
+        """Scores of ``items`` in their order; many items are cut into chunks of similar
+        length (by characters, the only length known before tokenizing)."""
+        if len(items) <= self.chunk:
+            return next(self._stream([items]))
+        order = sorted(range(len(items)), key=lambda i: (sum(map(len, items[i])), i))
         chunks = [order[s:s + self.chunk] for s in range(0, len(order), self.chunk)]
-        out = np.empty(len(pairs), dtype=np.float64)
-        for idx, scores in zip(chunks, self.score_batches([[pairs[i] for i in c]
-                                                           for c in chunks]), strict=True):
+        out = np.empty(len(items), dtype=np.float64)
+        for idx, scores in zip(chunks, self._stream([[items[i] for i in c] for c in chunks]),
+                               strict=True):
             out[idx] = scores
         return out
 
-    def score_batches(self, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
-        """Scores of each batch of pairs, in order; the next batches are tokenized in the
-        background while the device scores the current one, across batches — the engine's
-        serial executor calls this, so tokenization stays ahead across its calls too.
-        Batches longer than ``chunk`` pairs are split into chunks (one tokenizer call each)."""
+    def _stream(self, batches: Sequence[Sequence[Any]]) -> Iterator[np.ndarray]:
+        """Scores of each batch of items, in order; the next batches are tokenized in the
+        background while the device scores the current one, across batches.
+        Batches longer than ``chunk`` items are split into chunks (one tokenizer call each)."""
         torch = import_torch(self.name)
         self._ready()
-        pieces: list[tuple[int, Sequence[Pair]]] = []   # (batch number, ≤ chunk pairs)
+        pieces: list[tuple[int, Sequence[Any]]] = []   # (batch number, ≤ chunk items)
         for number, batch in enumerate(batches):
             pieces += [(number, batch[s:s + self.chunk])
                        for s in range(0, max(len(batch), 1), self.chunk)]
@@ -381,6 +398,24 @@ class TokenBudgetRanker:
 
     def _ready(self) -> None:
         """Load what scoring needs before worker threads use it (subclasses override)."""
+
+
+class TokenBudgetRanker(TokenBudgetModel):
+    """A :class:`TokenBudgetModel` over (query, document) pairs, seen by the engine as a
+    ranker: ``score`` and the streamed ``score_batches`` the serial executor prefers.
+    Subclasses also set ``fingerprint`` and ``hints`` (usually ``settings.hints()``)."""
+
+    fingerprint: str
+    hints: RankerHints
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        return self._score_items(pairs)
+
+    def score_batches(self, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
+        """Scores of each batch of pairs, in order; the next batches are tokenized in the
+        background while the device scores the current one, across batches — the engine's
+        serial executor calls this, so tokenization stays ahead across its calls too."""
+        return self._stream(batches)
 
 
 def _finish(name: str, parts: list[np.ndarray], size: int) -> np.ndarray:

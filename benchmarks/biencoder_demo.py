@@ -20,6 +20,7 @@ a quicker look).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -126,6 +127,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--queries", type=int, default=0, help="keep the first K query texts")
     args = parser.parse_args()
+    # As the `abnirml` command does: OpenMP threads sleep while they wait instead of spinning,
+    # which on shared cores would count spinning as work.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
     if args.threads:

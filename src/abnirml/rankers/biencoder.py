@@ -144,7 +144,9 @@ class BiEncoderRanker:
         if not texts:
             return torch.zeros((0, 1), device=self.device)
         model = self.model
-        features = model.preprocess(list(texts))
+        # sentence-transformers 6 names it preprocess; older versions, tokenize
+        prepare = getattr(model, "preprocess", None) or model.tokenize
+        features = prepare(list(texts))
         mask = features.get("attention_mask")
         if mask is None or mask.dim() != 2:      # cannot be bucketed: plain encoding
             return self._encode_plainly(texts)

@@ -107,3 +107,26 @@ def test_truncated_file_is_one_input_error(tmp_path):
         path.write_bytes(data[:cut] + data[-8:])       # pages gone, footer length kept
         with pytest.raises(InputError, match=r"cut.parquet: cannot read this Parquet file"):
             read_string_column(path)
+
+
+def test_a_cached_column_reads_back_exactly_and_follows_the_file(tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from abnirml import data
+    from abnirml.rankers.glove import cached_string_column
+
+    path = tmp_path / "words.parquet"
+    pq.write_table(pa.table({"w": WORDS}), path, compression="snappy")
+    assert cached_string_column(path) == WORDS           # decoded, then kept
+    (entry,) = (tmp_path / "vocabulary").glob("words-*.json")
+
+    def forbid(_path):
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr(data.parquet, "read_string_column", forbid)
+    assert cached_string_column(path) == WORDS           # read back, not decoded
+    monkeypatch.undo()
+    entry.write_text('["damaged", 3]')
+    assert cached_string_column(path) == WORDS           # a bad entry is decoded again
+    pq.write_table(pa.table({"w": WORDS[:5]}), path, compression="snappy")
+    assert cached_string_column(path) == WORDS[:5]       # a changed file has another key

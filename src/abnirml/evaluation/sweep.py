@@ -81,11 +81,13 @@ def sweep(store: ScoreStore, percentiles: Sequence[float] = DEFAULT_PERCENTILES,
     ``diff < −δ`` exactly.
     """
     wanted = None if subsets is None else set(subsets)
+    # δ depends on the ranker only: one percentile computation per ranker, not per probe
+    deltas_of = {ranker: [(p, delta_at(store.calibrations[ranker], p)) for p in percentiles]
+                 for ranker in store.ranker_names}
     points: list[SweepPoint] = []
     for probe in store.probes:
         for ranker in store.ranker_names:
-            calibration = store.calibrations[ranker]
-            deltas = [(p, delta_at(calibration, p)) for p in percentiles]
+            deltas = deltas_of[ranker]
             if any(d is None for _, d in deltas):
                 continue
             ps = store.scores[(probe.name, ranker)]

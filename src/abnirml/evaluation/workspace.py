@@ -58,6 +58,26 @@ class Workspace:
                              seed=settings.seed, allow_pickle=settings.allow_pickle,
                              progress=self.progress)
         self._candidates: Any = None
+        self._parse_cache: Any = None
+
+    def cache_path(self) -> Path | None:
+        """The score cache file (``--cache``, else the default), or None for ``--no-cache``."""
+        from abnirml.rankers.cache import default_cache_path
+
+        cache = self.settings.cache
+        return None if cache is None else (
+            default_cache_path() if cache == "default" else Path(cache))
+
+    @property
+    def parse_cache(self) -> Any:
+        """The spaCy parse store beside the score cache (in memory only for ``--no-cache``);
+        it opens its file on first use."""
+        if self._parse_cache is None:
+            from abnirml.probes.parse_cache import ParseCache, default_path
+
+            path = self.cache_path()
+            self._parse_cache = ParseCache(None if path is None else default_path(path))
+        return self._parse_cache
 
     def build_rankers(self, specs: Sequence[Any]) -> list[Any]:
         """One ranker per spec string, Ranker object or PyTerrier-style transformer (wrapped
@@ -97,6 +117,7 @@ class Workspace:
             extra = {"options": options.flat, "typed_options": options.settings}
         return ProbeContext(collection=self.collection, analyzer=self.analyzer,
                             seed=self.settings.seed, ranker_env=self.env,
+                            parse_cache=self.parse_cache,
                             candidates=lambda: self.candidates().ranking,
                             candidate_scores=lambda: self.candidates().scores, **extra, **fields)
 
@@ -106,12 +127,9 @@ class Workspace:
         """A Scorer over the score cache, open for the duration of the block."""
         from abnirml.evaluation.parallel import make_executor
         from abnirml.evaluation.scoring import Scorer
-        from abnirml.rankers.cache import ScoreCache, default_cache_path
+        from abnirml.rankers.cache import ScoreCache
 
-        cache = self.settings.cache
-        path = None if cache is None else (
-            default_cache_path() if cache == "default" else Path(cache))
-        with ScoreCache(path) as store:
+        with ScoreCache(self.cache_path()) as store:
             yield Scorer(store, batch_size=self.settings.batch_size,
                          progress=self.progress if progress is None else progress,
                          executor=make_executor(workers, ray_address))

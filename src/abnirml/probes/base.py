@@ -62,6 +62,9 @@ class ProbeContext:
     candidate_scores: Callable[[], Mapping[str, Mapping[str, float]]] | None = None
     ranker_env: Any = None
     typed_options: dict[str, Any] | None = None
+    #: a ParseCache (probes/parse_cache.py) keeping spaCy-derived values across runs; None:
+    #: parse every run
+    parse_cache: Any = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def rng(self, probe_name: str) -> np.random.Generator:

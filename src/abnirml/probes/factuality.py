@@ -24,6 +24,7 @@ to no probe and are not counted.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -56,16 +57,31 @@ def content_terms(text: str, stopwords: frozenset[str]) -> list[str]:
     return [t for t in terms(text) if t not in stopwords]
 
 
-def classify_answers(answers: Iterable[str], stopwords: frozenset[str]) -> dict[str, AnswerClass]:
-    """Entity type and length of each distinct answer string (spaCy NER, batched)."""
+#: spaCy components answer classification leaves out
+UNUSED_COMPONENTS = ("parser", "lemmatizer")
+
+
+def classify_answers(answers: Iterable[str], stopwords: frozenset[str],
+                     cache: Any = None) -> dict[str, AnswerClass]:
+    """Entity type and length of each distinct answer string, in order (spaCy NER, batched;
+    kept across runs in ``cache``, a :class:`~abnirml.probes.parse_cache.ParseCache`)."""
+    from abnirml.probes.parse_cache import ParseCache
+
+    digest = hashlib.blake2b("\n".join(sorted(stopwords)).encode(), digest_size=8).hexdigest()
+    kind = f"dtp:nq-answer-class;disabled={','.join(UNUSED_COMPONENTS)};stopwords={digest}"
+    store = cache if cache is not None else ParseCache(None)
+    return store.get_or_build(kind, list(answers), lambda todo: _classify(todo, stopwords),
+                              lambda c: [c.group, c.length], _decode_class)
+
+
+def _classify(answers: list[str], stopwords: frozenset[str]) -> list[AnswerClass]:
     from abnirml.text.nlp import load_pipeline
 
-    unique = list(dict.fromkeys(answers))
     nlp = load_pipeline()
-    disable = [p for p in ("parser", "lemmatizer") if p in nlp.pipe_names]
+    disable = [p for p in UNUSED_COMPONENTS if p in nlp.pipe_names]
     labels = {label: short for short, label in ENTITY_TYPES.items()}
-    out: dict[str, AnswerClass] = {}
-    for answer, doc in zip(unique, nlp.pipe(unique, batch_size=256, disable=disable),
+    out: list[AnswerClass] = []
+    for answer, doc in zip(answers, nlp.pipe(answers, batch_size=256, disable=disable),
                            strict=True):
         content = [t.i for t in doc if not (t.is_punct or t.is_space)
                    and t.lower_ not in stopwords]
@@ -74,8 +90,18 @@ def classify_answers(answers: Iterable[str], stopwords: frozenset[str]) -> dict[
             ent = doc.ents[0]
             if all(ent.start <= i < ent.end for i in content):
                 group = labels.get(ent.label_)
-        out[answer] = AnswerClass(group, len(content_terms(answer, stopwords)))
+        out.append(AnswerClass(group, len(content_terms(answer, stopwords))))
     return out
+
+
+def _decode_class(value: Any) -> AnswerClass:
+    try:
+        group, length = value
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not a stored answer class: {exc}") from None
+    if not (group is None or isinstance(group, str)) or not isinstance(length, int):
+        raise ValueError("not a stored answer class")
+    return AnswerClass(group, length)
 
 
 def answer_pattern(answer: str) -> re.Pattern[str]:
@@ -84,11 +110,11 @@ def answer_pattern(answer: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
 
 
-def factual_pairs(records: Iterable[NQRecord], stopwords: frozenset[str], seed: int
-                  ) -> Iterator[TextPair | Skip]:
+def factual_pairs(records: Iterable[NQRecord], stopwords: frozenset[str], seed: int,
+                  cache: Any = None) -> Iterator[TextPair | Skip]:
     """Factual / counterfactual passage pairs of every entity type (group = type suffix)."""
     records = [r for r in records if r.answers]
-    classes = classify_answers((r.answers[0] for r in records), stopwords)
+    classes = classify_answers((r.answers[0] for r in records), stopwords, cache)
     pool: dict[AnswerClass, list[str]] = {}
     for answer, cls in classes.items():
         if cls.group is not None:
@@ -150,7 +176,7 @@ class FactualityProbe:
         def build() -> tuple[list[Any] | None, Skip | None]:
             return load_items(lambda: list(factual_pairs(
                 transfer_items(context, nq_source()), context.analyzer.stopword_set,
-                context.seed)))
+                context.seed, context.parse_cache)))
 
         items, missing = context.memo("dtp:nq-pairs", build)
         if missing is not None:

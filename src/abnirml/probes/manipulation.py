@@ -45,6 +45,8 @@ from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
 from abnirml.probes.options import setting
+from abnirml.probes.parse_cache import ParseCache
+from abnirml.text.parsed import ParsedText
 from abnirml.types import Sample, Skip
 
 SPACY = "spacy"
@@ -262,13 +264,24 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     return replace(base, **extra) if extra else base
 
 
-def spacy_parses(context: ProbeContext) -> dict[str, Any]:
-    """spaCy parses of every judged document used, made once per run in batches."""
+#: how the manipulations' parses are made (the parse store's key): NER off, tokens + chunks
+PARSE_KIND = f"tmp:tokens+noun-chunks;disabled={','.join(m.SPACY_UNUSED)}"
 
-    def build() -> dict[str, Any]:
+
+def spacy_parses(context: ProbeContext) -> dict[str, ParsedText]:
+    """What the manipulations read from spaCy parses of every judged document used: made
+    once per run in batches, or read back from the run's parse store."""
+
+    def parse(texts: list[str]) -> list[ParsedText]:
+        return [ParsedText.from_doc(doc) for doc in m.parse_texts(texts)]
+
+    def build() -> dict[str, ParsedText]:
         docs = context.collection.docs
         texts = list(dict.fromkeys(docs[d] for _, d, _ in judged_pairs(context)))
-        return dict(zip(texts, m.parse_texts(texts), strict=True))
+        store = context.parse_cache if context.parse_cache is not None else ParseCache(None)
+        found = store.get_or_build(PARSE_KIND, texts, parse, ParsedText.to_json,
+                                   ParsedText.from_json)
+        return {text: found[text] for text in texts}
 
     return context.memo("tmp:spacy-parses", build)
 

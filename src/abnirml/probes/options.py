@@ -19,9 +19,7 @@ from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.numbers import strict_float
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
+from abnirml.switches import switch_value
 
 
 def setting(default: Any, *, help: str, minimum: float | None = None,
@@ -109,10 +107,9 @@ def _as_type(raw: Any, hint: Any, key: str) -> Any:
         if isinstance(raw, bool):
             return raw
         text = str(raw).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
+        value = switch_value(text)
+        if value is not None:
+            return value
         raise ConfigError(f"{key}: {raw!r} is not a yes/no value")
     if hint is int:
         number = _number(raw, key)

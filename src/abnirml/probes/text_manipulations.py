@@ -53,8 +53,10 @@ _SENTENCE_CLOSER = re.compile(r"""[.!?]+["')\]]*$""")
 class ManipulationContext:
     """What manipulations may read besides the query and the document.
 
-    ``parses`` maps a document text to its spaCy ``Doc`` (the probes parse every judged
-    document once, in batches); a text missing from it is parsed on demand.
+    ``parses`` maps a document text to its parse: a
+    :class:`~abnirml.text.parsed.ParsedText` (what the manipulations read from spaCy; the
+    probes parse every judged document once, in batches, or read it from the parse store)
+    or a spaCy ``Doc`` (same attribute names); a text missing from it is parsed on demand.
     ``expansions`` maps a document text to the DocT5Query text to append. ``donors`` maps a
     query text to the texts of that query's non-relevant documents; ``fallback_donors`` are
     non-relevant documents of the whole collection, used when a query has none.
@@ -73,7 +75,9 @@ class ManipulationContext:
     def parse(self, text: str) -> Any:
         parsed = self.parses.get(text)
         if parsed is None:
-            parsed = next(iter(parse_texts([text])))
+            from abnirml.text.parsed import ParsedText
+
+            parsed = ParsedText.from_doc(next(iter(parse_texts([text]))))
         return parsed
 
     def term_key(self, term: str) -> str:

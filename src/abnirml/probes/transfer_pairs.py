@@ -55,7 +55,8 @@ def transfer_items(context: ProbeContext, source: Any, keep: Any = None) -> Iter
 
 def feature_store(context: ProbeContext) -> FeatureStore:
     """The run's shared parse cache (one spaCy parse per distinct text)."""
-    return context.memo("dtp:features", lambda: FeatureStore(context.analyzer.stopword_set))
+    return context.memo("dtp:features", lambda: FeatureStore(context.analyzer.stopword_set,
+                                                                  cache=context.parse_cache))
 
 
 def hash_fraction(key: str) -> float:

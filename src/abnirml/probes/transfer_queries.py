@@ -18,7 +18,9 @@ stopword list (``--stopwords``), so the same words are "content" here and in the
 
 spaCy is loaded lazily and each distinct text is parsed once per run (the
 :class:`FeatureStore` lives in the probe context's memo and is shared by every transfer
-probe); a text gets only the pipeline components its use needs.
+probe); a text gets only the pipeline components its use needs. With the run's parse store
+(:mod:`abnirml.probes.parse_cache`) a text's features are kept across runs, so a rerun
+neither parses nor imports spaCy.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 NO_SHARED_CHUNK = "no-shared-chunk"
 NO_QUERY_OVERLAP = "no-query-overlap"
@@ -52,36 +55,54 @@ class FeatureStore:
     Two kinds of parse, because they cost differently: *chunks* (tagger + dependency parser,
     no lemmatizer) for pairs whose query is a shared noun chunk, and *lemmas* (tagger +
     lemmatizer, no parser) for pairs with a source-given query and for the queries.
+    ``cache`` (a :class:`~abnirml.probes.parse_cache.ParseCache`) keeps the features across
+    runs, keyed by the kind of parse and the stopword list; ``parsed`` counts the texts this
+    store had to build features for (parsed, or read from ``cache``).
     """
 
-    def __init__(self, stopwords: frozenset[str], batch_size: int = PARSE_BATCH):
+    def __init__(self, stopwords: frozenset[str], batch_size: int = PARSE_BATCH,
+                 cache: Any = None):
         self.stopwords = stopwords
         self.batch_size = batch_size
+        self.cache = cache
         self._features: dict[str, Features] = {}
         self.parsed = 0
+        digest = hashlib.blake2b("\n".join(sorted(stopwords)).encode(), digest_size=8)
+        self._stopwords_key = digest.hexdigest()
 
     def ensure(self, texts: Iterable[str], chunks: bool) -> None:
         """Parse every text that lacks the requested kind of features."""
+        from abnirml.probes.parse_cache import ParseCache
+
         attr = "chunks" if chunks else "lemmas"
         todo = list(dict.fromkeys(
             t for t in texts
             if (f := self._features.get(t)) is None or getattr(f, attr) is None))
         if not todo:
             return
+        kind = (f"dtp:{attr};disabled={','.join(_unused(chunks))};"
+                f"stopwords={self._stopwords_key}")
+        store = self.cache if self.cache is not None else ParseCache(None)
+        values = store.get_or_build(kind, todo, lambda missing: self._parse(missing, chunks),
+                                    _encode_chunks if chunks else _encode_lemmas,
+                                    _decode_chunks if chunks else _decode_lemmas)
+        for text in todo:
+            old = self._features.get(text, Features())
+            if chunks:
+                self._features[text] = Features(old.lemmas, old.content, values[text])
+            else:
+                lemmas, content = values[text]
+                self._features[text] = Features(lemmas, content, old.chunks)
+        self.parsed += len(todo)
+
+    def _parse(self, texts: list[str], chunks: bool) -> list[Any]:
+        """Chunk tuples or (lemmas, content) pairs of ``texts``, in order, from spaCy."""
         from abnirml.text.nlp import load_pipeline
 
         nlp = load_pipeline()
-        unused = ("ner", "lemmatizer") if chunks else ("ner", "parser")
-        disable = [p for p in unused if p in nlp.pipe_names]
-        for text, doc in zip(todo, nlp.pipe(todo, batch_size=self.batch_size, disable=disable),
-                             strict=True):
-            old = self._features.get(text, Features())
-            if chunks:
-                self._features[text] = Features(old.lemmas, old.content, self._chunks(doc))
-            else:
-                lemmas, content = self._lemmas(doc)
-                self._features[text] = Features(lemmas, content, old.chunks)
-        self.parsed += len(todo)
+        disable = [p for p in _unused(chunks) if p in nlp.pipe_names]
+        docs = nlp.pipe(texts, batch_size=self.batch_size, disable=disable)
+        return [self._chunks(doc) if chunks else self._lemmas(doc) for doc in docs]
 
     def get(self, text: str) -> Features:
         return self._features[text]
@@ -103,6 +124,35 @@ class FeatureStore:
             if words:
                 seen.setdefault(" ".join(chunk.text.lower().split()), words)
         return tuple(seen.items())
+
+
+def _unused(chunks: bool) -> tuple[str, ...]:
+    """spaCy components a kind of parse leaves out."""
+    return ("ner", "lemmatizer") if chunks else ("ner", "parser")
+
+
+def _encode_chunks(chunks: tuple[tuple[str, frozenset[str]], ...]) -> list[Any]:
+    return [[text, sorted(words)] for text, words in chunks]
+
+
+def _decode_chunks(value: Any) -> tuple[tuple[str, frozenset[str]], ...]:
+    try:
+        return tuple((str(text), frozenset(str(w) for w in words)) for text, words in value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not stored noun chunks: {exc}") from None
+
+
+def _encode_lemmas(value: tuple[frozenset[str], frozenset[str]]) -> list[Any]:
+    lemmas, content = value
+    return [sorted(lemmas), sorted(content)]
+
+
+def _decode_lemmas(value: Any) -> tuple[frozenset[str], frozenset[str]]:
+    try:
+        lemmas, content = value
+        return frozenset(map(str, lemmas)), frozenset(map(str, content))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not stored lemmas: {exc}") from None
 
 
 def seeded_index(seed: int, key: str, n: int) -> int:

@@ -16,7 +16,6 @@ its usual message. ``ABNIRML_BACKGROUND_IMPORT=off`` disables this (for measurin
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import sys
 import threading
@@ -42,8 +41,10 @@ _lock = threading.Lock()
 
 
 def enabled() -> bool:
-    return os.environ.get("ABNIRML_BACKGROUND_IMPORT", "on").strip().lower() not in (
-        "off", "0", "no", "false")
+    """Off only when ``ABNIRML_BACKGROUND_IMPORT`` is an off word (:mod:`abnirml.switches`)."""
+    from abnirml.switches import env_off
+
+    return not env_off("ABNIRML_BACKGROUND_IMPORT")
 
 
 def family_of(spec: str) -> str:

@@ -66,9 +66,48 @@ def glove_words(root: str) -> tuple[str, ...]:
     """The vocabulary (row order) of the packaged vectors, read once per process (the
     rankers and the semantic axioms share it) and without pyarrow, which would weigh more
     than twice the vectors themselves (see :mod:`abnirml.data.parquet`)."""
-    from abnirml.data.parquet import read_string_column
+    return tuple(cached_string_column(Path(root) / "glove_6B_index.parquet"))
 
-    return tuple(read_string_column(Path(root) / "glove_6B_index.parquet"))
+
+VOCABULARY_FORMAT = "1"   # bump when what is kept for a Parquet column changes
+
+
+def cached_string_column(path: Path) -> list[str]:
+    """:func:`~abnirml.data.parquet.read_string_column` of ``path``, kept as JSON in
+    ``vocabulary/`` beside the score cache under a hash of the file's bytes.
+
+    Decoding the 400,000 GloVe words in Python (Snappy pages) takes over a second, a warm
+    rerun's largest single cost once every score is cached; hashing the file and reading
+    the JSON back takes a few hundredths. A changed file has another hash; an entry that
+    does not decode to a list of strings is read from the file again and replaced; an
+    unwritable folder only costs the next run the decoding.
+    """
+    import hashlib
+    import json
+    import os
+
+    from abnirml.data.parquet import read_string_column
+    from abnirml.rankers.cache import default_cache_path
+
+    data = path.read_bytes()
+    digest = hashlib.blake2b(data, digest_size=16)
+    digest.update(VOCABULARY_FORMAT.encode())
+    entry = default_cache_path().parent / "vocabulary" / f"{path.stem}-{digest.hexdigest()}.json"
+    try:
+        words = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(words, list) and all(isinstance(w, str) for w in words):
+            return words
+    except (OSError, ValueError):
+        pass
+    words = read_string_column(path)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        partial = entry.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, entry)
+    except OSError:
+        pass
+    return words
 
 
 def load_glove(ranker: str) -> GloveVectors:

@@ -85,7 +85,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
-    from abnirml.evaluation.effectiveness import LABELS, axiom_fulfilment, correlate
+    from abnirml.evaluation.effectiveness import LABELS, axiom_fulfilment
 
     info = run_info.get("effectiveness") or {}
     values: Mapping[str, Mapping[str, float]] = info.get("rankers") or {}
@@ -113,7 +113,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
     if fulfilment:
         crow = []
         for m in measures:
-            c = correlate(fulfilment, values, m)
+            c = _correlation(fulfilment, values, m)
             crow.append([LABELS.get(m, m), str(len(c.rankers)), _opt(c.kendall_tau),
                          _opt(c.kendall_p), _opt(c.pearson_r), _opt(c.pearson_p), c.note])
         correlation = Table("Axiom fulfilment vs effectiveness across rankers",
@@ -121,6 +121,24 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                             crow, "Fulfilment: mean over axiom probes of the fraction of "
                                   "instances a ranker satisfies (Rennings et al.).")
     return effectiveness, correlation
+
+
+def _correlation(fulfilment: Mapping[str, float], values: Mapping[str, Mapping[str, float]],
+                 measure: str) -> Any:
+    """:func:`~abnirml.evaluation.effectiveness.correlate`, kept in the report value cache:
+    its p-values need ``scipy.stats``, whose import costs a warm rerun more than the rest
+    of the section. The key is the exact inputs, in order, and SciPy's version."""
+    from abnirml.evaluation.effectiveness import Correlation, correlate
+    from abnirml.report.plots import cached_json, package_version
+
+    def compute() -> list[Any]:
+        c = correlate(fulfilment, values, measure)
+        return [list(c.rankers), c.kendall_tau, c.kendall_p, c.pearson_r, c.pearson_p, c.note]
+
+    names, tau, tau_p, r, r_p, note = cached_json(
+        "correlation", compute, list(fulfilment.items()),
+        [(k, list(v.items())) for k, v in values.items()], measure, package_version("scipy"))
+    return Correlation(measure, tuple(names), tau, tau_p, r, r_p, note)
 
 
 def _opt(value: float | None) -> str:
@@ -395,11 +413,12 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
                       "top-10 score gaps (journal ABNIRML §4.1); the dashed line is the "
                       "operating point, the median. Rankers whose curves coincide share one "
                       "line, labelled a = b. Data: tables/delta-sweep.csv.")
-    points = sweep(store, subsets=["all"])
+    every = sweep(store)
+    points = [p for p in every if p.subset == "all"]     # = sweep(store, subsets=["all"])
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(SWEEP_FIELDS), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(sweep_rows(sweep(store)))
+    writer.writerows(sweep_rows(every))
     if not points:
         section.intro += " No ranker has calibration gaps (every δ was given), so no curves."
         return section, buffer.getvalue()

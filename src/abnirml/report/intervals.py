@@ -94,8 +94,20 @@ def interval_figure(records: Sequence[Mapping[str, Any]], family: str) -> bytes 
               and r.get("ci_low") is not None and r.get("score") is not None]
     if not chosen:
         return None
+    from abnirml.report.plots import cached_png
+
+    rows = [(r["probe"], r["ranker"], r["score"], r["ci_low"], r["ci_high"]) for r in chosen]
+    # kept in the figure cache like the δ curves: a rerun with the same intervals never
+    # imports matplotlib for them
+    return cached_png("intervals", lambda: _draw_intervals(rows), rows)
+
+
+def _draw_intervals(rows: Sequence[tuple[str, str, float, float, float]]) -> bytes:
+    """The error-bar figure of (probe, ranker, score, ci_low, ci_high) rows."""
     from abnirml.report.plots import _figure, _png
 
+    chosen = [{"probe": p, "ranker": k, "score": s, "ci_low": lo, "ci_high": hi}
+              for p, k, s, lo, hi in rows]
     probes = list(dict.fromkeys(r["probe"] for r in chosen))
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
     figure = _figure(7.5, 0.8 + 0.28 * len(probes) * max(1, len(rankers)) ** 0.5)

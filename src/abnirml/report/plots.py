@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -41,10 +42,15 @@ def figure_cache_dir() -> Path | None:
 
 
 def _matplotlib_version() -> str:
+    return package_version("matplotlib")
+
+
+def package_version(distribution: str) -> str:
+    """An installed distribution's version (from its metadata, no import), or ``none``."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("matplotlib")
+        return version(distribution)
     except PackageNotFoundError:
         return "none"
 
@@ -70,6 +76,36 @@ def cached_png(kind: str, draw: Callable[[], bytes], *inputs: object) -> bytes:
     except OSError:
         pass                      # an unwritable cache only costs the next run a redraw
     return png
+
+
+def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
+    """``compute()``'s JSON value, kept in the figure cache folder like the figures.
+
+    For report values whose computation costs far more than reading them back (a library
+    import, a resampling): the key hashes ``kind`` and every input exactly (``repr``), so
+    the caller passes whatever else decides the value (a library's version). Floats
+    survive JSON exactly; tuples come back as lists. A file that does not decode is
+    computed again and replaced.
+    """
+    directory = figure_cache_dir()
+    if directory is None:
+        return compute()
+    key = hashlib.blake2b(repr((FIGURE_VERSION, kind, inputs)).encode("utf-8"),
+                          digest_size=16).hexdigest()
+    path = directory / f"{kind}-{key}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(value), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass
+    return value
 
 
 def _figure(width: float, height: float):

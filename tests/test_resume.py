@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -89,6 +90,28 @@ def _slow_cli(tmp_path: Path, out: str, cache: Path) -> list[str]:
             "--batch-size", "10", "--cache", str(cache), "--out", out, "--quiet"]
 
 
+def _committed(cache: Path) -> int:
+    """Rows committed to ``cache`` so far, read without creating or changing the file."""
+    if not cache.exists():
+        return 0
+    conn = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+    except sqlite3.OperationalError:      # tables not created yet
+        return 0
+    finally:
+        conn.close()
+
+
+def _wait_for_commits_beyond(cache: Path, count: int, proc: subprocess.Popen,
+                             limit_s: float = 120.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while _committed(cache) <= count:
+        assert proc.poll() is None, "the run ended before committing anything new"
+        assert time.monotonic() < deadline, "the run committed nothing within the time limit"
+        time.sleep(0.02)
+
+
 def test_sigkill_at_random_points_then_resume_gives_same_results(tmp_path):
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     clean = subprocess.run(_slow_cli(tmp_path, str(tmp_path / "clean"),
@@ -102,7 +125,11 @@ def test_sigkill_at_random_points_then_resume_gives_same_results(tmp_path):
     for _ in range(3):
         proc = subprocess.Popen(_slow_cli(tmp_path, str(tmp_path / "killed"), cache), env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(float(rng.uniform(0.8, 1.6)))
+        # Kill once this run has committed something new, at a random moment inside a later
+        # batch: a fixed delay raced the run's start-up (faster with the parse store) and
+        # could let it finish before the kill.
+        _wait_for_commits_beyond(cache, previous, proc)
+        time.sleep(float(rng.uniform(0.0, 0.15)))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with ScoreCache(cache) as c:

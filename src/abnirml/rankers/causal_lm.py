@@ -135,6 +135,15 @@ class PromptEncoder:
                 rows[i] = self.ids(*items[i], tokenizer=tok)
         return rows
 
+    def columns(self, items: Sequence[tuple[str, tuple[str, ...]]],
+                tokenizer: Any = None) -> TokenColumns:
+        """:meth:`many` as token-id rows with their attention masks, ready for batching (the
+        pad id may be a real token, e.g. end-of-sequence, so the mask cannot be read from
+        the ids)."""
+        ids = self.many(items, tokenizer)
+        return TokenColumns.from_lists({"input_ids": ids,
+                                        "attention_mask": [[1] * len(r) for r in ids]})
+
     def ids(self, query: str, docs: tuple[str, ...], tokenizer: Any = None) -> list[int]:
         tok = tokenizer or self.tokenizer
 
@@ -228,14 +237,6 @@ class CausalLMScorer:
         self._keep_last = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         self.identity = model_identity(ref, model.config)
 
-    def rows(self, prompts: PromptEncoder, items: Sequence[tuple[str, tuple[str, ...]]],
-             tokenizer: Any) -> TokenColumns:
-        """Token-id rows of the filled prompts, with their attention masks (the pad id may be
-        a real token, e.g. end-of-sequence, so the mask cannot be read from the ids)."""
-        ids = prompts.many(items, tokenizer)
-        return TokenColumns.from_lists({"input_ids": ids,
-                                        "attention_mask": [[1] * len(r) for r in ids]})
-
     def forward(self, tensors: dict[str, Any], token_ids: tuple[int, ...] = ()) -> Any:
         """One left-padded batch (``input_ids``, ``attention_mask`` on the device)."""
         mask = tensors["attention_mask"]
@@ -279,7 +280,7 @@ class CausalLMRanker(TokenBudgetRanker):
 
     def _rows(self, pairs: list[Pair]) -> TokenColumns:
         with self.borrowed_tokenizer() as tokenizer:
-            return self.lm.rows(self.prompts, [(q, (d,)) for q, d in pairs], tokenizer)
+            return self.prompts.columns([(q, (d,)) for q, d in pairs], tokenizer)
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
         out = self.lm.forward(tensors, self.token_ids)

@@ -133,9 +133,7 @@ class DuoT5Ranker(_PairwiseBase):
 
     def _rows(self, triples: list[Triple]) -> TokenColumns:
         with self.borrowed_tokenizer() as tokenizer:
-            ids = self.prompts.many([(q, (a, b)) for q, a, b in triples], tokenizer)
-        return TokenColumns.from_lists({"input_ids": ids,
-                                        "attention_mask": [[1] * len(r) for r in ids]})
+            return self.prompts.columns([(q, (a, b)) for q, a, b in triples], tokenizer)
 
     def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
         torch = self._torch
@@ -181,7 +179,7 @@ class CausalLMPairwiseRanker(_PairwiseBase):
 
     def _rows(self, triples: list[Triple]) -> TokenColumns:
         with self.borrowed_tokenizer() as tokenizer:
-            return self.lm.rows(self.prompts, [(q, (a, b)) for q, a, b in triples], tokenizer)
+            return self.prompts.columns([(q, (a, b)) for q, a, b in triples], tokenizer)
 
     def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
         logits = self.lm.forward(tensors, self.token_ids)

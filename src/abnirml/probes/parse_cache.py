@@ -31,7 +31,6 @@ STORE_VERSION = "1"    # bump when what is stored for a namespace changes shape
 FILE_NAME = "parses.sqlite"
 BUSY_WAIT_S = 60.0
 _CHUNK = 500
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class ParseCache:
@@ -154,16 +153,12 @@ class ParseCache:
         return conn
 
     def _set_aside(self, exc: BaseException) -> None:
-        from abnirml.rankers.cache import _move_without_overwriting, free_sibling
+        from abnirml.rankers.cache import set_database_aside
 
         assert self.path is not None
-        broken = free_sibling(self.path, ".corrupt")
+        broken = set_database_aside(self.path)
         warnings.warn(f"parse store {self.path} is damaged ({exc}); moved it to {broken.name} "
                       "and starting an empty one", stacklevel=5)
-        for suffix in ("", "-wal", "-shm"):
-            side = Path(str(self.path) + suffix)
-            if side.exists():
-                _move_without_overwriting(side, Path(str(broken) + suffix))
 
     def _lookup(self, namespace: str, texts: Sequence[str]) -> dict[str, Any]:
         conn = self._connection()
@@ -230,12 +225,12 @@ def default_path(score_cache: Path) -> Path:
 
 
 def _is_sqlite(path: Path) -> bool:
+    from abnirml.rankers.cache import is_sqlite_or_empty
+
     try:
-        with path.open("rb") as handle:
-            head = handle.read(len(_SQLITE_MAGIC))
+        return is_sqlite_or_empty(path)
     except OSError:
         return False
-    return not head or head == _SQLITE_MAGIC
 
 
 def _is_busy(exc: BaseException) -> bool:

@@ -68,6 +68,25 @@ def free_sibling(path: Path, suffix: str) -> Path:
     return candidate
 
 
+def set_database_aside(path: Path) -> Path:
+    """Move a damaged SQLite file and its ``-wal``/``-shm`` sides to the first free
+    ``.corrupt`` name (never overwriting anything); the new name of the main file."""
+    broken = free_sibling(path, ".corrupt")
+    for suffix in ("", "-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            _move_without_overwriting(side, Path(str(broken) + suffix))
+    return broken
+
+
+def is_sqlite_or_empty(path: Path) -> bool:
+    """Whether ``path`` starts with SQLite's header or is empty (a file SQLite may take
+    over); raises OSError when it cannot be read."""
+    with path.open("rb") as handle:
+        head = handle.read(len(_SQLITE_MAGIC))
+    return not head or head == _SQLITE_MAGIC
+
+
 BUSY_WAIT_S = 60.0
 """How long opening a cache waits for other processes that hold it locked."""
 
@@ -149,13 +168,9 @@ class ScoreCache:
                 raise ConfigError(f"--cache {self.path}: the score cache is damaged ({exc}) "
                                   "and read-only, so it cannot be moved aside; give another "
                                   "--cache or --no-cache") from None
-            broken = free_sibling(self.path, ".corrupt")
+            broken = set_database_aside(self.path)
             warnings.warn(f"score cache {self.path} is damaged ({exc}); moved it to "
                           f"{broken.name} and starting an empty cache", stacklevel=2)
-            for suffix in ("", "-wal", "-shm"):
-                side = Path(str(self.path) + suffix)
-                if side.exists():
-                    _move_without_overwriting(side, Path(str(broken) + suffix))
             conn = self._connect_checked()
         self._identity = self._stat_identity()
         return conn
@@ -179,11 +194,10 @@ class ScoreCache:
             raise ConfigError(f"{where}: is a directory; expected a score cache file")
         if path.exists():
             try:
-                with path.open("rb") as handle:
-                    head = handle.read(len(_SQLITE_MAGIC))
+                sqlite_file = is_sqlite_or_empty(path)
             except OSError as exc:
                 raise ConfigError(f"{where}: cannot read it ({exc.strerror})") from None
-            if head and head != _SQLITE_MAGIC:
+            if not sqlite_file:
                 raise ConfigError(f"{where}: is not a SQLite score cache; refusing to use or "
                                   "move it (name a new file, or delete it yourself)")
             folder_writable = os.access(path.parent, os.W_OK | os.X_OK)

@@ -84,8 +84,8 @@ def cached_string_column(path: Path) -> list[str]:
     """
     import hashlib
     import json
-    import os
 
+    from abnirml.cache_files import store_quietly
     from abnirml.data.parquet import read_string_column
     from abnirml.rankers.cache import default_cache_path
 
@@ -100,13 +100,7 @@ def cached_string_column(path: Path) -> list[str]:
     except (OSError, ValueError):
         pass
     words = read_string_column(path)
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        partial = entry.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
-        os.replace(partial, entry)
-    except OSError:
-        pass
+    store_quietly(entry, json.dumps(words, ensure_ascii=False).encode("utf-8"))
     return words
 
 

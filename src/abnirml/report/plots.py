@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.cache_files import store_quietly
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
@@ -68,13 +69,7 @@ def cached_png(kind: str, draw: Callable[[], bytes], *inputs: object) -> bytes:
     except OSError:
         pass
     png = draw()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(png)
-        os.replace(partial, path)
-    except OSError:
-        pass                      # an unwritable cache only costs the next run a redraw
+    store_quietly(path, png)      # an unwritable cache only costs the next run a redraw
     return png
 
 
@@ -98,13 +93,7 @@ def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
     except (OSError, ValueError):
         pass
     value = compute()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(value), encoding="utf-8")
-        os.replace(partial, path)
-    except OSError:
-        pass
+    store_quietly(path, json.dumps(value).encode("utf-8"))
     return value
 
 

@@ -1,0 +1,24 @@
+"""Best-effort files of derived values kept between runs (figures, report values, a decoded
+vocabulary).
+
+Such a file only saves the next run some work, so writing it must never fail a run: an
+unwritable folder is ignored. It is written under a per-process temporary name and renamed
+into place, so a concurrent reader never sees half a file and two runs writing the same
+entry (identical bytes, by construction of their keys) cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def store_quietly(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, creating its folder; silently skip on OSError."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError:
+        pass

@@ -106,8 +106,7 @@ def _as_type(raw: Any, hint: Any, key: str) -> Any:
     if hint is bool:
         if isinstance(raw, bool):
             return raw
-        text = str(raw).strip().lower()
-        value = switch_value(text)
+        value = switch_value(str(raw))     # strips and lowercases itself
         if value is not None:
             return value
         raise ConfigError(f"{key}: {raw!r} is not a yes/no value")

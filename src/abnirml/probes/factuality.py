@@ -24,7 +24,6 @@ to no probe and are not counted.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -65,13 +64,13 @@ def classify_answers(answers: Iterable[str], stopwords: frozenset[str],
                      cache: Any = None) -> dict[str, AnswerClass]:
     """Entity type and length of each distinct answer string, in order (spaCy NER, batched;
     kept across runs in ``cache``, a :class:`~abnirml.probes.parse_cache.ParseCache`)."""
-    from abnirml.probes.parse_cache import ParseCache
+    from abnirml.probes.parse_cache import stopwords_key, store_or_memory
 
-    digest = hashlib.blake2b("\n".join(sorted(stopwords)).encode(), digest_size=8).hexdigest()
-    kind = f"dtp:nq-answer-class;disabled={','.join(UNUSED_COMPONENTS)};stopwords={digest}"
-    store = cache if cache is not None else ParseCache(None)
-    return store.get_or_build(kind, list(answers), lambda todo: _classify(todo, stopwords),
-                              lambda c: [c.group, c.length], _decode_class)
+    kind = (f"dtp:nq-answer-class;disabled={','.join(UNUSED_COMPONENTS)};"
+            f"stopwords={stopwords_key(stopwords)}")
+    return store_or_memory(cache).get_or_build(
+        kind, list(answers), lambda todo: _classify(todo, stopwords),
+        lambda c: [c.group, c.length], _decode_class)
 
 
 def _classify(answers: list[str], stopwords: frozenset[str]) -> list[AnswerClass]:

@@ -45,7 +45,7 @@ from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
 from abnirml.probes.options import setting
-from abnirml.probes.parse_cache import ParseCache
+from abnirml.probes.parse_cache import store_or_memory
 from abnirml.text.parsed import ParsedText
 from abnirml.types import Sample, Skip
 
@@ -278,9 +278,8 @@ def spacy_parses(context: ProbeContext) -> dict[str, ParsedText]:
     def build() -> dict[str, ParsedText]:
         docs = context.collection.docs
         texts = list(dict.fromkeys(docs[d] for _, d, _ in judged_pairs(context)))
-        store = context.parse_cache if context.parse_cache is not None else ParseCache(None)
-        found = store.get_or_build(PARSE_KIND, texts, parse, ParsedText.to_json,
-                                   ParsedText.from_json)
+        found = store_or_memory(context.parse_cache).get_or_build(
+            PARSE_KIND, texts, parse, ParsedText.to_json, ParsedText.from_json)
         return {text: found[text] for text in texts}
 
     return context.memo("tmp:spacy-parses", build)

@@ -218,6 +218,19 @@ class ParseCache:
         self._disabled = True
 
 
+def stopwords_key(stopwords: frozenset[str]) -> str:
+    """A short digest of a stopword list, for extraction kinds that decide "content" by it
+    (another list must never reuse their stored values)."""
+    import hashlib
+
+    return hashlib.blake2b("\n".join(sorted(stopwords)).encode(), digest_size=8).hexdigest()
+
+
+def store_or_memory(cache: ParseCache | None) -> ParseCache:
+    """``cache``, or a store that keeps nothing when a probe runs without one."""
+    return cache if cache is not None else ParseCache(None)
+
+
 def default_path(score_cache: Path) -> Path:
     """The store's file beside a score cache file (a ``--cache`` that names no file, such as
     ``.``, is refused by the score cache before any probe opens this store)."""

@@ -67,12 +67,13 @@ class FeatureStore:
         self.cache = cache
         self._features: dict[str, Features] = {}
         self.parsed = 0
-        digest = hashlib.blake2b("\n".join(sorted(stopwords)).encode(), digest_size=8)
-        self._stopwords_key = digest.hexdigest()
+        from abnirml.probes.parse_cache import stopwords_key
+
+        self._stopwords_key = stopwords_key(stopwords)
 
     def ensure(self, texts: Iterable[str], chunks: bool) -> None:
         """Parse every text that lacks the requested kind of features."""
-        from abnirml.probes.parse_cache import ParseCache
+        from abnirml.probes.parse_cache import store_or_memory
 
         attr = "chunks" if chunks else "lemmas"
         todo = list(dict.fromkeys(
@@ -82,7 +83,7 @@ class FeatureStore:
             return
         kind = (f"dtp:{attr};disabled={','.join(_unused(chunks))};"
                 f"stopwords={self._stopwords_key}")
-        store = self.cache if self.cache is not None else ParseCache(None)
+        store = store_or_memory(self.cache)
         values = store.get_or_build(kind, todo, lambda missing: self._parse(missing, chunks),
                                     _encode_chunks if chunks else _encode_lemmas,
                                     _decode_chunks if chunks else _decode_lemmas)

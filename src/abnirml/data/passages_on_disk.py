@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abnirml.data.trec import json_id, parse_json_line
+from abnirml.data.trec import json_id, parse_json_line, reject_nul
 from abnirml.errors import InputError
 
 
@@ -64,6 +64,7 @@ class PassagesOnDisk(Mapping[str, str]):
                              line=number) from None
         if number == 1:
             line = line.removeprefix("\ufeff")
+        reject_nul(line, self.path, number)
         if not line.strip():
             return None
         if self.jsonl:

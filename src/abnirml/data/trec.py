@@ -48,8 +48,19 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                                  path=path, line=number)
             if number == 1:
                 line = line.removeprefix("\ufeff")
+            reject_nul(line, path, number)
             if line.strip():
                 yield number, line
+
+
+def reject_nul(line: str, path: str | Path, number: int) -> None:
+    """InputError for a NUL character: no text format here holds one, and it usually means a
+    binary or UTF-16 file, or one damaged in transfer. Kept, it would become part of an id
+    (which then matches nothing) or of a text, unnoticed."""
+    column = line.find("\x00")
+    if column >= 0:
+        raise InputError(f"NUL byte at column {column + 1} (a binary or UTF-16 file?)",
+                         path=path, line=number)
 
 
 def parse_json_line(line: str, path: str | Path, number: int) -> Any:

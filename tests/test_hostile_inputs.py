@@ -263,3 +263,42 @@ def test_cache_as_dangling_link_is_refused_untouched(tiny_dir, tmp_path, capsys)
     assert "is a symbolic link to a missing file" in line
     assert link.is_symlink() and os.readlink(link) == str(tmp_path / "elsewhere" / "scores.sqlite")
     assert not list(tmp_path.glob("scores.sqlite.corrupt*"))
+
+
+# --- compare --out -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    assert main(["run", "--collection", "demo", "--ranker", "bm25", "--ranker", "ql",
+                 "--probe", "mmp:relevance:*", "--out", str(root / "run"), "--quiet",
+                 "--no-cache"]) == 0
+    return root / "run"
+
+
+def _compare(run: Path, out: Path) -> list[str]:
+    return ["compare", str(run), "--a", "bm25", "--b", "ql", "--out", str(out)]
+
+
+@pytest.mark.parametrize("name", ["compare.md", "compare.csv"])
+def test_compare_out_never_overwrites_a_users_file(two_runs, tmp_path, capsys, name):
+    (tmp_path / name).write_text("my own notes\n", encoding="utf-8")
+    before = digests(tmp_path)
+    line = one_error_line(capsys, *_compare(two_runs, tmp_path))   # was: replaced, exit 0
+    assert f"holds a {name} that 'abnirml compare' did not write" in line
+    assert digests(tmp_path) == before
+
+
+def test_compare_out_replaces_its_own_files_and_names_a_blocking_file(two_runs, tmp_path,
+                                                                      capsys):
+    out = tmp_path / "cmp"
+    assert main(_compare(two_runs, out)) == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(first) == ["compare.csv", "compare.md"]
+    assert main(_compare(two_runs, out)) == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+    capsys.readouterr()
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine", encoding="utf-8")
+    assert "is a file, not a directory" in one_error_line(capsys, *_compare(two_runs, blocker))
+    assert blocker.read_text(encoding="utf-8") == "mine"

@@ -179,11 +179,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
+        check_compare_out(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
         (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
                                         f"{to_markdown(table)}\n", encoding="utf-8")
     return 0
+
+
+COMPARE_FILES = {"compare.csv": "Probe,Subset,", "compare.md": "# Behaviour comparison"}
+"""The files ``compare --out`` writes, each with the start of its first line."""
+
+
+def check_compare_out(out: Path) -> None:
+    """Refuse an ``--out`` where writing would replace a user's file: the folder may be new or
+    hold anything, but a ``compare.csv``/``compare.md`` in it must be an earlier comparison."""
+    from abnirml.errors import ConfigError
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a directory")
+    for ancestor in out.absolute().parents:
+        if ancestor.exists() and not ancestor.is_dir():
+            raise ConfigError(f"--out {out}: {ancestor} is a file, not a folder")
+    for name, start in COMPARE_FILES.items():
+        path = out / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        try:
+            with path.open("rb") as handle:
+                first = handle.readline(4096).decode("utf-8", "replace")
+        except OSError as exc:
+            raise ConfigError(f"--out {out}: cannot read {name} ({exc.strerror})") from None
+        if not path.is_file() or not first.startswith(start):
+            raise ConfigError(f"--out {out} holds a {name} that 'abnirml compare' did not "
+                              "write; refusing to overwrite it (choose another folder)")
 
 
 def _test_words(stats) -> str:

@@ -302,3 +302,40 @@ def test_compare_out_replaces_its_own_files_and_names_a_blocking_file(two_runs, 
     blocker.write_text("mine", encoding="utf-8")
     assert "is a file, not a directory" in one_error_line(capsys, *_compare(two_runs, blocker))
     assert blocker.read_text(encoding="utf-8") == "mine"
+
+
+# --- --pairs files -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, content, expected", [
+    # a header alone ran an empty probe and exited 0
+    ("header.tsv", "doc1\tdoc2\n", "header.tsv: no pairs (the file holds a header or blank "
+                                   "lines only)"),
+    ("blank.jsonl", "\n\n", "blank.jsonl: no pairs"),
+    # two pairs under one id were both kept, sharing the id that seeds their query choice
+    ("dup.tsv", "id\tdoc1\tdoc2\n7\ta b\tc d\n7\te f\tg h\n",
+     "dup.tsv:3: duplicate pair id '7' (first on line 2)"),
+    ("dup.jsonl", '{"id": 7, "doc1": "a", "doc2": "b"}\n{"id": "7", "doc1": "c", "doc2": "d"}\n',
+     "dup.jsonl:2: duplicate pair id '7' (first on line 1)"),
+    ("nul.tsv", "doc1\tdoc2\na\x00b\tc d\n", "nul.tsv:2: NUL byte at column 2"),
+])
+def test_bad_pairs_files_are_located(tiny_dir, tmp_path, capsys, name, content, expected):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    probe = f"dtp:hostile-{name.replace('.', '-')}"   # the registry outlives one test: select
+    line = run_error(capsys, tiny_dir, "--pairs", str(path), "--name", probe, "--probe", probe)
+    assert expected in line
+    assert path.read_text(encoding="utf-8") == content
+
+
+def test_pairs_directory_is_named_as_such(tiny_dir, tmp_path, capsys):
+    line = run_error(capsys, tiny_dir, "--pairs", str(tmp_path))
+    assert f"{tmp_path}: expected a pairs file, found a directory" in line
+
+
+def test_aligned_transfer_files_refuse_a_nul(tmp_path):
+    from abnirml.data.pairs import read_aligned
+
+    (tmp_path / "a.txt").write_bytes(b"one\ntw\x00o\n")
+    (tmp_path / "b.txt").write_bytes(b"uno\ndos\n")
+    with pytest.raises(InputError, match=r"a.txt:2: NUL byte at column 3"):
+        list(read_aligned([tmp_path / "a.txt", tmp_path / "b.txt"]))

@@ -285,7 +285,7 @@ def test_compare_out_never_overwrites_a_users_file(two_runs, tmp_path, capsys, n
     (tmp_path / name).write_text("my own notes\n", encoding="utf-8")
     before = digests(tmp_path)
     line = one_error_line(capsys, *_compare(two_runs, tmp_path))   # was: replaced, exit 0
-    assert f"holds a {name} that 'abnirml compare' did not write" in line
+    assert f"holds a {name} that abnirml did not write" in line
     assert digests(tmp_path) == before
 
 
@@ -339,3 +339,53 @@ def test_aligned_transfer_files_refuse_a_nul(tmp_path):
     (tmp_path / "b.txt").write_bytes(b"uno\ndos\n")
     with pytest.raises(InputError, match=r"a.txt:2: NUL byte at column 3"):
         list(read_aligned([tmp_path / "a.txt", tmp_path / "b.txt"]))
+
+
+# --- rank-origin --out and masking --out ---------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rank_origin.csv", "rank_origin.html", "rank_origin_all.png"])
+def test_rank_origin_out_never_overwrites_a_users_file(two_runs, tmp_path, capsys, name):
+    reranked = two_runs / "reranked"
+    (tmp_path / name).write_text("my own notes\n", encoding="utf-8")
+    before = digests(tmp_path)
+    line = one_error_line(capsys, "rank-origin", str(reranked / "candidates.run"),
+                          str(reranked / "bm25.run"), "--out", str(tmp_path))   # was: replaced
+    assert f"holds a {name} that abnirml did not write" in line
+    assert digests(tmp_path) == before
+
+
+def test_rank_origin_never_writes_over_its_own_input(two_runs, tmp_path, capsys):
+    reference = tmp_path / "reranked.run"       # the reference run lives where --out points
+    reference.write_bytes((two_runs / "reranked" / "candidates.run").read_bytes())
+    before = digests(tmp_path)
+    line = one_error_line(capsys, "rank-origin", str(reference), "--rerank", "bm25",
+                          "--out", str(tmp_path), "--no-cache", "--quiet")
+    assert "writing reranked.run would replace an input of this command" in line
+    assert digests(tmp_path) == before
+
+
+def test_rank_origin_replaces_its_own_files(two_runs, tmp_path, capsys):
+    reranked = two_runs / "reranked"
+    args = ["rank-origin", str(reranked / "candidates.run"), str(reranked / "bm25.run"),
+            "--out", str(tmp_path / "ro")]
+    assert main(args) == 0
+    first = digests(tmp_path)
+    assert main(args) == 0
+    assert digests(tmp_path) == first
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", ["masking.md", "masking.csv"])
+def test_masking_out_never_overwrites_a_users_file(tiny_dir, tmp_path, capsys, name):
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / name).write_text("my own notes\n", encoding="utf-8")
+    line = one_error_line(capsys, "masking", "--collection", str(tiny_dir), "--out", str(out),
+                          "--no-cache", "--quiet")                              # was: replaced
+    assert f"holds a {name} that abnirml did not write" in line
+    assert (out / name).read_text(encoding="utf-8") == "my own notes\n"
+    assert main(["masking", "--collection", str(tiny_dir), "--out", str(tmp_path / "m2"),
+                 "--no-cache", "--quiet"]) == 0
+    assert main(["masking", "--collection", str(tiny_dir), "--out", str(tmp_path / "m2"),
+                 "--no-cache", "--quiet"]) == 0      # its own files are replaced
+    capsys.readouterr()

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from abnirml.errors import ConfigError
+from abnirml.output_files import check_output_folder
 
 
 def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
@@ -60,8 +61,10 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
 
-    reference = read_run(args.reference)
     out = Path(args.out)
+    check_output_folder(out, RANK_ORIGIN_FILES,
+                        inputs=[p for p in (args.reference, args.run, args.qrels) if p])
+    reference = read_run(args.reference)
     out.mkdir(parents=True, exist_ok=True)
     if args.rerank:
         if args.run:
@@ -179,7 +182,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
-        check_compare_out(out)
+        check_output_folder(out, COMPARE_FILES)
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
         (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
@@ -187,32 +190,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-COMPARE_FILES = {"compare.csv": "Probe,Subset,", "compare.md": "# Behaviour comparison"}
+COMPARE_FILES = {"compare.csv": b"Probe,Subset,", "compare.md": b"# Behaviour comparison"}
 """The files ``compare --out`` writes, each with the start of its first line."""
 
-
-def check_compare_out(out: Path) -> None:
-    """Refuse an ``--out`` where writing would replace a user's file: the folder may be new or
-    hold anything, but a ``compare.csv``/``compare.md`` in it must be an earlier comparison."""
-    from abnirml.errors import ConfigError
-
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a directory")
-    for ancestor in out.absolute().parents:
-        if ancestor.exists() and not ancestor.is_dir():
-            raise ConfigError(f"--out {out}: {ancestor} is a file, not a folder")
-    for name, start in COMPARE_FILES.items():
-        path = out / name
-        if not (path.exists() or path.is_symlink()):
-            continue
-        try:
-            with path.open("rb") as handle:
-                first = handle.readline(4096).decode("utf-8", "replace")
-        except OSError as exc:
-            raise ConfigError(f"--out {out}: cannot read {name} ({exc.strerror})") from None
-        if not path.is_file() or not first.startswith(start):
-            raise ConfigError(f"--out {out} holds a {name} that 'abnirml compare' did not "
-                              "write; refusing to overwrite it (choose another folder)")
+RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json": b"{",
+                     "rank_origin.html": b"<!DOCTYPE html>", "rank_origin_*.png": b"\x89PNG",
+                     "reranked.run": b""}
+"""The files ``rank-origin --out`` writes (``reranked.run``: any run, unless it is an input)."""
 
 
 def _test_words(stats) -> str:

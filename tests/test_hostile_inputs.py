@@ -14,6 +14,7 @@ import pytest
 
 from abnirml.cli import main, parse_grade_bands
 from abnirml.errors import ConfigError, InputError
+from abnirml.probes.registry import unregister
 from abnirml.text.stopwords import load_stopwords
 
 from .helpers import write_collection_dir
@@ -321,8 +322,12 @@ def test_compare_out_replaces_its_own_files_and_names_a_blocking_file(two_runs, 
 def test_bad_pairs_files_are_located(tiny_dir, tmp_path, capsys, name, content, expected):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
-    probe = f"dtp:hostile-{name.replace('.', '-')}"   # the registry outlives one test: select
-    line = run_error(capsys, tiny_dir, "--pairs", str(path), "--name", probe, "--probe", probe)
+    probe = f"dtp:hostile-{name.replace('.', '-')}"
+    try:
+        line = run_error(capsys, tiny_dir, "--pairs", str(path), "--name", probe, "--probe",
+                         probe)
+    finally:
+        unregister(probe)      # the registry outlives this test: later 'all' runs must not see it
     assert expected in line
     assert path.read_text(encoding="utf-8") == content
 

@@ -59,6 +59,14 @@ def _passages_header_only(root: Path) -> None:
     (root / "passages.tsv").write_text("docno\ttext\n", encoding="utf-8")
 
 
+def _passages_header_first(root: Path) -> None:
+    (root / "passages.tsv").write_text("DocNo\tText\n" + (root / "passages.tsv").read_text())
+
+
+def _queries_header_first(root: Path) -> None:
+    (root / "queries.tsv").write_text("qid\tquery\n" + (root / "queries.tsv").read_text())
+
+
 def _passages_other_ids(root: Path) -> None:
     (root / "passages.tsv").write_text("D1\tapple pie\nD2\ta pie\n", encoding="utf-8")
 
@@ -78,16 +86,23 @@ def _qrels_dangling_link(root: Path) -> None:
     (_nul_in_query_id, "queries.tsv:1: NUL byte at column 2"),
     # a NUL inside a text was kept silently
     (_nul_in_passage, "passages.tsv:2: NUL byte at column 7"),
-    # no judged document had text: the run failed on its own staging file
-    # (.abnirml-staging-out-…/reranked/bm25.run: the run is empty)
-    (_passages_header_only, "qrels.txt: none of the 4 judged document ids (e.g. 'd1') is in "
-                            "passages.tsv"),
-    (_passages_other_ids, "qrels.txt: none of the 4 judged document ids"),
+    # a header line was read as a passage called 'docno' (changing N and every BM25 score),
+    # and alone it left no judged document with text: the run then failed on its own staging
+    # file (.abnirml-staging-out-…/reranked/bm25.run: the run is empty)
+    (_passages_header_only, "passages.tsv:1: the first line looks like a column header "
+                            "('docno', 'text')"),
+    (_passages_header_first, "passages.tsv:1: the first line looks like a column header"),
+    (_queries_header_first, "queries.tsv:1: the first line looks like a column header "
+                            "('qid', 'query')"),
+    # no judged document had text, as above
+    (_passages_other_ids, "qrels.txt: none of the 4 judged document ids (e.g. 'd1') is in "
+                          "passages.tsv"),
     # both said 'missing required file', with the file right there
     (_queries_is_directory, "queries.tsv: expected a file, found a directory"),
     (_qrels_dangling_link, "qrels.txt: is a symbolic link to a missing file"),
-], ids=["nul-in-id", "nul-in-text", "passages-header-only", "passages-other-ids",
-        "queries-directory", "qrels-dangling-link"])
+], ids=["nul-in-id", "nul-in-text", "passages-header-only", "passages-header-first",
+        "queries-header-first", "passages-other-ids", "queries-directory",
+        "qrels-dangling-link"])
 def test_damaged_collection_files_are_located(tiny_dir, capsys, damage: Callable[[Path], None],
                                              expected):
     damage(tiny_dir)
@@ -102,6 +117,21 @@ def test_passages_read_from_disk_refuse_a_nul_too(tiny_dir, capsys, monkeypatch)
     monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", "0")
     _nul_in_passage(tiny_dir)
     assert "passages.tsv:2: NUL byte at column 7" in run_error(capsys, tiny_dir)
+
+
+def test_passages_read_from_disk_refuse_a_header_too(tiny_dir, capsys, monkeypatch):
+    monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", "0")
+    _passages_header_first(tiny_dir)
+    assert "passages.tsv:1: the first line looks like a column header" in run_error(capsys,
+                                                                                    tiny_dir)
+
+
+def test_a_passage_whose_id_is_a_column_name_is_still_data(tiny_dir):
+    from abnirml.data.trec import read_id_text_tsv
+
+    path = tiny_dir / "passages.tsv"
+    path.write_text("id\tthe id card was lost\ntext\ttext\n", encoding="utf-8")
+    assert read_id_text_tsv(path, "document") == {"id": "the id card was lost", "text": "text"}
 
 
 @pytest.mark.parametrize("value", ["abc", "1e9", "256MiB"])

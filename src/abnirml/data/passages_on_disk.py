@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abnirml.data.trec import json_id, parse_json_line, reject_nul
+from abnirml.data.trec import json_id, parse_json_line, reject_header, reject_nul
 from abnirml.errors import InputError
 
 
@@ -83,6 +83,8 @@ class PassagesOnDisk(Mapping[str, str]):
             if not sep:
                 raise InputError("expected 'document_id<TAB>text', found no tab",
                                  path=self.path, line=number)
+            if number == 1:
+                reject_header(ident, text, self.path, number, "document")
         if not ident:
             raise InputError("empty document id", path=self.path, line=number)
         if not isinstance(text, str) or not text.strip():

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, ScoringError
 from abnirml.pipeline import RunConfig, run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "abnirml" / "data" / "demo"
@@ -62,3 +63,63 @@ def test_grade_bands_given_as_lists_work_like_tuples():
                             grade_bands=(("low", 0, 1), ("high", 2, 3))))
     assert as_lists.to_frame().equals(as_tuples.to_frame())
     assert set(as_lists.to_frame().subset) == {"all", "low", "high"}
+
+
+class LengthRanker:
+    """A custom ranker written the README's way: name, fingerprint, score(pairs)."""
+
+    name = "length"
+    fingerprint = "length-v1"
+
+    def score(self, pairs):
+        return np.array([float(len(doc)) for _, doc in pairs])
+
+
+class Returning(LengthRanker):
+    def __init__(self, make):
+        self.make = make
+
+    def score(self, pairs):
+        return self.make(len(pairs))
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda n: None, "returned None instead of"),
+    (lambda n: ["high"] * n, "returned list that is not a sequence of numbers"),
+    (lambda n: 0.5, "returned 0.5 instead of"),
+    (lambda n: np.zeros((n, 2)), "returned an array of shape"),
+    (lambda n: np.zeros(n - 1), "scores for"),
+    (lambda n: np.full(n, np.nan), "NaN score(s)"),
+])
+def test_a_ranker_returning_unusable_scores_is_one_scoring_error(make, message):
+    with pytest.raises(ScoringError) as raised:
+        run(_config(rankers=[Returning(make)]))
+    assert message in str(raised.value) and "ranker length" in str(raised.value)
+
+
+def test_scores_as_a_list_or_a_column_are_one_score_per_pair():
+    lengths = LengthRanker()
+    plain = run(_config(rankers=[lengths])).to_frame()
+    for shape in (lambda a: a.tolist(), lambda a: a.reshape(-1, 1)):
+        ranker = Returning(None)
+        ranker.score = lambda pairs, shape=shape: shape(lengths.score(pairs))
+        assert run(_config(rankers=[ranker])).to_frame().score.tolist() == plain.score.tolist()
+
+
+class NumberNamed(LengthRanker):
+    name = 5
+
+
+class Unnamed(LengthRanker):
+    fingerprint = ""
+
+
+@pytest.mark.parametrize(("ranker", "message"), [
+    (LengthRanker, "ranker LengthRanker is a class; pass an instance, e.g. LengthRanker()"),
+    (NumberNamed(), "ranker NumberNamed: 'name' must be a non-empty string, got 5"),
+    (Unnamed(), "ranker Unnamed: 'fingerprint' must be a non-empty string, got ''"),
+])
+def test_a_malformed_ranker_object_is_one_config_error(ranker, message):
+    with pytest.raises(ConfigError) as raised:
+        run(_config(rankers=[ranker]))
+    assert message in str(raised.value)

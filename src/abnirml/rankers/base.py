@@ -182,7 +182,23 @@ def digest(*parts: str) -> str:
 
 def checked_scores(ranker_name: str, scores: object, expected: int) -> np.ndarray:
     """Validate what a ranker returned: right count, finite float64."""
-    array = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if scores is None:
+        raise ScoringError(f"ranker {ranker_name} returned None instead of {expected} scores "
+                           "(does its score() end with a return?)")
+    try:
+        array = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ScoringError(f"ranker {ranker_name} returned {type(scores).__name__} that is "
+                           f"not a sequence of numbers (expected {expected} float scores)"
+                           ) from None
+    if array.ndim == 0 and expected != 1:
+        raise ScoringError(f"ranker {ranker_name} returned {scores!r} instead of "
+                           f"{expected} scores (an array with one float per pair)")
+    if array.ndim != 1 and array.size == expected:   # a scalar, an (n, 1) column …
+        array = array.reshape(-1)
+    elif array.ndim > 1:
+        raise ScoringError(f"ranker {ranker_name} returned an array of shape "
+                           f"{array.shape} for {expected} pairs (expected one score per pair)")
     if array.shape[0] != expected:
         raise ScoringError(f"ranker {ranker_name} returned {array.shape[0]} scores "
                            f"for {expected} pairs")

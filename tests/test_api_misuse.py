@@ -123,3 +123,52 @@ def test_a_malformed_ranker_object_is_one_config_error(ranker, message):
     with pytest.raises(ConfigError) as raised:
         run(_config(rankers=[ranker]))
     assert message in str(raised.value)
+
+
+def test_a_probe_that_is_not_a_string_is_one_config_error():
+    from abnirml.expect import expect
+
+    with pytest.raises(ConfigError, match=r"a probe is named by a string .* got list "
+                                          r"\['mmp:tf:length'\]"):
+        expect("bm25", ["mmp:tf:length"])
+
+
+def test_expect_takes_what_run_takes(tmp_path):
+    """A Ranker object, a PyTerrier-style transformer and a collection given as a Path."""
+    from abnirml.expect import expect
+
+    pytest.importorskip("pandas")
+
+    class LengthTransformer:                      # transform(DataFrame) → score column
+        def transform(self, frame):
+            return frame.assign(score=[float(len(t)) for t in frame["text"]])
+
+    by_object = expect(LengthRanker(), "mmp:tf:length", collection=DEMO)
+    by_transformer = expect(LengthTransformer(), "mmp:tf:length")
+    assert by_object.n == by_transformer.n == 26
+    assert by_object.score == by_transformer.score
+    with pytest.raises(ConfigError, match="ranker 3: expected a spec string, a Ranker"):
+        expect(3, "mmp:tf:length")
+
+
+def test_a_path_named_demo_is_a_directory_not_the_shipped_demo(tmp_path, monkeypatch):
+    from abnirml.data.collection import collection_spec
+    from abnirml.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    assert collection_spec("demo") == "demo" and collection_spec(Path("demo")) == "./demo"
+    with pytest.raises(InputError, match="collection not found"):
+        run(_config(collection=Path("demo")))
+
+
+def test_load_results_takes_the_folder_or_its_results_file(tmp_path):
+    import abnirml
+
+    pytest.importorskip("pandas")
+    output = run(_config(out=tmp_path / "out"))
+    from_folder = abnirml.load_results(tmp_path / "out")
+    from_file = abnirml.load_results(tmp_path / "out" / "results.jsonl")
+    assert from_file.equals(from_folder) and from_folder.equals(output.to_frame())
+    for load in (abnirml.load_results, abnirml.load_samples, abnirml.load_scores):
+        with pytest.raises(ConfigError, match=r"takes .*str or Path, got int 3"):
+            load(3)

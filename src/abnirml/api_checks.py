@@ -15,6 +15,7 @@ import numbers
 import os
 from typing import Any
 
+from abnirml.data.collection import collection_spec
 from abnirml.errors import ConfigError
 
 #: fields that hold a path (or a keyword such as "demo" / "default"); None where allowed
@@ -29,7 +30,7 @@ def checked_config(config: Any) -> Any:
     for name in PATH_FIELDS:
         value = getattr(config, name)
         if isinstance(value, os.PathLike):
-            changes[name] = os.fspath(value)
+            changes[name] = collection_spec(value) if name == "collection" else os.fspath(value)
         elif value is not None and not isinstance(value, str):
             raise ConfigError(f"RunConfig.{name} must be a path or a string, got "
                               f"{_described(value)}")

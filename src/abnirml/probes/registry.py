@@ -74,6 +74,9 @@ def select_probes(patterns: list[str]) -> list[Probe]:
     keys = family_keys()
     chosen: set[str] = set()
     for pattern in patterns or ["all"]:
+        if not isinstance(pattern, str):
+            raise ConfigError(f"a probe is named by a string (a name, family or glob), got "
+                              f"{type(pattern).__name__} {pattern!r}")
         pattern = pattern.strip()
         folded = pattern.lower()          # MMP, Tmp:Typos … match like --ranker BM25 does
         if folded == "all":

@@ -36,11 +36,18 @@ def _config(**fields) -> RunConfig:
     ({"grade_bands": (("relevant", 3, 1),)}, "RunConfig.grade_bands: invalid band"),
     ({"grade_bands": "relevant=2-3"}, "RunConfig.grade_bands must be a tuple"),
     ({"options": ["tmp.typo_rate=0.1"]}, "RunConfig.options must be a dict"),
+    ({"options": {1: 2}}, "RunConfig.options: keys are 'family.key' strings, got int 1"),
+    ({"progress": "no"}, "RunConfig.progress must be True, False or None, got str 'no'"),
 ])
 def test_mistyped_run_config_fields_are_one_config_error(fields, message):
     with pytest.raises(ConfigError) as raised:
         run(_config(**fields))
     assert message in str(raised.value)
+
+
+def test_progress_argument_is_a_boolean():
+    with pytest.raises(ConfigError, match=r"run\(progress=…\) must be True, False or None"):
+        run(_config(), progress="off")
 
 
 def test_run_refuses_what_is_not_a_run_config():

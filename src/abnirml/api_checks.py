@@ -63,8 +63,19 @@ def checked_config(config: Any) -> Any:
     if not isinstance(config.options, dict):
         raise ConfigError(f"RunConfig.options must be a dict of 'family.key' → value, got "
                           f"{_described(config.options)}")
+    for key in config.options:
+        if not isinstance(key, str):
+            raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
+                              f"{_described(key)}")
+    check_progress(config.progress, "RunConfig.progress")
     _check_grade_bands(config.grade_bands)
     return dataclasses.replace(config, **changes) if changes else config
+
+
+def check_progress(value: Any, where: str) -> None:
+    """True, False or None (the environment decides): a string such as "no" would be true."""
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{where} must be True, False or None, got {_described(value)}")
 
 
 def _described(value: Any) -> str:

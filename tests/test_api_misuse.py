@@ -179,3 +179,39 @@ def test_load_results_takes_the_folder_or_its_results_file(tmp_path):
     for load in (abnirml.load_results, abnirml.load_samples, abnirml.load_scores):
         with pytest.raises(ConfigError, match=r"takes .*str or Path, got int 3"):
             load(3)
+
+
+@pytest.fixture
+def registered():
+    """Ranker families registered for one test, forgotten afterwards."""
+    from abnirml.rankers.registry import register, unregister
+
+    names: list[str] = []
+
+    def add(family, factory):
+        register(family, factory)
+        names.append(family)
+
+    yield add
+    for family in names:
+        unregister(family)
+
+
+@pytest.mark.parametrize(("factory", "message"), [
+    (lambda spec: LengthRanker(), "ranker factory for 'mine' (<lambda>) must take two arguments"),
+    (lambda spec, env: None, "ranker factory for 'mine' gave NoneType None, which has no "
+                             "score(pairs)"),
+    (lambda spec, env: NumberNamed(), "ranker factory for 'mine': 'name' must be a "
+                                      "non-empty string, got 5"),
+])
+def test_a_misbehaving_factory_is_one_config_error(registered, factory, message):
+    registered("mine", factory)
+    with pytest.raises(ConfigError) as raised:
+        run(_config(rankers=["mine"]))
+    assert message in str(raised.value)
+
+
+def test_a_registered_factory_gets_the_spec_and_its_name(registered):
+    registered("mine", lambda spec, env: LengthRanker())
+    frame = run(_config(rankers=["mine@short", "bm25"])).to_frame()
+    assert list(frame.ranker) == ["short", "bm25"]

@@ -156,6 +156,20 @@ class RankerSpec:
                               f"(allowed: {', '.join(sorted(allowed)) or 'none'})")
 
 
+def check_ranker_fields(obj: object, what: str) -> None:
+    """Refuse an object that cannot be probed: a ``name`` and ``fingerprint`` that are
+    non-empty strings, and ``score`` (pointwise) or ``preferences`` (pairwise) to call.
+    Results, file names and the score cache all key on those two strings."""
+    if not callable(getattr(obj, "score", None)) and not callable(
+            getattr(obj, "preferences", None)):
+        raise ConfigError(f"{what} gave {type(obj).__name__} {obj!r:.60}, which has no "
+                          "score(pairs) (nor preferences(triples)) method")
+    for field in ("name", "fingerprint"):
+        value = getattr(obj, field, None)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{what}: '{field}' must be a non-empty string, got {value!r}")
+
+
 def spec_of(ranker: Ranker) -> str:
     """The canonical spec behind a ranker's name: differs from ``name`` only for a ranker
     given a display name. Seeds and other identities use it, so a name changes no result."""

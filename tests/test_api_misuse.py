@@ -215,3 +215,44 @@ def test_a_registered_factory_gets_the_spec_and_its_name(registered):
     registered("mine", lambda spec, env: LengthRanker())
     frame = run(_config(rankers=["mine@short", "bm25"])).to_frame()
     assert list(frame.ranker) == ["short", "bm25"]
+
+
+class EchoProbe:
+    """A user probe written the README's way: name, family, symmetric, samples(context)."""
+
+    name, family, symmetric = "tmp:echo-test", "tmp", False
+
+    def samples(self, context):
+        from abnirml.types import Sample
+
+        for qid in sorted(context.collection.queries)[:3]:
+            query = context.collection.queries[qid]
+            yield Sample(query, query, "zzzq", {"qid": qid})
+
+
+class TupleProbe(EchoProbe):
+    name = "tmp:tuple-test"
+
+    def samples(self, context):
+        yield ("query", "doc one", "doc two")
+
+
+class NoSamplesProbe:
+    name, family, symmetric = "tmp:none-test", "tmp", False
+
+
+def test_a_registered_probe_runs_and_a_malformed_one_is_one_config_error():
+    from abnirml.probes.registry import register, scoped_registrations
+
+    with scoped_registrations():
+        register(EchoProbe())
+        (record,) = run(_config(probes=["tmp:echo-test"])).result.records
+        assert (record["n"], record["score"]) == (3, 1.0)
+        with pytest.raises(ConfigError, match="EchoProbe is a class; register an instance"):
+            register(EchoProbe)
+        with pytest.raises(ConfigError, match="probe tmp:none-test has no samples"):
+            register(NoSamplesProbe())
+        register(TupleProbe())
+        with pytest.raises(ConfigError, match=r"probe tmp:tuple-test: samples\(\) yielded "
+                                              r"tuple \('query'"):
+            run(_config(probes=["tmp:tuple-test"]))

@@ -27,6 +27,7 @@ def _config(**fields) -> RunConfig:
     ({"probes": "mmp:tf:length"}, "RunConfig.probes must be a list, got the string"),
     ({"probes": [3]}, "each probe is a name or pattern string, got int 3"),
     ({"variant_groups": {"k": "bm25,ql"}}, "RunConfig.variant_groups['k'] must be a list"),
+    ({"variant_groups": {"k": [object()]}}, "members are ranker spec strings, got object"),
     ({"alpha": "0.05"}, "RunConfig.alpha must be a number, got str '0.05'"),
     ({"delta": "0.5"}, "RunConfig.delta must be a number"),
     ({"deltas": {"bm25": None}}, "RunConfig.deltas['bm25'] must be a number"),

@@ -74,8 +74,18 @@ def count_missing_judged(queries: Mapping[str, str], docs: Mapping[str, str],
                for docno in judged if docno not in docs)
 
 
-def load_collection(spec: str) -> Collection:
+def collection_spec(value: str | os.PathLike[str]) -> str:
+    """A collection given as a ``Path`` is a directory, even one named ``demo`` or
+    ``irds:x``: it is spelt ``./demo`` so the keywords keep their meaning for strings."""
+    if not isinstance(value, os.PathLike):
+        return value
+    text = os.fspath(value)
+    return os.path.join(".", text) if text == DEMO or text.startswith("irds:") else text
+
+
+def load_collection(spec: str | os.PathLike[str]) -> Collection:
     """Resolve a collection spec: ``demo``, a directory path, or ``irds:<dataset id>``."""
+    spec = collection_spec(spec)
     if spec == DEMO:
         root = resources.files("abnirml.data").joinpath("demo")
         with resources.as_file(root) as path:

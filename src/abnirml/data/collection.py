@@ -149,14 +149,20 @@ def load_run_file(path: Path, queries: Mapping[str, str]) -> Run:
 
 def _reject_unknown_queries(path: Path, by_query: Mapping[str, object],
                             queries: Mapping[str, str]) -> None:
-    """InputError at the first line of ``path`` naming a query the topics file lacks."""
-    unknown = sorted(set(by_query) - set(queries))
+    """InputError at the first line of ``path`` naming a query the topics file lacks; when
+    it knows none of them, the message says the file may belong to another collection."""
+    unknown = set(by_query) - set(queries)
     if not unknown:
         return
+    if len(unknown) == len(by_query):
+        detail = (f"none of its {len(unknown)} query ids is in the queries file: a file of "
+                  "another collection?")
+    else:
+        detail = f"not in the queries file; {len(unknown)} unknown in all"
     for number, line in read_lines(path):
-        if line.split()[0] == unknown[0]:
-            raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file; "
-                             f"{len(unknown)} unknown in all)", path=path, line=number)
+        qid = line.split()[0] if line.strip() else ""
+        if qid in unknown:
+            raise InputError(f"unknown query id {qid!r} ({detail})", path=path, line=number)
 
 
 def _lazy_run(path: Path, queries: Mapping[str, str]) -> Callable[[], Run]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
@@ -78,6 +78,13 @@ class Table:
     #: columns of :func:`format_score` cells (starred when not significant): the CSV export
     #: gives each a ``<header> significant`` column, whether or not any cell is starred
     scored: tuple[int, ...] = ()
+    #: what each number of a compound value cell stands for (``0.96 (0.00)`` → satisfied,
+    #: ties; ``1,234 / 56 / 0`` → three names): the CSV export splits every value column
+    #: whose cells all hold that many numbers into ``<header> <part>`` columns
+    parts: tuple[str, ...] = ()
+    #: rows of compound cells (``a / b / c``) in a table whose columns are measures: row
+    #: index → one label per number; the CSV export writes one row per number instead
+    row_parts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)

@@ -137,3 +137,19 @@ def test_rank_origin_cli_defaults_to_the_runs_depth(dl19, tmp_path):
     # DL19's runs hold 100 documents per query: 101-500 and 501-1000 would always be 0 %
     assert {r["run_range"] for r in rows} == {"1-10", "11-100"}
     assert {r["reference_range"] for r in rows} == {"1-10", "11-100", ">100", "absent"}
+
+
+def test_tidy_csv_writes_yes_no_as_booleans_and_dashes_as_blanks():
+    """The intervals table shows Significant as yes/no and a missing effect size as a dash;
+    its CSV must hold the same true/false as the score tables' significance columns and an
+    empty cell for the missing value, not the display strings."""
+    table = Table("Intervals", ["Probe", "Effect size", "Note", "Significant"],
+                  [["p1", "0.50", "–", "yes"], ["p2", "–", "–", "no"], ["p3", "0.10", "–", "–"]])
+    header, rows = tidy_table(table)
+    assert header == ["Probe", "Effect size", "Note", "Significant"]
+    assert rows == [["p1", "0.50", "", "true"], ["p2", "", "", "false"], ["p3", "0.10", "", ""]]
+
+
+def test_tidy_csv_keeps_a_text_column_that_merely_contains_yes():
+    table = Table("T", ["Probe", "Answer"], [["p1", "yes"], ["p2", "maybe"]])
+    assert tidy_table(table)[1] == [["p1", "yes"], ["p2", "maybe"]]

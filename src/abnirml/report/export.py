@@ -5,7 +5,8 @@ thousands separators, signs or ``%``, label cells the report merges repeated on 
 intervals split into low and high columns, compound cells (``0.96 (0.00)``, ``a / b / c``,
 named by ``Table.parts`` or ``Table.row_parts``) into a column or row per number, and the
 report's not-significant star moved into a ``<column> significant`` column of
-``true``/``false``. LaTeX puts numbers in math mode (a
+``true``/``false`` (a yes/no column is written as ``true``/``false`` too, and the report's
+dash for a missing value as an empty cell). LaTeX puts numbers in math mode (a
 real minus sign) and the not-significant mark as a superscript star, and escapes every
 special character of user text (probe and ranker names may hold ``_``, ``%``, ``&``…).
 """
@@ -39,6 +40,8 @@ _PLAIN_NUMBER = re.compile(r"^[+\-−]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][+\-]?\d+)?$
 _INTERVAL = re.compile(r"^\[\s*(\S+)\s*,\s*(\S+)\s*\]$")
 _PLUS_MINUS = re.compile(r"^(\S+)\s*±\s*(\S+)$")
 _MISSING = {"", "–", "-", "—"}
+#: the report's yes/no cells, written as the true/false of the significance columns
+_YES_NO = {"yes": "true", "no": "false"}
 _PARENTHESISED = re.compile(r"^(\S+) \((\S+)\)$")
 
 
@@ -81,10 +84,13 @@ def _split_rows(table: Table, rows: list[list[str]]) -> list[list[str]]:
 
 def _kind(cells: list[str], parts: int = 0) -> str:
     """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number', 'parts'
-    (compound cells of ``parts`` numbers) or 'text'."""
+    (compound cells of ``parts`` numbers), 'boolean' (the report's yes/no), 'empty' (nothing
+    present: every cell blank or the report's dash) or 'text'."""
     present = [c.strip() for c in cells if c.strip() not in _MISSING]
     if not present:
-        return "text"
+        return "empty"
+    if all(c.lower() in _YES_NO for c in present):
+        return "boolean"
     bare = [c[2:] if c.startswith("* ") else c for c in present]
     if parts and all(_pieces(c, parts) is not None for c in bare):
         return "parts"
@@ -109,7 +115,8 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
     width = len(table.header)
     rows = _split_rows(table, [list(r) + [""] * (width - len(r)) for r in table.rows])
     kinds = [_kind([r[j] for r in rows], len(table.parts)) for j in range(width)]
-    labels = next((j for j, kind in enumerate(kinds) if kind != "text"), width)
+    labels = next((j for j, kind in enumerate(kinds) if kind not in ("text", "empty")),
+                  width)
     for j in range(labels):                      # merged label cells → repeated values
         previous = ""
         for row in rows:
@@ -149,6 +156,10 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                 cells.append("" if missing else _number(text[:-1]) or "")
             elif kind == "number":
                 cells.append("" if missing else _number(text) or "")
+            elif kind == "boolean":
+                cells.append("" if missing else _YES_NO[text.lower()])
+            elif kind == "empty":
+                cells.append("")
             else:
                 cells.append(raw)
             if starred[j]:

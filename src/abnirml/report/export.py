@@ -5,10 +5,12 @@ thousands separators, signs or ``%``, label cells the report merges repeated on 
 intervals split into low and high columns, compound cells (``0.96 (0.00)``, ``a / b / c``,
 named by ``Table.parts`` or ``Table.row_parts``) into a column or row per number, and the
 report's not-significant star moved into a ``<column> significant`` column of
-``true``/``false`` (a yes/no column is written as ``true``/``false`` too, and the report's
-dash for a missing value as an empty cell). LaTeX puts numbers in math mode (a
-real minus sign) and the not-significant mark as a superscript star, and escapes every
-special character of user text (probe and ranker names may hold ``_``, ``%``, ``&``…).
+``true``/``false``. A yes/no column is written as ``true``/``false`` too, the report's dash
+for a missing value as an empty cell, and a column of ``reason count`` lists
+(``Table.tallied``: the transfer table's *Discarded*) as one count column per reason.
+LaTeX puts numbers in math mode (a real minus sign) and the not-significant mark as a
+superscript star, and escapes every special character of user text (probe and ranker
+names may hold ``_``, ``%``, ``&``…).
 """
 
 from __future__ import annotations
@@ -82,6 +84,24 @@ def _split_rows(table: Table, rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
+_TALLY = re.compile(r"^([A-Za-z][\w -]*?) (\d[\d,]*)$")
+
+
+def _tallies(cell: str) -> dict[str, str] | None:
+    """``duplicate 1, identical 2,996`` → {duplicate: 1, identical: 2996}; ``0`` → {};
+    None when ``cell`` is not such a list (items are split at a comma *and* a space, so a
+    thousands separator stays inside its number)."""
+    if cell == "0":
+        return {}
+    out: dict[str, str] = {}
+    for item in re.split(r",\s+", cell):
+        match = _TALLY.match(item.strip())
+        if match is None or match[1] in out:
+            return None
+        out[match[1]] = match[2].replace(",", "")
+    return out
+
+
 def _kind(cells: list[str], parts: int = 0) -> str:
     """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number', 'parts'
     (compound cells of ``parts`` numbers), 'boolean' (the report's yes/no), 'empty' (nothing
@@ -114,7 +134,9 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
     """
     width = len(table.header)
     rows = _split_rows(table, [list(r) + [""] * (width - len(r)) for r in table.rows])
-    kinds = [_kind([r[j] for r in rows], len(table.parts)) for j in range(width)]
+    kinds = ["tallies" if j in table.tallied and all(
+                 _tallies(r[j].strip()) is not None for r in rows if r[j].strip() not in _MISSING)
+             else _kind([r[j] for r in rows], len(table.parts)) for j in range(width)]
     labels = next((j for j, kind in enumerate(kinds) if kind not in ("text", "empty")),
                   width)
     for j in range(labels):                      # merged label cells → repeated values
@@ -126,6 +148,9 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                 row[j] = previous
     starred = [kinds[j] == "number" and (j in table.scored or any(
         r[j].strip().startswith("* ") for r in rows)) for j in range(width)]
+    tally_names = {j: sorted({reason for r in rows if r[j].strip() not in _MISSING
+                              for reason in _tallies(r[j].strip()) or {}})
+                   for j in range(width) if kinds[j] == "tallies"}
     header: list[str] = []
     for j, name in enumerate(table.header):
         if kinds[j] in ("interval", "pm"):
@@ -133,6 +158,8 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             header += [f"{name} {low}", f"{name} {high}"]
         elif kinds[j] == "parts":
             header += [f"{name} {part}" for part in table.parts]
+        elif kinds[j] == "tallies":
+            header += [f"{name} {reason}" for reason in tally_names[j]]
         else:
             header.append(f"{name} (%)" if kinds[j] == "percent" else name)
         if starred[j]:
@@ -156,12 +183,16 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                 cells.append("" if missing else _number(text[:-1]) or "")
             elif kind == "number":
                 cells.append("" if missing else _number(text) or "")
+            elif kind == "tallies":
+                found = {} if missing else _tallies(text) or {}
+                cells += ["" if missing else found.get(reason, "0")
+                          for reason in tally_names[j]]
             elif kind == "boolean":
                 cells.append("" if missing else _YES_NO[text.lower()])
             elif kind == "empty":
                 cells.append("")
-            else:
-                cells.append(raw)
+            else:           # text: the report's dash for "none" is an empty cell here too
+                cells.append("" if missing and j >= labels else raw)
             if starred[j]:
                 cells.append("" if missing else ("false" if star else "true"))
         out.append(cells)

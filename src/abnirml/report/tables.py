@@ -85,6 +85,9 @@ class Table:
     #: rows of compound cells (``a / b / c``) in a table whose columns are measures: row
     #: index → one label per number; the CSV export writes one row per number instead
     row_parts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    #: columns of ``reason count, …`` lists (``duplicate 1, identical 2,996``; ``0`` for
+    #: none): the CSV export writes one ``<header> <reason>`` count column per reason
+    tallied: tuple[int, ...] = ()
 
 
 #: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)

@@ -24,13 +24,15 @@ class FamilyView:
     positive: str = ""
     row_header: tuple[str, ...] = ("Probe",)
     layout: str = "table"
+    skips_counted: str = "samples"
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> FamilyView:
         return cls(str(value["key"]), str(value.get("title", value["key"])),
                    str(value.get("positive", "")),
                    tuple(value.get("row_header") or ("Probe",)),
-                   str(value.get("layout", "table")))
+                   str(value.get("layout", "table")),
+                   str(value.get("skips_counted", "samples")))
 
 
 def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

@@ -137,6 +137,25 @@ def test_run_file_with_unknown_query_is_located(tiny_dir, capsys):
     assert "bm25.run:2: unknown query id 'q7'" in lines[0]
 
 
+def test_run_file_error_names_its_first_unknown_line_and_another_collection(tiny_dir, capsys):
+    """The located line is the file's first line with an unknown query (not the line of the
+    alphabetically first unknown id), and a file none of whose queries the collection knows
+    says it may be a run of another collection."""
+    (tiny_dir / "runs").mkdir()
+    (tiny_dir / "runs" / "bm25.run").write_text(
+        "q1 Q0 d1 1 3.0 x\nz9 Q0 d2 1 1.0 x\na5 Q0 d2 1 1.0 x\n")
+    code, lines = error_of(capsys, "run", "--collection", str(tiny_dir), "--quiet",
+                           "--out", str(tiny_dir / "out"))
+    assert code == 2 and len(lines) == 1
+    assert "bm25.run:2: unknown query id 'z9'" in lines[0] and "2 unknown in all" in lines[0]
+    (tiny_dir / "runs" / "bm25.run").write_text("x1 Q0 d1 1 3.0 x\nx2 Q0 d2 1 1.0 x\n")
+    code, lines = error_of(capsys, "run", "--collection", str(tiny_dir), "--quiet",
+                           "--out", str(tiny_dir / "out"))
+    assert code == 2 and len(lines) == 1
+    assert "bm25.run:1: unknown query id 'x1'" in lines[0]
+    assert "none of its 2 query ids" in lines[0] and "another collection" in lines[0]
+
+
 def test_candidates_computed_when_no_run(tiny_dir, tmp_path):
     out = tmp_path / "out"
     assert run_cli("run", "--collection", str(tiny_dir), "--probe", "mmp:*", "--quiet",

@@ -156,3 +156,38 @@ def test_cli_rerank_takes_the_shared_session_flags(tmp_path, demo_collection, ca
     assert main([*base, "--no-cache", "--batch-size", "0", "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "batch size must be ≥ 1" in err[0]
+
+
+def test_cli_refuses_runs_that_share_no_query(tmp_path, capsys):
+    """A run of another collection (no query id in common with the reference) is a plausible
+    mistake: one line, exit 2, and no empty rank_origin.csv left behind as if it were a
+    result."""
+    from abnirml.cli import main
+    from abnirml.data.trec import write_run
+
+    write_run(tmp_path / "ref.run", {"q1": _run("a", "b"), "q2": _run("c", "d")}, "ref")
+    write_run(tmp_path / "other.run", {"x1": _run("a", "b")}, "other")
+    out = tmp_path / "ro"
+    code = main(["rank-origin", str(tmp_path / "ref.run"), str(tmp_path / "other.run"),
+                 "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and "share no query" in err[0] and "other.run" in err[0]
+    assert not out.exists()
+
+
+def test_cli_refuses_qrels_that_judge_none_of_the_queries(tmp_path, capsys):
+    """Qrels of another collection would silently turn every document 'unjudged'."""
+    from abnirml.cli import main
+    from abnirml.data.trec import write_run
+
+    write_run(tmp_path / "ref.run", {"q1": _run("a", "b")}, "ref")
+    write_run(tmp_path / "run.run", {"q1": _run("b", "a")}, "run")
+    (tmp_path / "qrels.txt").write_text("x9 0 a 2\n", encoding="utf-8")
+    out = tmp_path / "ro"
+    code = main(["rank-origin", str(tmp_path / "ref.run"), str(tmp_path / "run.run"),
+                 "--qrels", str(tmp_path / "qrels.txt"), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and "qrels.txt" in err[0] and "judge none" in err[0]
+    assert not out.exists()

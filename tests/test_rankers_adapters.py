@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
@@ -94,6 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
         pairs = body["pairs"]
         type(self).batches.append(len(pairs))
         scores = [overlap(p["query"], p["text"]) for p in pairs]
+        if self.mode == "slow":              # a model slower than +timeout: no headers yet
+            time.sleep(1.5)
         if self.mode == "nan":
             scores[0] = None
         if self.mode == "error":
@@ -147,6 +150,18 @@ def test_http_failures_are_one_line_errors_naming_the_ranker(server):
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="not an http"):
         build_ranker("http:ftp://example.org/x", RankerEnv())
+
+
+def test_http_server_slower_than_timeout_is_not_called_unreachable(server):
+    """A server that accepts the request but answers after +timeout was reached: the error
+    says it gave no answer in time (raise +timeout), not that it cannot be reached."""
+    ranker = build_ranker(f"http:{server}+timeout=0.5", RankerEnv())
+    _Handler.mode = "slow"
+    with pytest.raises(ScoringError) as err:
+        ranker.score(PAIRS)
+    message = str(err.value)
+    assert "cannot reach" not in message and "\n" not in message
+    assert f"{server} gave no complete answer within 0.5 s (+timeout" in message
 
 
 def _doc_score(fn):

@@ -54,7 +54,9 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
     assert dtp_rows[0].endswith(",Samples,Discarded")
     assert dtp_rows[1] == "Paraphrase,dtp:paraphrase,0.30,false,0.30,false,0.30,false,10,0"
     counts = (tmp_path / "tables" / "axiom-counts.csv").read_text().splitlines()
-    assert counts[1] == "axiom:tfc1,5 / 3 / 2,6 / 3 / 1,7 / 3 / 0"
+    assert counts[0] == ("Probe,r1 satisfied,r1 violated,r1 ties,r2 satisfied,r2 violated,"
+                         "r2 ties,r3 satisfied,r3 violated,r3 ties")
+    assert counts[1] == "axiom:tfc1,5,3,2,6,3,1,7,3,0"          # one number per cell
     effectiveness = (tmp_path / "tables" / "effectiveness.csv").read_text().splitlines()
     assert effectiveness[0] == "Ranker,nDCG@10,Axiom fulfilment"
     assert effectiveness[1] == "r1,0.3000,0.5000"

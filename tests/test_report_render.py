@@ -137,3 +137,47 @@ def test_rank_origin_cli_defaults_to_the_runs_depth(dl19, tmp_path):
     # DL19's runs hold 100 documents per query: 101-500 and 501-1000 would always be 0 %
     assert {r["run_range"] for r in rows} == {"1-10", "11-100"}
     assert {r["reference_range"] for r in rows} == {"1-10", "11-100", ">100", "absent"}
+
+
+def test_tidy_csv_writes_yes_no_as_booleans_and_dashes_as_blanks():
+    """The intervals table shows Significant as yes/no and a missing effect size as a dash;
+    its CSV must hold the same true/false as the score tables' significance columns and an
+    empty cell for the missing value, not the display strings."""
+    table = Table("Intervals", ["Probe", "Effect size", "Size", "Note", "Significant"],
+                  [["p1", "0.50", "medium", "–", "yes"], ["p2", "–", "–", "–", "no"],
+                   ["p3", "0.10", "small", "–", "–"]])
+    header, rows = tidy_table(table)
+    assert header == ["Probe", "Effect size", "Size", "Note", "Significant"]
+    assert rows == [["p1", "0.50", "medium", "", "true"], ["p2", "", "", "", "false"],
+                    ["p3", "0.10", "small", "", ""]]
+
+
+def test_tidy_csv_keeps_a_text_column_that_merely_contains_yes():
+    table = Table("T", ["Probe", "Answer"], [["p1", "yes"], ["p2", "maybe"]])
+    assert tidy_table(table)[1] == [["p1", "yes"], ["p2", "maybe"]]
+
+
+def test_tidy_csv_splits_reason_count_lists_into_one_count_column_per_reason():
+    """The transfer table's Discarded cells (``duplicate 1, identical 2,996``, ``0``) are
+    display text; the CSV holds a count per reason, 0 where a dataset lost none."""
+    table = Table("DTP", ["Dataset", "bm25", "Samples", "Discarded"],
+                  [["MRPC", "+0.11", "36", "0"],
+                   ["JFLEG", "+0.05", "39", "duplicate 1, identical 2,996"],
+                   ["ASSET", "–", "12", "–"]],
+                  scored=(1,), tallied=(3,))
+    header, rows = tidy_table(table)
+    assert header == ["Dataset", "bm25", "bm25 significant", "Samples",
+                      "Discarded duplicate", "Discarded identical"]
+    assert rows == [["MRPC", "0.11", "true", "36", "0", "0"],
+                    ["JFLEG", "0.05", "true", "39", "1", "2996"],
+                    ["ASSET", "", "", "12", "", ""]]
+
+
+def test_transfer_table_marks_its_discarded_column_as_tallies():
+    from abnirml.report.transfer_table import transfer_table
+
+    record = {"family": "dtp", "subset": "all", "probe": "dtp:fluency-jfleg", "ranker": "bm25",
+              "n": 39, "score": 0.05, "significant": True, "skipped": {"duplicate": 1}}
+    table = transfer_table([record])
+    header, rows = tidy_table(table)
+    assert header[-1] == "Discarded duplicate" and rows[0][-1] == "1"

@@ -220,3 +220,50 @@ def test_table_csvs_hold_numbers_and_significance_columns(demo_run, tmp_path):
     assert {"B − A interval low", "B − A interval high"} <= set(compared[0])
     for r in compared:
         assert float(r["Score A"]) == float(r["Score B"]) and int(r["Effects changed"]) == 0
+
+
+def test_axiom_table_csvs_split_compound_cells_into_numbers(tmp_path):
+    """The axiom tables print several numbers in one cell (``0.96 (0.00)``,
+    ``1,234 / 56 / 0``); their CSVs must hold one plain number per cell like every other
+    table (README: no thousands separators), each part in a column of its own."""
+    import csv
+    import json
+
+    out = tmp_path / "ax"
+    assert main(["run", "--probe", "axiom:tfc1", "--probe", "axiom:m-and", "--ranker", "bm25",
+                 "--ranker", "ql", "--out", str(out), "--quiet", "--no-effectiveness"]) == 0
+    records = {(r["probe"], r["ranker"]): r for r in map(
+        json.loads, (out / "results.jsonl").read_text().splitlines()) if r["subset"] == "all"}
+
+    def rows(slug):
+        with (out / "tables" / f"{slug}.csv").open(encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+
+    def plain(value):
+        return value == "" or float(value) == float(value)     # raises on '1,234' or '(…)'
+
+    tfc1 = records[("axiom:tfc1", "bm25")]
+    counts = {r["Probe"]: r for r in rows("axiom-counts")}["axiom:tfc1"]
+    assert int(counts["bm25 satisfied"]) == tfc1["satisfied"]
+    assert int(counts["bm25 violated"]) == tfc1["violated"]
+    assert int(counts["bm25 ties"]) == tfc1["ties"]
+    for slug, (sat, tie) in (("axiom-satisfied", ("satisfied", "ties")),
+                             ("axiom-satisfied-delta", ("satisfied_delta", "ties_delta"))):
+        row = {r["Ranker"]: r for r in rows(slug)}["bm25"]
+        assert float(row["TFC1 satisfied"]) == pytest.approx(tfc1[sat] / tfc1["n"], abs=0.005)
+        assert float(row["TFC1 ties"]) == pytest.approx(tfc1[tie] / tfc1["n"], abs=0.005)
+    overlap = rows("axiom-overlap")
+    assert sum(int(r["TFC1 instances"]) for r in overlap if r["Ranker"] == "bm25") == tfc1["n"]
+    datasets = {r[""]: r for r in rows("axiom-datasets")}
+    assert int(datasets["Diagnostic dataset size"]["TFC1"]) == tfc1["instances"]
+    assert int(datasets["Agree with relevance"]["TFC1"]) == tfc1["relevance_agree"]
+    assert int(datasets["Disagree with relevance"]["TFC1"]) == tfc1["relevance_disagree"]
+    assert int(datasets["Tie with relevance"]["TFC1"]) == tfc1["relevance_ties"]
+    for slug in ("axiom-counts", "axiom-satisfied", "axiom-satisfied-delta", "axiom-overlap",
+                 "axiom-datasets"):
+        for row in rows(slug):
+            values = [v for k, v in row.items() if k not in ("", "Probe", "Ranker",
+                                                             "Overlap group")]
+            assert values and all(plain(v) for v in values), (slug, row)
+    # report.md keeps the compact cells
+    assert "/ " in (out / "report.md").read_text()

@@ -65,7 +65,6 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     check_output_folder(out, RANK_ORIGIN_FILES,
                         inputs=[p for p in (args.reference, args.run, args.qrels) if p])
     reference = read_run(args.reference)
-    out.mkdir(parents=True, exist_ok=True)
     if args.rerank:
         if args.run:
             raise ConfigError("give either RUN or --rerank, not both")
@@ -74,16 +73,19 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         spec = RankerSpec.parse(args.rerank)     # before any work: a bad @name stops here
         run = rerank_in_workspace(reference, args.rerank, _session_settings(args), args.depth)
         run_label = spec.label
-        write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
     elif args.run:
         run = read_run(args.run)
         run_label = Path(args.run).name
     else:
         raise ConfigError("give RUN, or --rerank SPEC to produce it")
     qrels = read_qrels(args.qrels) if args.qrels else None
+    _check_runs_match(args, reference, run, qrels)
     ranges = (parse_ranges(args.ranges) if args.ranges
               else ranges_for_depth(run_depth(reference, run)))
     origin = rank_origin(reference, run, qrels, ranges)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.rerank:
+        write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
     write_csv(origin, out / "rank_origin.csv")
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,
@@ -108,6 +110,23 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
           + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")
           + f" → {out / 'rank_origin.csv'}")
     return 0
+
+
+def _check_runs_match(args: argparse.Namespace, reference: dict, run: dict,
+                      qrels: dict | None) -> None:
+    """Refuse a run or qrels of another collection before writing anything: with no query
+    in common the counts are empty (or every document 'unjudged'), which would read as a
+    result rather than the mistake it is."""
+    shared = run.keys() & reference.keys()
+    if not shared:
+        what = f"--rerank {args.rerank}" if args.rerank else args.run
+        raise ConfigError(
+            f"{what} and {args.reference} share no query id ({len(run)} vs "
+            f"{len(reference)} queries): are they runs of one collection?")
+    if qrels is not None and not shared & qrels.keys():
+        raise ConfigError(
+            f"{args.qrels}: the qrels judge none of the {len(shared)} queries the runs share "
+            "(qrels of another collection?)")
 
 
 def _session_settings(args: argparse.Namespace):

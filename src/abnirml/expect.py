@@ -95,7 +95,6 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     from abnirml.evaluation.workspace import SessionSettings, Workspace
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
-    from abnirml.rankers.base import Ranker
 
     check_alpha(alpha)
     if delta is not None:
@@ -104,12 +103,7 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     workspace = Workspace(SessionSettings(collection=collection, seed=seed, progress=False,
                                           candidates=candidates, cache=cache))
     loaded = workspace.collection
-    if isinstance(ranker, str):
-        (model,) = workspace.build_rankers([ranker])
-    elif isinstance(ranker, Ranker):
-        model = ranker
-    else:
-        raise ConfigError(f"expect: {ranker!r} is neither a ranker spec nor a Ranker")
+    (model,) = workspace.build_rankers([ranker])     # a spec, a Ranker, a PyTerrier transformer
     context = workspace.probe_context(resolve_options(options or {}))
     with workspace.scorer() as scorer:
         result = run_experiment(selected, [model], context, scorer,

@@ -10,6 +10,7 @@ pandas is imported only when a frame is asked for (it comes with the ``adapters`
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -62,19 +63,30 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> Any:
     return frame
 
 
-def load_results(directory: str | Path) -> Any:
-    """The results of an ``abnirml run`` output folder as a tidy DataFrame."""
+def load_results(path: str | Path) -> Any:
+    """The results of an ``abnirml run`` output folder (or its ``results.jsonl``) as a tidy
+    DataFrame; like :func:`load_samples`, either the folder or the file may be named."""
     from abnirml.report.files import read_results
     from abnirml.run_files import RESULTS
 
-    return results_frame(read_results(Path(directory) / RESULTS))
+    path = Path(_checked_path(path, "load_results"))
+    return results_frame(read_results(path / RESULTS if path.is_dir() else path))
+
+
+def _checked_path(path: Any, caller: str) -> Any:
+    if not isinstance(path, (str, os.PathLike)):
+        from abnirml.errors import ConfigError
+
+        raise ConfigError(f"{caller} takes an output folder as a str or Path, got "
+                          f"{type(path).__name__} {path!r}")
+    return path
 
 
 def load_samples(path: str | Path) -> Any:
     """Per-sample scores of an output folder (or its ``scores.npz``) as a tidy DataFrame."""
     from abnirml.evaluation.score_file import load_scores
 
-    return samples_frame(load_scores(path))
+    return samples_frame(load_scores(_checked_path(path, "load_samples")))
 
 
 def samples_frame(store: Any) -> Any:

@@ -96,6 +96,13 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     environment) keeps stderr free of progress bars, e.g. in a notebook cell; the argument
     wins over the config, which wins over the environment.
     """
+    from abnirml.api_checks import check_progress, checked_config
+
+    check_progress(progress, "run(progress=…)")
+    if not isinstance(config, RunConfig):
+        raise ConfigError(f"run() takes a RunConfig, got {type(config).__name__}; write "
+                          "run(RunConfig(...))")
+    config = checked_config(config)
     if progress is not None:
         config = dataclasses.replace(config, progress=progress)
     from abnirml.evaluation.variance import expand_rankers

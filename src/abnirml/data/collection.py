@@ -74,8 +74,18 @@ def count_missing_judged(queries: Mapping[str, str], docs: Mapping[str, str],
                for docno in judged if docno not in docs)
 
 
-def load_collection(spec: str) -> Collection:
+def collection_spec(value: str | os.PathLike[str]) -> str:
+    """A collection given as a ``Path`` is a directory, even one named ``demo`` or
+    ``irds:x``: it is spelt ``./demo`` so the keywords keep their meaning for strings."""
+    if not isinstance(value, os.PathLike):
+        return value
+    text = os.fspath(value)
+    return os.path.join(".", text) if text == DEMO or text.startswith("irds:") else text
+
+
+def load_collection(spec: str | os.PathLike[str]) -> Collection:
     """Resolve a collection spec: ``demo``, a directory path, or ``irds:<dataset id>``."""
+    spec = collection_spec(spec)
     if spec == DEMO:
         root = resources.files("abnirml.data").joinpath("demo")
         with resources.as_file(root) as path:
@@ -172,14 +182,20 @@ def load_run_file(path: Path, queries: Mapping[str, str]) -> Run:
 
 def _reject_unknown_queries(path: Path, by_query: Mapping[str, object],
                             queries: Mapping[str, str]) -> None:
-    """InputError at the first line of ``path`` naming a query the topics file lacks."""
-    unknown = sorted(set(by_query) - set(queries))
+    """InputError at the first line of ``path`` naming a query the topics file lacks; when
+    it knows none of them, the message says the file may belong to another collection."""
+    unknown = set(by_query) - set(queries)
     if not unknown:
         return
+    if len(unknown) == len(by_query):
+        detail = (f"none of its {len(unknown)} query ids is in the queries file: a file of "
+                  "another collection?")
+    else:
+        detail = f"not in the queries file; {len(unknown)} unknown in all"
     for number, line in read_lines(path):
-        if line.split()[0] == unknown[0]:
-            raise InputError(f"unknown query id {unknown[0]!r} (not in the queries file; "
-                             f"{len(unknown)} unknown in all)", path=path, line=number)
+        qid = line.split()[0] if line.strip() else ""
+        if qid in unknown:
+            raise InputError(f"unknown query id {qid!r} ({detail})", path=path, line=number)
 
 
 def _lazy_run(path: Path, queries: Mapping[str, str]) -> Callable[[], Run]:

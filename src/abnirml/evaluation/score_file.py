@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -190,6 +191,11 @@ def save_scores(path: Path, store: ScoreStore) -> None:
 def load_scores(path: str | Path) -> ScoreStore:
     """Read a ``scores.npz`` written by :func:`save_scores` (never unpickles); ``path`` may
     also name the output folder holding it."""
+    if not isinstance(path, (str, os.PathLike)):
+        from abnirml.errors import ConfigError
+
+        raise ConfigError(f"load_scores takes a str or Path, got {type(path).__name__} "
+                          f"{path!r}")
     path = Path(path)
     if path.is_dir():
         path = path / FILENAME

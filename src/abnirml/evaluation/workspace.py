@@ -137,9 +137,13 @@ class Workspace:
 
 def as_ranker(obj: Any, taken: Sequence[str]) -> Any:
     """A Ranker object as it is; a PyTerrier transformer wrapped under an unused name."""
-    from abnirml.rankers.base import Ranker
+    from abnirml.rankers.base import Ranker, check_ranker_fields
 
+    if isinstance(obj, type):
+        raise ConfigError(f"ranker {obj.__name__} is a class; pass an instance, e.g. "
+                          f"{obj.__name__}()")
     if isinstance(obj, Ranker):
+        check_ranker_fields(obj, f"ranker {type(obj).__name__}")
         return obj
     if callable(getattr(obj, "transform", None)):
         from abnirml.rankers.adapters import wrap_pyterrier

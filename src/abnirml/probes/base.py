@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from abnirml.errors import ConfigError
 from abnirml.probes.options import options_from_flat
 from abnirml.text.analyzer import Analyzer
 from abnirml.types import Sample, Skip
@@ -137,8 +138,9 @@ class SampleTable:
                       self.texts[self.doc2[i]], meta)
 
 
-def table_from_samples(items: Iterator[Sample | Skip]) -> SampleTable:
-    """Intern the texts of iterated samples into a :class:`SampleTable`."""
+def table_from_samples(items: Iterator[Sample | Skip], probe: str = "") -> SampleTable:
+    """Intern the texts of iterated samples into a :class:`SampleTable`; anything but a
+    Sample or Skip (a plain tuple from a user's probe) is one ConfigError naming ``probe``."""
     pool: dict[str, int] = {}
     query: list[int] = []
     doc1: list[int] = []
@@ -150,6 +152,10 @@ def table_from_samples(items: Iterator[Sample | Skip]) -> SampleTable:
         if isinstance(item, Skip):
             skipped[item.reason] += 1
             continue
+        if not isinstance(item, Sample):
+            raise ConfigError(f"probe {probe or '?'}: samples() yielded {type(item).__name__} "
+                              f"{item!r:.60}; expected abnirml.types.Sample(query, doc1, "
+                              "doc2, meta) or Skip(reason)")
         query.append(pool.setdefault(item.query, len(pool)))
         doc1.append(pool.setdefault(item.doc1, len(pool)))
         doc2.append(pool.setdefault(item.doc2, len(pool)))
@@ -166,7 +172,7 @@ def build_table(probe: Probe, context: ProbeContext) -> SampleTable:
     fast = getattr(probe, "sample_table", None)
     if fast is not None:
         return fast(context)
-    return table_from_samples(probe.samples(context))
+    return table_from_samples(probe.samples(context), probe.name)
 
 
 def table_samples(table: SampleTable) -> Iterator[Sample]:

@@ -101,7 +101,7 @@ QUERY_VARIATION = Family(
     key="qvp", title="Query-variation probes",
     positive="Positive scores: the ranker scores the same document higher under the varied "
              "query than under the original (d1 = varied query, d2 = original).",
-    options=QueryVariationOptions, probes=_qvp_probes)
+    options=QueryVariationOptions, probes=_qvp_probes, skips_counted="queries")
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (MEASURE_MATCH, MANIPULATION, TRANSFER, AXIOMS,
                                         QUERY_VARIATION)

@@ -71,6 +71,9 @@ class Family:
     row_header: tuple[str, ...] = ("Probe",)
     row_label: Callable[[Any], list[str]] | None = None
     layout: str = "table"
+    #: what one skip count stands for (the report's "Skipped samples" line): query-variation
+    #: probes skip whole queries, each of which would have given a pool of samples
+    skips_counted: str = "samples"
 
     def label_cells(self, probe: Any) -> list[str]:
         """The report's row label cells for ``probe`` (default: its name)."""
@@ -78,8 +81,11 @@ class Family:
 
     def describe(self) -> dict[str, Any]:
         """The labels that travel in run.json, so a report renders without this object."""
-        return {"key": self.key, "title": self.title, "positive": self.positive,
-                "row_header": list(self.row_header), "layout": self.layout}
+        out = {"key": self.key, "title": self.title, "positive": self.positive,
+               "row_header": list(self.row_header), "layout": self.layout}
+        if self.skips_counted != "samples":        # run.json of other families unchanged
+            out["skips_counted"] = self.skips_counted
+        return out
 
     def missing(self, probes: Sequence[Any] = ()) -> list[tuple[str, Requirement]]:
         """(who, requirement) per absent requirement of this family or of ``probes``."""

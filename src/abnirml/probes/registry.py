@@ -21,6 +21,7 @@ _EXTRA: list[Probe] = []
 
 def register(probe: Probe) -> None:
     """Make a user-defined probe selectable by its name (its family must be registered)."""
+    _check_probe(probe)
     keys = family_keys()
     if probe.family not in keys:
         raise ConfigError(f"probe {probe.name}: family {probe.family!r} is not registered"
@@ -28,6 +29,24 @@ def register(probe: Probe) -> None:
                           "(abnirml.probes.family_registry.register_family adds one)")
     _EXTRA[:] = [p for p in _EXTRA if p.name != probe.name]
     _EXTRA.append(probe)
+
+
+def _check_probe(probe: Any) -> None:
+    """What the engine reads from a probe, checked when it is registered rather than when
+    a run first touches it (an AttributeError deep in sample building)."""
+    if isinstance(probe, type):
+        raise ConfigError(f"probe {probe.__name__} is a class; register an instance, e.g. "
+                          f"register({probe.__name__}())")
+    for field in ("name", "family"):
+        value = getattr(probe, field, None)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"probe {probe!r:.60}: '{field}' must be a non-empty string, "
+                              f"got {value!r}")
+    if not isinstance(getattr(probe, "symmetric", None), bool):
+        raise ConfigError(f"probe {probe.name}: 'symmetric' must be True or False")
+    if not callable(getattr(probe, "samples", None)) and not callable(
+            getattr(probe, "sample_table", None)):
+        raise ConfigError(f"probe {probe.name} has no samples(context) method")
 
 
 def unregister(name: str) -> None:
@@ -76,6 +95,9 @@ def select_probes(patterns: list[str]) -> list[Probe]:
     keys = family_keys()
     chosen: set[str] = set()
     for pattern in patterns or ["all"]:
+        if not isinstance(pattern, str):
+            raise ConfigError(f"a probe is named by a string (a name, family or glob), got "
+                              f"{type(pattern).__name__} {pattern!r}")
         pattern = pattern.strip()
         folded = pattern.lower()          # MMP, Tmp:Typos … match like --ranker BM25 does
         if folded == "all":

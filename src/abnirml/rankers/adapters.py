@@ -186,9 +186,15 @@ class HttpRanker:
             raise ScoringError(f"ranker {self.name}: {self.url} answered HTTP {exc.code} "
                                f"{exc.reason}") from None
         except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise self._late() from None
             raise ScoringError(f"ranker {self.name}: cannot reach {self.url} "
                                f"({exc.reason})") from None
-        except (TimeoutError, ConnectionError, OSError) as exc:
+        except TimeoutError:
+            # Reached, but slower than +timeout (a big batch on a slow model): saying
+            # "cannot reach" would send the user looking for a network problem.
+            raise self._late() from None
+        except (ConnectionError, OSError) as exc:
             raise ScoringError(f"ranker {self.name}: cannot reach {self.url} ({exc})") from None
         except (ValueError, RecursionError):
             # Broken JSON, numbers longer than Python's digit limit, or nesting deep enough
@@ -203,6 +209,10 @@ class HttpRanker:
                                f"for {len(pairs)} pairs")
         return np.array([self._number(s) for s in scores], dtype=np.float64)
 
+    def _late(self) -> ScoringError:
+        return ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
+                            f"within {self.timeout:g} s (+timeout)")
+
     def _read_body(self, response: Any, deadline: float) -> bytes:
         """Read at most ``MAX_HTTP_RESPONSE_BYTES`` before ``deadline``.
 
@@ -214,8 +224,7 @@ class HttpRanker:
         size = 0
         while True:
             remaining = deadline - time.monotonic()
-            late = ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
-                                f"within {self.timeout:g} s (+timeout)")
+            late = self._late()
             if remaining <= 0:
                 raise late
             if sock is not None:

@@ -156,6 +156,20 @@ class RankerSpec:
                               f"(allowed: {', '.join(sorted(allowed)) or 'none'})")
 
 
+def check_ranker_fields(obj: object, what: str) -> None:
+    """Refuse an object that cannot be probed: a ``name`` and ``fingerprint`` that are
+    non-empty strings, and ``score`` (pointwise) or ``preferences`` (pairwise) to call.
+    Results, file names and the score cache all key on those two strings."""
+    if not callable(getattr(obj, "score", None)) and not callable(
+            getattr(obj, "preferences", None)):
+        raise ConfigError(f"{what} gave {type(obj).__name__} {obj!r:.60}, which has no "
+                          "score(pairs) (nor preferences(triples)) method")
+    for field in ("name", "fingerprint"):
+        value = getattr(obj, field, None)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{what}: '{field}' must be a non-empty string, got {value!r}")
+
+
 def spec_of(ranker: Ranker) -> str:
     """The canonical spec behind a ranker's name: differs from ``name`` only for a ranker
     given a display name. Seeds and other identities use it, so a name changes no result."""
@@ -182,7 +196,23 @@ def digest(*parts: str) -> str:
 
 def checked_scores(ranker_name: str, scores: object, expected: int) -> np.ndarray:
     """Validate what a ranker returned: right count, finite float64."""
-    array = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if scores is None:
+        raise ScoringError(f"ranker {ranker_name} returned None instead of {expected} scores "
+                           "(does its score() end with a return?)")
+    try:
+        array = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ScoringError(f"ranker {ranker_name} returned {type(scores).__name__} that is "
+                           f"not a sequence of numbers (expected {expected} float scores)"
+                           ) from None
+    if array.ndim == 0 and expected != 1:
+        raise ScoringError(f"ranker {ranker_name} returned {scores!r} instead of "
+                           f"{expected} scores (an array with one float per pair)")
+    if array.ndim != 1 and array.size == expected:   # a scalar, an (n, 1) column …
+        array = array.reshape(-1)
+    elif array.ndim > 1:
+        raise ScoringError(f"ranker {ranker_name} returned an array of shape "
+                           f"{array.shape} for {expected} pairs (expected one score per pair)")
     if array.shape[0] != expected:
         raise ScoringError(f"ranker {ranker_name} returned {array.shape[0]} scores "
                            f"for {expected} pairs")

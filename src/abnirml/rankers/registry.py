@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
-from abnirml.rankers.base import Ranker, RankerSpec
+from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.text.analyzer import Analyzer
 
 Factory = Callable[[RankerSpec, "RankerEnv"], Ranker]
@@ -88,6 +88,21 @@ def describe_family(family: str) -> str:
     return _DESCRIPTIONS.get(family.lower(), "")
 
 
+def _check_factory(family: str, factory: Factory, spec: RankerSpec, env: RankerEnv) -> None:
+    """A registered factory is called as ``factory(spec, env)``; one that cannot take those
+    two arguments is named here rather than failing with a TypeError about a lambda."""
+    import inspect
+
+    try:
+        inspect.signature(factory).bind(spec, env)
+    except TypeError:
+        raise ConfigError(f"ranker factory for {family!r} "
+                          f"({getattr(factory, '__qualname__', factory)!s}) must take two "
+                          "arguments, (spec: RankerSpec, env: RankerEnv)") from None
+    except ValueError:        # no signature to read (a builtin): let the call decide
+        pass
+
+
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     spec = RankerSpec.parse(spec_text)
     target = _FAMILIES.get(spec.family)
@@ -100,7 +115,9 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     from abnirml.rankers.hf import set_pickle_policy
 
     set_pickle_policy(env.allow_pickle)
+    _check_factory(spec.family, target, spec, env)
     ranker = target(spec, env)
+    check_ranker_fields(ranker, f"ranker factory for {spec.family!r}")
     if spec.display:
         name_ranker(ranker, spec.display, spec.canonical)
     return ranker

@@ -80,7 +80,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     return Table("Axiom instances: satisfied / violated / ties (raw scores, no δ)",
                  ["Probe", *rankers], rows,
                  "Rennings et al. count an instance satisfied when the favoured document "
-                 "scores strictly higher.")
+                 "scores strictly higher.", parts=("satisfied", "violated", "ties"))
 
 
 def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]

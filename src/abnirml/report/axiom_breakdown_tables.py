@@ -58,7 +58,8 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
                            else f"{parts['satisfied'] / parts['n']:.2f} ({parts['n']:,})")
             rows.append(row)
     return Table("Fraction satisfied by query–document term overlap (Câmara & Hauff, Fig. 1)",
-                 ["Ranker", "Overlap group", *(label(p) for p in order)], rows)
+                 ["Ranker", "Overlap group", *(label(p) for p in order)], rows,
+                 parts=("satisfied", "instances"))
 
 
 def breakdown_tables(records: Sequence[Mapping[str, Any]], order: Sequence[str],

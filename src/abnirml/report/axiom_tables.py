@@ -63,7 +63,10 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
          *("–" if first[p].get("relevance_agreement") is None
            else f"{first[p]['relevance_agreement']:.2f}" for p in probes)],
     ]
+    row_parts: dict[int, tuple[str, ...]] = {}
     if any(first[p].get("relevance_ties") is not None for p in probes):
+        row_parts[len(rows)] = ("Agree with relevance", "Disagree with relevance",
+                                "Tie with relevance")
         rows += [
             ["Agree / disagree / tie with relevance",
              *("–" if first[p].get("relevance_ties") is None else
@@ -73,7 +76,8 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
              *("–" if first[p].get("relevance_agreement_decided") is None
                else f"{first[p]['relevance_agreement_decided']:.2f}" for p in probes)],
         ]
-    return Table("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)", header, rows)
+    return Table("Axiomatic diagnostic datasets (Câmara & Hauff, Table 2)", header, rows,
+                 row_parts=row_parts)
 
 
 def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -> Table | None:
@@ -99,7 +103,8 @@ def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -
     title = ("Fraction of instances satisfied, ties within the ranker's δ"
              if with_delta else "Fraction of instances satisfied, strict order "
              "(Câmara & Hauff, Table 3)")
-    return Table(title, ["Ranker", *(_label(p) for p in probes)], rows)
+    return Table(title, ["Ranker", *(_label(p) for p in probes)], rows,
+                 parts=("satisfied", "ties"))
 
 
 def _first_per_probe(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -109,7 +109,11 @@ def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, 
         return out       # the transfer table's Discarded column holds its skip counts
     skips = skip_lines(records, family)
     if skips:
-        out.append(Caveat("Skipped samples: " + "; ".join(skips) + ".", family, "skipped"))
+        from abnirml.report.tables import family_views
+
+        unit = next((v.skips_counted for v in family_views(records, run_info) if v.key == family),
+                    "samples")
+        out.append(Caveat(f"Skipped {unit}: " + "; ".join(skips) + ".", family, "skipped"))
     return out
 
 

@@ -2,10 +2,15 @@
 
 CSV is for programs, so it holds numbers, not display strings (see :func:`tidy_table`): no
 thousands separators, signs or ``%``, label cells the report merges repeated on every row,
-intervals split into low and high columns, and the report's not-significant star moved into
-a ``<column> significant`` column of ``true``/``false``. LaTeX puts numbers in math mode (a
-real minus sign) and the not-significant mark as a superscript star, and escapes every
-special character of user text (probe and ranker names may hold ``_``, ``%``, ``&``…).
+intervals split into low and high columns, compound cells (``0.96 (0.00)``, ``a / b / c``,
+named by ``Table.parts`` or ``Table.row_parts``) into a column or row per number, and the
+report's not-significant star moved into a ``<column> significant`` column of
+``true``/``false``. A yes/no column is written as ``true``/``false`` too, the report's dash
+for a missing value as an empty cell, and a column of ``reason count`` lists
+(``Table.tallied``: the transfer table's *Discarded*) as one count column per reason.
+LaTeX puts numbers in math mode (a real minus sign) and the not-significant mark as a
+superscript star, and escapes every special character of user text (probe and ranker
+names may hold ``_``, ``%``, ``&``…).
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ _PLAIN_NUMBER = re.compile(r"^[+\-−]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][+\-]?\d+)?$
 _INTERVAL = re.compile(r"^\[\s*(\S+)\s*,\s*(\S+)\s*\]$")
 _PLUS_MINUS = re.compile(r"^(\S+)\s*±\s*(\S+)$")
 _MISSING = {"", "–", "-", "—"}
+#: the report's yes/no cells, written as the true/false of the significance columns
+_YES_NO = {"yes": "true", "no": "false"}
+_PARENTHESISED = re.compile(r"^(\S+) \((\S+)\)$")
 
 
 def _number(text: str) -> str | None:
@@ -48,12 +56,64 @@ def _number(text: str) -> str | None:
     return text.replace(",", "").replace("−", "-").lstrip("+")
 
 
-def _kind(cells: list[str]) -> str:
-    """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number' or 'text'."""
+def _pieces(text: str, count: int) -> list[str] | None:
+    """The ``count`` numbers of a compound cell (``0.96 (0.00)``, ``1,234 / 56 / 0``),
+    each as :func:`_number` writes it; None when ``text`` is not such a cell."""
+    match = _PARENTHESISED.match(text.strip())
+    pieces = [match[1], match[2]] if match else text.strip().split(" / ")
+    numbers = [_number(p) for p in pieces]
+    if len(numbers) != count or any(n is None for n in numbers):
+        return None
+    return [n for n in numbers if n is not None]
+
+
+def _split_rows(table: Table, rows: list[list[str]]) -> list[list[str]]:
+    """Rows named in ``table.row_parts`` become one row per number, labelled by its part."""
+    out: list[list[str]] = []
+    for i, row in enumerate(rows):
+        parts = table.row_parts.get(i)
+        if not parts:
+            out.append(row)
+            continue
+        for k, label in enumerate(parts):
+            cells = [label]
+            for cell in row[1:]:
+                pieces = _pieces(cell, len(parts))
+                cells.append(cell if pieces is None else pieces[k])
+            out.append(cells)
+    return out
+
+
+_TALLY = re.compile(r"^([A-Za-z][\w -]*?) (\d[\d,]*)$")
+
+
+def _tallies(cell: str) -> dict[str, str] | None:
+    """``duplicate 1, identical 2,996`` → {duplicate: 1, identical: 2996}; ``0`` → {};
+    None when ``cell`` is not such a list (items are split at a comma *and* a space, so a
+    thousands separator stays inside its number)."""
+    if cell == "0":
+        return {}
+    out: dict[str, str] = {}
+    for item in re.split(r",\s+", cell):
+        match = _TALLY.match(item.strip())
+        if match is None or match[1] in out:
+            return None
+        out[match[1]] = match[2].replace(",", "")
+    return out
+
+
+def _kind(cells: list[str], parts: int = 0) -> str:
+    """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number', 'parts'
+    (compound cells of ``parts`` numbers), 'boolean' (the report's yes/no), 'empty' (nothing
+    present: every cell blank or the report's dash) or 'text'."""
     present = [c.strip() for c in cells if c.strip() not in _MISSING]
     if not present:
-        return "text"
+        return "empty"
+    if all(c.lower() in _YES_NO for c in present):
+        return "boolean"
     bare = [c[2:] if c.startswith("* ") else c for c in present]
+    if parts and all(_pieces(c, parts) is not None for c in bare):
+        return "parts"
     for kind, test in (
             ("interval", lambda c: (m := _INTERVAL.match(c)) is not None
              and _number(m[1]) is not None and _number(m[2]) is not None),
@@ -73,9 +133,12 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
     ``* -0.05``) gets a ``<header> significant`` column of ``true``/``false``.
     """
     width = len(table.header)
-    rows = [list(r) + [""] * (width - len(r)) for r in table.rows]
-    kinds = [_kind([r[j] for r in rows]) for j in range(width)]
-    labels = next((j for j, kind in enumerate(kinds) if kind != "text"), width)
+    rows = _split_rows(table, [list(r) + [""] * (width - len(r)) for r in table.rows])
+    kinds = ["tallies" if j in table.tallied and all(
+                 _tallies(r[j].strip()) is not None for r in rows if r[j].strip() not in _MISSING)
+             else _kind([r[j] for r in rows], len(table.parts)) for j in range(width)]
+    labels = next((j for j, kind in enumerate(kinds) if kind not in ("text", "empty")),
+                  width)
     for j in range(labels):                      # merged label cells → repeated values
         previous = ""
         for row in rows:
@@ -85,11 +148,18 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                 row[j] = previous
     starred = [kinds[j] == "number" and (j in table.scored or any(
         r[j].strip().startswith("* ") for r in rows)) for j in range(width)]
+    tally_names = {j: sorted({reason for r in rows if r[j].strip() not in _MISSING
+                              for reason in _tallies(r[j].strip()) or {}})
+                   for j in range(width) if kinds[j] == "tallies"}
     header: list[str] = []
     for j, name in enumerate(table.header):
         if kinds[j] in ("interval", "pm"):
             low, high = ("low", "high") if kinds[j] == "interval" else ("mean", "sd")
             header += [f"{name} {low}", f"{name} {high}"]
+        elif kinds[j] == "parts":
+            header += [f"{name} {part}" for part in table.parts]
+        elif kinds[j] == "tallies":
+            header += [f"{name} {reason}" for reason in tally_names[j]]
         else:
             header.append(f"{name} (%)" if kinds[j] == "percent" else name)
         if starred[j]:
@@ -106,12 +176,23 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             if kind in ("interval", "pm"):
                 m = (_INTERVAL if kind == "interval" else _PLUS_MINUS).match(text)
                 cells += ["", ""] if m is None else [_number(m[1]) or "", _number(m[2]) or ""]
+            elif kind == "parts":
+                cells += [""] * len(table.parts) if missing else (
+                    _pieces(text, len(table.parts)) or [""] * len(table.parts))
             elif kind == "percent":
                 cells.append("" if missing else _number(text[:-1]) or "")
             elif kind == "number":
                 cells.append("" if missing else _number(text) or "")
-            else:
-                cells.append(raw)
+            elif kind == "tallies":
+                found = {} if missing else _tallies(text) or {}
+                cells += ["" if missing else found.get(reason, "0")
+                          for reason in tally_names[j]]
+            elif kind == "boolean":
+                cells.append("" if missing else _YES_NO[text.lower()])
+            elif kind == "empty":
+                cells.append("")
+            else:           # text: the report's dash for "none" is an empty cell here too
+                cells.append("" if missing and j >= labels else raw)
             if starred[j]:
                 cells.append("" if missing else ("false" if star else "true"))
         out.append(cells)

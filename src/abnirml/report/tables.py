@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
@@ -24,13 +24,15 @@ class FamilyView:
     positive: str = ""
     row_header: tuple[str, ...] = ("Probe",)
     layout: str = "table"
+    skips_counted: str = "samples"
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> FamilyView:
         return cls(str(value["key"]), str(value.get("title", value["key"])),
                    str(value.get("positive", "")),
                    tuple(value.get("row_header") or ("Probe",)),
-                   str(value.get("layout", "table")))
+                   str(value.get("layout", "table")),
+                   str(value.get("skips_counted", "samples")))
 
 
 def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
@@ -78,6 +80,16 @@ class Table:
     #: columns of :func:`format_score` cells (starred when not significant): the CSV export
     #: gives each a ``<header> significant`` column, whether or not any cell is starred
     scored: tuple[int, ...] = ()
+    #: what each number of a compound value cell stands for (``0.96 (0.00)`` → satisfied,
+    #: ties; ``1,234 / 56 / 0`` → three names): the CSV export splits every value column
+    #: whose cells all hold that many numbers into ``<header> <part>`` columns
+    parts: tuple[str, ...] = ()
+    #: rows of compound cells (``a / b / c``) in a table whose columns are measures: row
+    #: index → one label per number; the CSV export writes one row per number instead
+    row_parts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    #: columns of ``reason count, …`` lists (``duplicate 1, identical 2,996``; ``0`` for
+    #: none): the CSV export writes one ``<header> <reason>`` count column per reason
+    tallied: tuple[int, ...] = ()
 
 
 #: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)

@@ -93,7 +93,8 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
     view = view or _view([], {})
     note = view.positive + (" Discarded: pairs dropped before scoring, by reason "
                             "(sub-sampled and capped are sampling choices).")
-    return Table(view.title, header, rows, note, scored=tuple(range(2, 2 + len(rankers))))
+    return Table(view.title, header, rows, note, scored=tuple(range(2, 2 + len(rankers))),
+                 tallied=(len(header) - 1,))
 
 
 def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]) -> FamilyView:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from abnirml.errors import ConfigError
+from abnirml.output_files import check_output_folder
 
 
 def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
@@ -60,8 +61,10 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
 
-    reference = read_run(args.reference)
     out = Path(args.out)
+    check_output_folder(out, RANK_ORIGIN_FILES,
+                        inputs=[p for p in (args.reference, args.run, args.qrels) if p])
+    reference = read_run(args.reference)
     if args.rerank:
         if args.run:
             raise ConfigError("give either RUN or --rerank, not both")
@@ -198,11 +201,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
+        check_output_folder(out, COMPARE_FILES)
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
         (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
                                         f"{to_markdown(table)}\n", encoding="utf-8")
     return 0
+
+
+COMPARE_FILES = {"compare.csv": b"Probe,Subset,", "compare.md": b"# Behaviour comparison"}
+"""The files ``compare --out`` writes, each with the start of its first line."""
+
+RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json": b"{",
+                     "rank_origin.html": b"<!DOCTYPE html>", "rank_origin_*.png": b"\x89PNG",
+                     "reranked.run": b""}
+"""The files ``rank-origin --out`` writes (``reranked.run``: any run, unless it is an input)."""
 
 
 def _test_words(stats) -> str:

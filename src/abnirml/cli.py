@@ -43,18 +43,24 @@ def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
     """``non-relevant=0-1,relevant=2-3`` → bands."""
     from abnirml.numbers import strict_int
 
-    bands = []
+    bands: list[tuple[str, int, int]] = []
     for part in text.split(","):
         name, sep, span = part.partition("=")
-        lo, dash, hi = span.partition("-")
+        # the first '-' after a digit separates the bounds, so negative grades read: -2--1
+        split = next((i for i in range(1, len(span)) if span[i] == "-" and span[i - 1].isdigit()),
+                     -1)
         try:
-            if not sep or not dash:
+            if not sep or split < 0:
                 raise ValueError
-            band = (name.strip(), strict_int(lo.strip()), strict_int(hi.strip()))
+            band = (name.strip(), strict_int(span[:split].strip()),
+                    strict_int(span[split + 1:].strip()))
         except ValueError:
             raise ConfigError(f"--grade-bands: {part!r} is not NAME=LOW-HIGH") from None
         if band[1] > band[2] or not band[0] or band[0] == "all":
             raise ConfigError(f"--grade-bands: invalid band {part!r}")
+        if any(band[0] == seen for seen, _, _ in bands):
+            raise ConfigError(f"--grade-bands: band name {band[0]!r} is given twice (each "
+                              "band is one row of results)")
         bands.append(band)
     return tuple(bands)
 

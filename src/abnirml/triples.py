@@ -84,6 +84,7 @@ def export_triples(config: ExportConfig) -> dict[str, int]:
     if config.only != "all" and config.ranker is None:
         raise ConfigError(f"--only {config.only} needs --ranker: it keeps the samples that "
                           "ranker gets wrong (violated) or right (satisfied)")
+    check_target(Path(config.out))
     from abnirml.probes.registry import select_probes
 
     selected = select_probes(config.probes)
@@ -189,6 +190,44 @@ def _docnos(meta: Any, side: str) -> tuple[Any, Any]:
     if meta.get("docno") is not None and "docno1" not in meta:
         first = None                    # a manipulation: d1 is the manipulated text
     return (first, second) if side == "doc1" else (second, first)
+
+
+TRIPLE_KEYS = frozenset({"query", "positive", "negative", "probe"})
+
+
+def check_target(path: Path) -> None:
+    """Refuse, before any work, an ``OUT`` whose replacement would destroy a user's data.
+
+    The target is replaced whole, so only a new name, an empty file or a triples file an
+    earlier export wrote (its first line a JSON object with the triple fields) may be given:
+    naming ``queries.tsv`` or a notes file by mistake must stop with one line, not erase it.
+    """
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(f"{path}: is a symbolic link to a missing file; give a plain file name")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory; expected the name of a .jsonl file to write")
+    for ancestor in path.absolute().parents:
+        if ancestor.exists() and not ancestor.is_dir():
+            raise ConfigError(f"{path}: {ancestor} is a file, not a folder")
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it to check what it holds ({exc.strerror})"
+                          ) from None
+    if first.strip() and not _is_triple_line(first):
+        raise ConfigError(f"{path}: exists and is not a triples file written by "
+                          "export-triples; refusing to overwrite it (give a new name)")
+
+
+def _is_triple_line(raw: bytes) -> bool:
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.keys() >= TRIPLE_KEYS
 
 
 def _write_atomically(path: Path, lines: Iterator[str]) -> None:

@@ -111,7 +111,7 @@ def load_directory(root: Path) -> Collection:
     passages_path = _require(root, ["passages.tsv", "passages.jsonl", "docs.tsv", "docs.jsonl"])
     queries = read_id_text_tsv(queries_path, "query")
     docs: Mapping[str, str]
-    threshold = int(os.environ.get("ABNIRML_STREAM_DOCS_BYTES", STREAM_THRESHOLD_BYTES))
+    threshold = stream_threshold()
     if passages_path.stat().st_size > threshold:
         from abnirml.data.passages_on_disk import PassagesOnDisk
 
@@ -129,7 +129,40 @@ def load_directory(root: Path) -> Collection:
     collection = Collection(name=root.name, queries=queries, docs=docs, qrels=qrels,
                             runs=runs, source=str(root))
     collection.skipped["judged_without_text"] = count_missing_judged(queries, docs, qrels)
+    _reject_unmatched_judgments(qrels_path, passages_path, qrels, docs)
     return collection
+
+
+def _reject_unmatched_judgments(qrels_path: Path, passages_path: Path, qrels: Qrels,
+                                docs: Mapping[str, str]) -> None:
+    """InputError when not one judged document has text: the document ids of the two files
+    do not match (another id scheme, a header taken for a passage), and every probe built
+    from judgments would be empty — counting them all as skipped would hide that."""
+    judged = {docno for per_query in qrels.values() for docno in per_query}
+    if any(docno in docs for docno in judged):
+        return
+    example = min(judged)
+    raise InputError(f"none of the {len(judged):,} judged document ids (e.g. {example!r}) "
+                     f"is in {passages_path.name}; the two files name documents differently",
+                     path=qrels_path)
+
+
+def stream_threshold() -> int:
+    """Bytes above which passages are read from disk: ``$ABNIRML_STREAM_DOCS_BYTES`` if set.
+
+    A value that is not a whole number is refused with one line rather than a traceback.
+    """
+    from abnirml.errors import ConfigError
+    from abnirml.numbers import strict_int
+
+    raw = os.environ.get("ABNIRML_STREAM_DOCS_BYTES", "").strip()
+    if not raw:
+        return STREAM_THRESHOLD_BYTES
+    try:
+        return strict_int(raw)
+    except ValueError:
+        raise ConfigError(f"ABNIRML_STREAM_DOCS_BYTES={raw!r} is not a whole number of "
+                          "bytes") from None
 
 
 def read_qrels_checked(path: Path, queries: Mapping[str, str]) -> Qrels:
@@ -180,6 +213,13 @@ def _require(root: Path, names: list[str]) -> Path:
     for name in names:
         if (root / name).is_file():
             return root / name
+    for name in names:   # the file is there, but not as a readable file: say what it is
+        candidate = root / name
+        if candidate.is_symlink() and not candidate.exists():
+            raise InputError(f"is a symbolic link to a missing file ({os.readlink(candidate)})",
+                             path=candidate)
+        if candidate.is_dir():
+            raise InputError("expected a file, found a directory", path=candidate)
     raise InputError(f"missing required file: expected one of {', '.join(names)}", path=root)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.trec import iter_json_objects, json_id, read_lines
+from abnirml.data.trec import iter_json_objects, json_id, read_lines, reject_nul
 from abnirml.errors import InputError
 
 
@@ -83,6 +83,7 @@ def read_aligned(paths: Sequence[Path]) -> Iterator[tuple[int, list[str]]]:
                                      path=path, line=number) from None
                 if number == 1:
                     text = text.removeprefix("\ufeff")
+                reject_nul(text, path, number)
                 texts.append(text.rstrip("\r\n").strip())
             yield number, texts
     finally:
@@ -93,14 +94,31 @@ def read_aligned(paths: Sequence[Path]) -> Iterator[tuple[int, list[str]]]:
 def read_pairs_file(path: str | Path) -> Iterator[TextPair]:
     """Pairs from a user TSV (with header) or JSONL file; see the module docstring."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError("expected a pairs file, found a directory", path=path)
     if not path.is_file():
         raise InputError("pairs file not found", path=path)
     if path.suffix.lower() in (".jsonl", ".json"):
-        return _read_pairs_jsonl(path)
-    return _read_pairs_tsv(path)
+        return _unique_and_some(_read_pairs_jsonl(path), path)
+    return _unique_and_some(_read_pairs_tsv(path), path)
 
 
-def _read_pairs_tsv(path: Path) -> Iterator[TextPair]:
+def _unique_and_some(pairs: Iterator[tuple[int, TextPair]], path: Path) -> Iterator[TextPair]:
+    """The pairs, refusing an id given twice (a pair's id seeds its query choice and names it
+    in examples, so two pairs under one id are ambiguous) and a file that holds no pair at
+    all (a header alone would otherwise give an empty probe and exit 0)."""
+    first_line: dict[str, int] = {}
+    for number, pair in pairs:
+        if pair.key in first_line:
+            raise InputError(f"duplicate pair id {pair.key!r} (first on line "
+                             f"{first_line[pair.key]})", path=path, line=number)
+        first_line[pair.key] = number
+        yield pair
+    if not first_line:
+        raise InputError("no pairs (the file holds a header or blank lines only)", path=path)
+
+
+def _read_pairs_tsv(path: Path) -> Iterator[tuple[int, TextPair]]:
     lines = read_lines(path)
     try:
         _, header_line = next(lines)
@@ -118,12 +136,12 @@ def _read_pairs_tsv(path: Path) -> Iterator[TextPair]:
         if len(cells) != len(header):
             raise InputError(f"expected {len(header)} tab-separated fields, found {len(cells)}",
                              path=path, line=number)
-        yield _make_pair(path, number, {k: cells[i] for k, i in col.items()})
+        yield number, _make_pair(path, number, {k: cells[i] for k, i in col.items()})
 
 
-def _read_pairs_jsonl(path: Path) -> Iterator[TextPair]:
+def _read_pairs_jsonl(path: Path) -> Iterator[tuple[int, TextPair]]:
     for number, record in iter_json_objects(path, "a JSON object with doc1 and doc2"):
-        yield _make_pair(path, number, record)
+        yield number, _make_pair(path, number, record)
 
 
 def _make_pair(path: Path, number: int, record: Mapping[str, Any]) -> TextPair:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abnirml.data.trec import json_id, parse_json_line
+from abnirml.data.trec import json_id, parse_json_line, reject_header, reject_nul
 from abnirml.errors import InputError
 
 
@@ -64,6 +64,7 @@ class PassagesOnDisk(Mapping[str, str]):
                              line=number) from None
         if number == 1:
             line = line.removeprefix("\ufeff")
+        reject_nul(line, self.path, number)
         if not line.strip():
             return None
         if self.jsonl:
@@ -82,6 +83,8 @@ class PassagesOnDisk(Mapping[str, str]):
             if not sep:
                 raise InputError("expected 'document_id<TAB>text', found no tab",
                                  path=self.path, line=number)
+            if number == 1:
+                reject_header(ident, text, self.path, number, "document")
         if not ident:
             raise InputError("empty document id", path=self.path, line=number)
         if not isinstance(text, str) or not text.strip():

@@ -48,8 +48,19 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                                  path=path, line=number)
             if number == 1:
                 line = line.removeprefix("\ufeff")
+            reject_nul(line, path, number)
             if line.strip():
                 yield number, line
+
+
+def reject_nul(line: str, path: str | Path, number: int) -> None:
+    """InputError for a NUL character: no text format here holds one, and it usually means a
+    binary or UTF-16 file, or one damaged in transfer. Kept, it would become part of an id
+    (which then matches nothing) or of a text, unnoticed."""
+    column = line.find("\x00")
+    if column >= 0:
+        raise InputError(f"NUL byte at column {column + 1} (a binary or UTF-16 file?)",
+                         path=path, line=number)
 
 
 def parse_json_line(line: str, path: str | Path, number: int) -> Any:
@@ -108,12 +119,33 @@ def read_id_text_tsv(path: str | Path, kind: str) -> dict[str, str]:
     return _unique_texts(_tsv_rows(path, kind), path, kind, "lines")
 
 
+#: Column names that, as the first row of an ``id<TAB>text`` file, mark it as a header.
+HEADER_IDS = frozenset({"id", "qid", "query_id", "queryid", "topic", "topic_id", "docno",
+                        "doc_id", "docid", "pid", "passage_id", "did"})
+HEADER_TEXTS = frozenset({"text", "query", "passage", "body", "contents", "content", "title",
+                          "question", "document", "doc"})
+
+
+def reject_header(ident: str, text: str, path: str | Path, number: int, kind: str) -> None:
+    """InputError for a first row that names columns (``docno<TAB>text``): these files have
+    no header, and read as data it would add a query or passage called 'docno' — silently
+    changing collection statistics (N, document lengths) and every lexical score."""
+    if ident.lower() in HEADER_IDS and text.strip().lower() in HEADER_TEXTS:
+        raise InputError(f"the first line looks like a column header ({ident!r}, "
+                         f"{text.strip()!r}); '{kind}_id<TAB>text' files have no header, "
+                         "remove it", path=path, line=number)
+
+
 def _tsv_rows(path: str | Path, kind: str) -> Iterator[tuple[int, str, str]]:
+    first = True
     for number, line in read_lines(path):
         ident, sep, text = line.partition("\t")
         ident = ident.strip()
         if not sep:
             raise InputError(f"expected '{kind}_id<TAB>text', found no tab", path=path, line=number)
+        if first:
+            reject_header(ident, text, path, number, kind)
+            first = False
         if not ident:
             raise InputError(f"empty {kind} id", path=path, line=number)
         if not text.strip():

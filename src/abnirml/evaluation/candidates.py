@@ -67,5 +67,12 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
         missing += len(top) - len(kept)
         ranking[qid] = kept
         scores[qid] = {d: s for d, s in top if d in collection.docs}
+    if run and not any(ranking.values()):
+        from abnirml.errors import InputError
+
+        run_path = Path(spec) if Path(spec).is_file() else None
+        raise InputError(f"none of the candidate documents of {source} has text in the "
+                         f"collection ({missing:,} looked up); the run and the passages file "
+                         "name documents differently", path=run_path)
     return Candidates(source=source, ranking=ranking,
                       skipped={"candidates_without_text": missing}, scores=scores)

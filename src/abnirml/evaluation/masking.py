@@ -156,6 +156,10 @@ def evaluate(run: Run, qrels: Mapping[str, Mapping[str, int]],
 # --------------------------------------------------------------------------- output
 
 
+MASKING_FILES = {"masking.csv": b"ranker,input,mask_token,", "masking.md": b"# Query-term masking"}
+"""The files ``masking --out`` writes, each with the start of its first line."""
+
+
 def write_outputs(out: Path, result: MaskingResult) -> None:
     """``masking.csv`` (values in [0, 1]) and ``masking.md`` (×100, the paper's layout)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -234,7 +238,10 @@ class MaskingConfig:
 def run_masking(config: MaskingConfig) -> MaskingResult:
     """Load, build rankers, resolve candidates, analyse and (with ``out``) write the files."""
     from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.output_files import check_output_folder
 
+    if config.out is not None:   # before any work: a user's masking.md is never replaced
+        check_output_folder(Path(config.out), MASKING_FILES)
     workspace = Workspace(SessionSettings.from_config(config))
     rankers = workspace.build_rankers(config.rankers)
     workspace.candidates()       # resolved before scoring starts: a bad run file fails early

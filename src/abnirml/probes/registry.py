@@ -69,6 +69,8 @@ def register_pairs_probe(path: str | Path, name: str | None = None,
     """Register a transfer probe over a text-pair file (the CLI's ``--pairs``); its name."""
     from abnirml.probes.transfer import pairs_probe
 
+    if Path(path).is_dir():
+        raise InputError("expected a pairs file, found a directory", path=path)
     if not Path(path).is_file():
         raise InputError("pairs file not found", path=path)
     probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)

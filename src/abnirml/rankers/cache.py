@@ -190,6 +190,10 @@ class ScoreCache:
         assert self.path is not None
         path = self.path
         where = f"--cache {path}"
+        if path.is_symlink() and not path.exists():
+            raise ConfigError(f"{where}: is a symbolic link to a missing file "
+                              f"({os.readlink(path)}); refusing to follow or move it (give "
+                              "another --cache, or mend the link)")
         if path.is_dir():
             raise ConfigError(f"{where}: is a directory; expected a score cache file")
         if path.exists():

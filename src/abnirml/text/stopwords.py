@@ -63,15 +63,44 @@ def _builtin(spec: str) -> frozenset[str]:
 
 def _read_file(spec: str) -> frozenset[str]:
     path = Path(spec)
+    if path.is_dir():
+        raise InputError("expected a stopword list file, found a directory", path=path)
     if not path.is_file():
         raise InputError("stopword list not found (expected default, spacy, none or a file)",
                          path=path)
     try:
-        return _parse(path.read_text("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read the stopword list ({exc.strerror})", path=path) from None
+    return _parse_file(data, path)
+
+
+def _parse_file(data: bytes, path: Path) -> frozenset[str]:
+    """The words of a user's list, each line checked: a word that cannot match a token
+    (two words on one line, a NUL, a UTF-8 BOM glued to the first word) would otherwise be
+    kept and silently never stop anything, and an empty list would silently stop nothing."""
+    words: set[str] = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}", path=path,
+                             line=number) from None
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        if "\x00" in line:
+            raise InputError(f"NUL byte at column {line.index(chr(0)) + 1}", path=path,
+                             line=number)
+        fields = line.split("#", 1)[0].split()
+        if len(fields) > 1:
+            raise InputError(f"expected one word per line, found {len(fields)} "
+                             f"({' '.join(fields[:3])!r})", path=path, line=number)
+        if fields:
+            words.add(fields[0].lower())
+    if not words:
+        raise InputError("the stopword list holds no words (use --stopwords none to stop "
+                         "nothing)", path=path)
+    return frozenset(words)
 
 
 def _parse(text: str) -> frozenset[str]:

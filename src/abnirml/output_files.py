@@ -1,0 +1,52 @@
+"""Output folders that are not a run folder: ``compare --out``, ``rank-origin --out``,
+``masking --out``.
+
+Those commands write a few fixed file names into a folder that may hold anything else (the
+user's runs, notes, an earlier output). Writing is fine; *replacing* is only fine for a file
+the same command wrote before. Each such file starts with bytes the command always writes
+(a CSV header, a Markdown title, the PNG signature), so an existing file that does not start
+with them is a user's file of the same name and is refused, touching nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from abnirml.errors import ConfigError
+
+
+def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = "--out",
+                        inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse (before any work) an ``out`` that is a file or sits under one, and any existing
+    ``out/NAME`` of ``signatures`` (a glob such as ``rank_origin_*.png`` works too) that does
+    not start with its signature or is one of the command's ``inputs``."""
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{flag} {out} is a file, not a directory")
+    for ancestor in out.absolute().parents:
+        if ancestor.exists() and not ancestor.is_dir():
+            raise ConfigError(f"{flag} {out}: {ancestor} is a file, not a folder")
+    if not out.is_dir():
+        return
+    sources = {Path(p).resolve() for p in inputs if Path(p).exists()}
+    for pattern, signature in signatures.items():
+        for path in sorted(out.glob(pattern)):
+            if path.resolve() in sources:
+                raise ConfigError(f"{flag} {out}: writing {path.name} would replace an input "
+                                  "of this command; choose another folder")
+            if not _starts_with(path, signature):
+                raise ConfigError(f"{flag} {out} holds a {path.name} that abnirml did not "
+                                  "write; refusing to overwrite it (choose another folder)")
+
+
+def _starts_with(path: Path, signature: bytes) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(signature)) == signature
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it to check what it holds ({exc.strerror})"
+                          ) from None

@@ -181,3 +181,10 @@ def test_transfer_table_marks_its_discarded_column_as_tallies():
     table = transfer_table([record])
     header, rows = tidy_table(table)
     assert header[-1] == "Discarded duplicate" and rows[0][-1] == "1"
+
+
+def test_tidy_csv_keeps_one_discarded_column_of_zeros_when_nothing_was_discarded():
+    table = Table("DTP", ["Dataset", "Samples", "Discarded"],
+                  [["MRPC", "36", "0"], ["JFLEG", "39", "0"]], tallied=(2,))
+    assert tidy_table(table) == (["Dataset", "Samples", "Discarded"],
+                                 [["MRPC", "36", "0"], ["JFLEG", "39", "0"]])

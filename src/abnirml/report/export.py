@@ -158,8 +158,8 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             header += [f"{name} {low}", f"{name} {high}"]
         elif kinds[j] == "parts":
             header += [f"{name} {part}" for part in table.parts]
-        elif kinds[j] == "tallies":
-            header += [f"{name} {reason}" for reason in tally_names[j]]
+        elif kinds[j] == "tallies":      # no reason anywhere: one column of zeros
+            header += [f"{name} {reason}" for reason in tally_names[j]] or [name]
         else:
             header.append(f"{name} (%)" if kinds[j] == "percent" else name)
         if starred[j]:
@@ -186,7 +186,7 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             elif kind == "tallies":
                 found = {} if missing else _tallies(text) or {}
                 cells += ["" if missing else found.get(reason, "0")
-                          for reason in tally_names[j]]
+                          for reason in tally_names[j] or ("",)]
             elif kind == "boolean":
                 cells.append("" if missing else _YES_NO[text.lower()])
             elif kind == "empty":

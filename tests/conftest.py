@@ -72,3 +72,17 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture()
+def tiny_dir(tmp_path: Path) -> Path:
+    """A two-query, four-passage collection folder with graded judgments (the input the
+    CLI and bad-input tests start from and then damage)."""
+    from .helpers import write_collection_dir
+
+    return write_collection_dir(
+        tmp_path / "coll",
+        {"q1": "apple pie", "q2": "river bank"},
+        {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
+         "d4": "bank loans"},
+        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})

@@ -16,8 +16,6 @@ from abnirml.cli import main
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.cache import ScoreCache, row_check, text_hash
 
-from .helpers import write_collection_dir
-
 
 def one_error_line(capsys, *args: str) -> str:
     """Run the CLI expecting exit 2 and exactly one ``abnirml: error:`` line; return it."""
@@ -28,15 +26,6 @@ def one_error_line(capsys, *args: str) -> str:
     assert len(errors) == 1 and "Traceback" not in "\n".join(err), err
     return errors[0]
 
-
-@pytest.fixture()
-def tiny_dir(tmp_path: Path) -> Path:
-    return write_collection_dir(
-        tmp_path / "coll",
-        {"q1": "apple pie", "q2": "river bank"},
-        {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
-         "d4": "bank loans"},
-        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
 
 
 def _keys(n: int) -> list[tuple[bytes, bytes]]:

@@ -16,16 +16,6 @@ from .helpers import write_collection_dir
 from .test_adversarial import one_error_line
 
 
-@pytest.fixture()
-def tiny_dir(tmp_path: Path) -> Path:
-    return write_collection_dir(
-        tmp_path / "coll",
-        {"q1": "apple pie", "q2": "river bank"},
-        {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
-         "d4": "bank loans"},
-        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
-
-
 def run_line(capsys, tiny_dir: Path, *extra: str) -> str:
     return one_error_line(capsys, "run", "--collection", str(tiny_dir), "--probe",
                           "mmp:tf:length", "--ranker", "bm25", "--out", str(tiny_dir / "out"),

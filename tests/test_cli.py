@@ -6,8 +6,6 @@ import pytest
 
 from abnirml.cli import main
 
-from .helpers import write_collection_dir
-
 
 def run_cli(*args):
     return main([*args])
@@ -51,15 +49,6 @@ def test_same_seed_gives_identical_results(tmp_path):
             "--batch-size", "5")
     assert (a / "results.jsonl").read_bytes() == (b / "results.jsonl").read_bytes()
 
-
-@pytest.fixture()
-def tiny_dir(tmp_path):
-    return write_collection_dir(
-        tmp_path / "coll",
-        {"q1": "apple pie", "q2": "river bank"},
-        {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
-         "d4": "bank loans"},
-        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
 
 
 def error_of(capsys, *args):

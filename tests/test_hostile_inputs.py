@@ -17,18 +17,7 @@ from abnirml.errors import ConfigError, InputError
 from abnirml.probes.registry import unregister
 from abnirml.text.stopwords import load_stopwords
 
-from .helpers import write_collection_dir
 from .test_adversarial import one_error_line
-
-
-@pytest.fixture()
-def tiny_dir(tmp_path: Path) -> Path:
-    return write_collection_dir(
-        tmp_path / "coll",
-        {"q1": "apple pie", "q2": "river bank"},
-        {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
-         "d4": "bank loans"},
-        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
 
 
 def digests(root: Path) -> dict[str, str]:

@@ -25,9 +25,7 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
         raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{flag} {out} is a file, not a directory")
-    for ancestor in out.absolute().parents:
-        if ancestor.exists() and not ancestor.is_dir():
-            raise ConfigError(f"{flag} {out}: {ancestor} is a file, not a folder")
+    refuse_path_under_file(out, f"{flag} {out}")
     if not out.is_dir():
         return
     sources = {Path(p).resolve() for p in inputs if Path(p).exists()}
@@ -39,6 +37,13 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
             if not _starts_with(path, signature):
                 raise ConfigError(f"{flag} {out} holds a {path.name} that abnirml did not "
                                   "write; refusing to overwrite it (choose another folder)")
+
+
+def refuse_path_under_file(path: Path, label: str) -> None:
+    """One line, not an OS error deep in a write, when a folder above ``path`` is a file."""
+    for ancestor in path.absolute().parents:
+        if ancestor.exists() and not ancestor.is_dir():
+            raise ConfigError(f"{label}: {ancestor} is a file, not a folder")
 
 
 def _starts_with(path: Path, signature: bytes) -> bool:

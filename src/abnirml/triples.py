@@ -206,9 +206,9 @@ def check_target(path: Path) -> None:
         raise ConfigError(f"{path}: is a symbolic link to a missing file; give a plain file name")
     if path.is_dir():
         raise ConfigError(f"{path}: is a directory; expected the name of a .jsonl file to write")
-    for ancestor in path.absolute().parents:
-        if ancestor.exists() and not ancestor.is_dir():
-            raise ConfigError(f"{path}: {ancestor} is a file, not a folder")
+    from abnirml.output_files import refuse_path_under_file
+
+    refuse_path_under_file(path, str(path))
     if not path.exists():
         return
     try:

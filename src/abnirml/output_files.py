@@ -10,6 +10,7 @@ with them is a user's file of the same name and is refused, touching nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -21,11 +22,7 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
     """Refuse (before any work) an ``out`` that is a file or sits under one, and any existing
     ``out/NAME`` of ``signatures`` (a glob such as ``rank_origin_*.png`` works too) that does
     not start with its signature or is one of the command's ``inputs``."""
-    if out.is_symlink() and not out.exists():
-        raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder")
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{flag} {out} is a file, not a directory")
-    refuse_path_under_file(out, f"{flag} {out}")
+    refuse_unusable_folder(out, flag)
     if not out.is_dir():
         return
     sources = {Path(p).resolve() for p in inputs if Path(p).exists()}
@@ -37,6 +34,17 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
             if not _starts_with(path, signature):
                 raise ConfigError(f"{flag} {out} holds a {path.name} that abnirml did not "
                                   "write; refusing to overwrite it (choose another folder)")
+
+
+def refuse_unusable_folder(out: Path, flag: str = "--out") -> None:
+    """One line for an output folder that cannot be one: a link to nothing, a file, or a
+    path under a file (the checks every command with an output folder makes first)."""
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder "
+                          f"({os.readlink(out)}); give a real folder")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{flag} {out} is a file, not a directory")
+    refuse_path_under_file(out, f"{flag} {out}")
 
 
 def refuse_path_under_file(path: Path, label: str) -> None:

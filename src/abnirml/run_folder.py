@@ -64,14 +64,9 @@ class RunFolder:
 
     def check_replaceable(self) -> None:
         """Refuse (before any work) a path that is a file or holds files we did not write."""
-        if self.path.is_symlink() and not self.path.exists():
-            raise ConfigError(f"--out {self.path} is a symbolic link to a missing folder "
-                              f"({os.readlink(self.path)}); give a real folder")
-        if self.path.exists() and not self.path.is_dir():
-            raise ConfigError(f"--out {self.path} is a file, not a directory")
-        for ancestor in self.path.absolute().parents:
-            if ancestor.exists() and not ancestor.is_dir():
-                raise ConfigError(f"--out {self.path}: {ancestor} is a file, not a folder")
+        from abnirml.output_files import refuse_unusable_folder
+
+        refuse_unusable_folder(self.path)
         if not self.path.is_dir():
             return
         foreign = sorted(p.name for p in self.path.iterdir() if p.name not in OWNED)

@@ -102,6 +102,19 @@ def _tallies(cell: str) -> dict[str, str] | None:
     return out
 
 
+def _tally_columns(table: Table, rows: list[list[str]]
+                   ) -> dict[int, list[dict[str, str] | None]]:
+    """Each ``table.tallied`` column whose present cells all parse as reason-count lists:
+    per row its counts, or None for a missing cell."""
+    out: dict[int, list[dict[str, str] | None]] = {}
+    for j in table.tallied:
+        column = [None if r[j].strip() in _MISSING else _tallies(r[j].strip()) for r in rows]
+        if all(found is not None for r, found in zip(rows, column, strict=True)
+               if r[j].strip() not in _MISSING):
+            out[j] = column
+    return out
+
+
 def _kind(cells: list[str], parts: int = 0) -> str:
     """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number', 'parts'
     (compound cells of ``parts`` numbers), 'boolean' (the report's yes/no), 'empty' (nothing
@@ -134,9 +147,9 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
     """
     width = len(table.header)
     rows = _split_rows(table, [list(r) + [""] * (width - len(r)) for r in table.rows])
-    kinds = ["tallies" if j in table.tallied and all(
-                 _tallies(r[j].strip()) is not None for r in rows if r[j].strip() not in _MISSING)
-             else _kind([r[j] for r in rows], len(table.parts)) for j in range(width)]
+    tallies = _tally_columns(table, rows)
+    kinds = ["tallies" if j in tallies else _kind([r[j] for r in rows], len(table.parts))
+             for j in range(width)]
     labels = next((j for j, kind in enumerate(kinds) if kind not in ("text", "empty")),
                   width)
     for j in range(labels):                      # merged label cells → repeated values
@@ -148,9 +161,8 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                 row[j] = previous
     starred = [kinds[j] == "number" and (j in table.scored or any(
         r[j].strip().startswith("* ") for r in rows)) for j in range(width)]
-    tally_names = {j: sorted({reason for r in rows if r[j].strip() not in _MISSING
-                              for reason in _tallies(r[j].strip()) or {}})
-                   for j in range(width) if kinds[j] == "tallies"}
+    tally_names = {j: sorted({reason for found in column if found for reason in found})
+                   for j, column in tallies.items()}
     header: list[str] = []
     for j, name in enumerate(table.header):
         if kinds[j] in ("interval", "pm"):
@@ -165,7 +177,7 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
         if starred[j]:
             header.append(f"{name} significant")
     out = []
-    for row in rows:
+    for i, row in enumerate(rows):
         cells: list[str] = []
         for j, raw in enumerate(row):
             text = raw.strip()
@@ -184,8 +196,8 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             elif kind == "number":
                 cells.append("" if missing else _number(text) or "")
             elif kind == "tallies":
-                found = {} if missing else _tallies(text) or {}
-                cells += ["" if missing else found.get(reason, "0")
+                found = tallies[j][i]
+                cells += ["" if found is None else found.get(reason, "0")
                           for reason in tally_names[j] or ("",)]
             elif kind == "boolean":
                 cells.append("" if missing else _YES_NO[text.lower()])

@@ -160,7 +160,7 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
     figure = _figure(width, height, layout=None)
     top, bottom = 0.55 / height, (0.45 + 0.2 * legend_rows) / height
     figure.subplots_adjust(left=0.45 / width, right=1 - 0.12 / width, top=1 - top,
-                           bottom=bottom, wspace=0.55 / 3.0 * columns / max(columns, 1),
+                           bottom=bottom, wspace=0.55 / 3.0,
                            hspace=0.62 / 2.3)
     axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
     styles: dict[str, dict[str, object]] = {}

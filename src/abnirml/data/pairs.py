@@ -93,14 +93,20 @@ def read_aligned(paths: Sequence[Path]) -> Iterator[tuple[int, list[str]]]:
 
 def read_pairs_file(path: str | Path) -> Iterator[TextPair]:
     """Pairs from a user TSV (with header) or JSONL file; see the module docstring."""
+    path = check_pairs_path(path)
+    if path.suffix.lower() in (".jsonl", ".json"):
+        return _unique_and_some(_read_pairs_jsonl(path), path)
+    return _unique_and_some(_read_pairs_tsv(path), path)
+
+
+def check_pairs_path(path: str | Path) -> Path:
+    """``path`` if it names a file; one InputError for a folder or nothing there."""
     path = Path(path)
     if path.is_dir():
         raise InputError("expected a pairs file, found a directory", path=path)
     if not path.is_file():
         raise InputError("pairs file not found", path=path)
-    if path.suffix.lower() in (".jsonl", ".json"):
-        return _unique_and_some(_read_pairs_jsonl(path), path)
-    return _unique_and_some(_read_pairs_tsv(path), path)
+    return path
 
 
 def _unique_and_some(pairs: Iterator[tuple[int, TextPair]], path: Path) -> Iterator[TextPair]:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from abnirml.errors import ConfigError, InputError, did_you_mean
+from abnirml.errors import ConfigError, did_you_mean
 from abnirml.probes.base import Probe
 from abnirml.probes.family_registry import families, family_keys
 
@@ -67,12 +67,10 @@ def scoped_registrations() -> Iterator[None]:
 def register_pairs_probe(path: str | Path, name: str | None = None,
                          symmetric: bool = False) -> str:
     """Register a transfer probe over a text-pair file (the CLI's ``--pairs``); its name."""
+    from abnirml.data.pairs import check_pairs_path
     from abnirml.probes.transfer import pairs_probe
 
-    if Path(path).is_dir():
-        raise InputError("expected a pairs file, found a directory", path=path)
-    if not Path(path).is_file():
-        raise InputError("pairs file not found", path=path)
+    check_pairs_path(path)      # before the run starts; the file is read when samples are
     probe = pairs_probe(name or f"dtp:{Path(path).stem}", path, symmetric)
     register(probe)
     return probe.name

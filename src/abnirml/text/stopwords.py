@@ -68,18 +68,29 @@ def _read_file(spec: str) -> frozenset[str]:
     if not path.is_file():
         raise InputError("stopword list not found (expected default, spacy, none or a file)",
                          path=path)
-    return _parse_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the stopword list ({exc.strerror})", path=path) from None
+    return _parse_file(data, path)
 
 
-def _parse_file(path: Path) -> frozenset[str]:
+def _parse_file(data: bytes, path: Path) -> frozenset[str]:
     """The words of a user's list, each line checked: a word that cannot match a token
-    (two words on one line, a NUL, a UTF-8 BOM glued to the first word — the line reader
-    refuses or strips those) would otherwise be kept and silently never stop anything, and
-    an empty list would silently stop nothing."""
-    from abnirml.data.trec import read_lines
-
+    (two words on one line, a NUL, a UTF-8 BOM glued to the first word) would otherwise be
+    kept and silently never stop anything, and an empty list would silently stop nothing."""
     words: set[str] = set()
-    for number, line in read_lines(path):
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}", path=path,
+                             line=number) from None
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        if "\x00" in line:
+            raise InputError(f"NUL byte at column {line.index(chr(0)) + 1}", path=path,
+                             line=number)
         fields = line.split("#", 1)[0].split()
         if len(fields) > 1:
             raise InputError(f"expected one word per line, found {len(fields)} "

@@ -27,7 +27,7 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
 from abnirml.evaluation.significance import StatsConfig, p_value, significant
-from abnirml.evaluation.statistics import effects
+from abnirml.evaluation.statistics import defined_p, effects
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
             n = int(ea.shape[0])
             cluster = None if a.cluster is None else a.cluster[mask]
             key = ("compare", probe.name, subset)
-            p = p_value(eb, ea, 0.0, False, stats, cluster, key) if n else None
+            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key)) if n else None
             interval = clustered_ci(eb - ea, cluster, stats.resamples, stats.ci_level,
                                     stats.seed, key)
             low, high = (None, None) if interval is None else (float(interval[0]),

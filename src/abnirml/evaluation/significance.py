@@ -102,14 +102,18 @@ def check_config(config: StatsConfig) -> StatsConfig:
 def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
             config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = ()
             ) -> float:
-    """The chosen test's p-value (1.0 when undefined: fewer than two samples, no variation)."""
+    """The chosen test's p-value; NaN when undefined (fewer than two samples).
+
+    Values with no variation get 1 when all are 0 (every test agrees); the t-test's other
+    degenerate case is in :mod:`.statistics`.
+    """
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     if config.test == "ttest":
         return (greater_than_zero_p(np.abs(diff) - delta) if symmetric
                 else paired_ttest_p(score1, score2))
     values = np.abs(diff) - delta if symmetric else diff
     if values.shape[0] < 2:
-        return 1.0
+        return math.nan
     if config.test == "wilcoxon":
         return wilcoxon_p(values, one_sided=symmetric)
     rng = np.random.default_rng(stable_seed(config.seed, config.test, *key))
@@ -217,15 +221,30 @@ def effect_size(score1: np.ndarray, score2: np.ndarray, delta: float,
     return value if math.isfinite(value) else None
 
 
+def test_words(test: str, correction: str, alpha: float) -> str:
+    """The test, its sidedness, the correction's family and α, in words a reviewer can check.
+
+    Every test is two-sided except for symmetric probes, whose test is one-sided; the
+    correction covers every test of one table (probe × ranker × subset with ≥ 2 samples).
+    """
+    named = CORRECTION_LABELS.get(correction, correction)
+    fixed = ("no multiple-testing correction" if correction == "none" else
+             f"{named} correction over every test of one table (probe × ranker × subset "
+             "with ≥ 2 samples)")
+    return (f"two-sided {TEST_LABELS.get(test, test)} (symmetric probes: one-sided, "
+            f"|R(q,d1) − R(q,d2)| − δ > 0), {fixed}, α = {alpha:g}")
+
+
 def caption(test: str, correction: str, alpha: float, ci_level: float | None,
             resamples: int) -> str:
-    """One sentence for report captions: which test, correction, α and interval."""
-    named = CORRECTION_LABELS.get(correction, correction)
-    text = (f"Significance: {TEST_LABELS.get(test, test)}, {named} correction per table, "
-            f"α = {alpha:g}.")
+    """One paragraph for report captions: which test, correction, α and interval."""
+    text = (f"Significance: {test_words(test, correction, alpha)}; with fewer than 2 "
+            "samples p is undefined (–) and the score is never marked significant.")
     if ci_level is not None and resamples > 0:
-        text += (f" Brackets: {100 * ci_level:g} % query-clustered bootstrap interval "
-                 f"({resamples:,} resamples of queries).")
+        text += (f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
+                 f"interval ({resamples:,} resamples of queries); a score that every sample "
+                 "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
+                 "queries instead, and fewer than 2 queries get none (–).")
     return text
 
 
@@ -235,21 +254,29 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     """The fields this module adds to a result record: effect size and intervals.
 
     One bootstrap draw serves both intervals (score and mean difference), so they describe
-    the same resampled queries.
+    the same resampled queries. When every sample has the same effect the score's
+    percentile interval would be a point; the Clopper–Pearson bound replaces it
+    (:func:`.bootstrap.unanimous_interval`).
     """
-    from abnirml.evaluation.bootstrap import clustered_ci
+    from abnirml.evaluation.bootstrap import clustered_ci, cluster_codes, unanimous_interval
     from abnirml.evaluation.statistics import effects
 
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     fields: dict[str, float | None] = {
         "effect_size": effect_size(score1, score2, delta, symmetric),
         "ci_low": None, "ci_high": None, "mean_diff_ci_low": None, "mean_diff_ci_high": None}
-    values = np.stack([effects(diff, delta, symmetric).astype(np.float64), diff], axis=1)
+    effect = effects(diff, delta, symmetric).astype(np.float64)
+    values = np.stack([effect, diff], axis=1)
     interval = clustered_ci(values, cluster, config.resamples, config.ci_level, config.seed,
                             ("ci", *key))
     if interval is not None:
         low, high = interval
-        fields.update(ci_low=float(low[0]), ci_high=float(high[0]),
+        score_low, score_high = float(low[0]), float(high[0])
+        if effect.min() == effect.max():
+            _, clusters = cluster_codes(cluster, effect.shape[0])
+            score_low, score_high = unanimous_interval(float(effect[0]), clusters,
+                                                       config.ci_level, symmetric)
+        fields.update(ci_low=score_low, ci_high=score_high,
                       mean_diff_ci_low=float(low[1]), mean_diff_ci_high=float(high[1]))
     return fields
 

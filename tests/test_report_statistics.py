@@ -103,7 +103,7 @@ def test_other_test_and_correction_are_recorded_and_change_only_p(tmp_path):
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "two-sided Wilcoxon signed-rank test (symmetric probes: one-sided" in markdown
     assert "Holm correction over every test of one table" in markdown
-    assert "90 % query-clustered bootstrap interval (200 resamples" in markdown
+    assert "90 % query-clustered percentile bootstrap interval (200 resamples" in markdown
     from scipy.stats import wilcoxon
 
     from abnirml.evaluation.score_file import load_scores

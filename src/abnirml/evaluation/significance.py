@@ -258,7 +258,7 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     percentile interval would be a point; the Clopper–Pearson bound replaces it
     (:func:`.bootstrap.unanimous_interval`).
     """
-    from abnirml.evaluation.bootstrap import clustered_ci, cluster_codes, unanimous_interval
+    from abnirml.evaluation.bootstrap import cluster_codes, clustered_ci, unanimous_interval
     from abnirml.evaluation.statistics import effects
 
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)

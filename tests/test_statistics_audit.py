@@ -439,3 +439,22 @@ def test_rank_origin_fractions_on_hand_made_runs():
     assert origin.fraction("all", "1-3", "4-20") == pytest.approx(1 / 3)
     assert origin.fraction("all", "1-3", "absent") == pytest.approx(1 / 3)
     assert origin.fraction("all", "4-20", "1-3") == pytest.approx(2 / 17)
+
+
+def test_no_judged_candidate_query_gives_no_effectiveness_instead_of_zeros():
+    """ir_measures averages over zero queries as 0.0; a table of 0.0000 would read as a
+    ranker that finds nothing relevant. Undefined: no table, and run.json says why."""
+    import ir_measures
+
+    assert ir_measures.calc_aggregate([ir_measures.parse_measure("nDCG@10")],
+                                      {"other": {"d": 2}}, {"q": {"d": 1.0}}) == {
+        ir_measures.parse_measure("nDCG@10"): 0.0}
+    from types import SimpleNamespace
+
+    from abnirml.evaluation.effectiveness import attach_effectiveness
+
+    result = SimpleNamespace(extras={})
+    collection = SimpleNamespace(qrels={"other": {"d": 2}}, queries={"q": "x"}, docs={"d": "x"})
+    candidates = SimpleNamespace(ranking={"q": ["d"]}, source="test")
+    info = attach_effectiveness(result, [], collection, candidates)
+    assert "undefined" in info["skipped"] and "rankers" not in info

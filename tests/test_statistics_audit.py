@@ -458,3 +458,22 @@ def test_no_judged_candidate_query_gives_no_effectiveness_instead_of_zeros():
     candidates = SimpleNamespace(ranking={"q": ["d"]}, source="test")
     info = attach_effectiveness(result, [], collection, candidates)
     assert "undefined" in info["skipped"] and "rankers" not in info
+
+
+def test_overlap_groups_account_for_every_instance():
+    """Câmara & Hauff's overlap split: instances of a query with no relevant document
+    (no overlap value) were dropped from every group; they now form their own group, so
+    the groups add up to the probe's instances."""
+    from abnirml.evaluation.axiom_breakdown import UNSPLIT, overlap_split
+
+    qids = np.array(["q1", "q1", "q2", "q3", "q4", "q4"], dtype=object)
+    s1 = np.array([2.0, 1.0, 3.0, 1.0, 5.0, 0.0])
+    s2 = np.array([1.0, 1.0, 1.0, 2.0, 1.0, 1.0])
+    buckets = {"q1": "low", "q2": "medium", "q3": "high"}
+    rows = overlap_split(qids, s1, s2, buckets, {"q1": 0.2, "q2": 0.5, "q3": 1.0},
+                         unsplit_queries=1)
+    assert [r["bucket"] for r in rows] == ["low", "medium", "high", UNSPLIT]
+    assert sum(r["n"] for r in rows) == 6
+    assert (rows[3]["n"], rows[3]["satisfied"], rows[3]["violated"], rows[3]["queries"]) == (
+        2, 1, 1, 1)
+    assert sum(r["satisfied"] for r in rows) == int((s1 > s2).sum())

@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 BUCKETS = ("low", "medium", "high")
+#: the group of instances whose query has no overlap value (no relevant document with text)
+UNSPLIT = "no relevant document"
 
 
 def query_overlap(collection: Any, analyzer: Any, relevant_grade: int = 2, seed: int = 0
@@ -75,14 +77,27 @@ def sample_qids(table: Any) -> np.ndarray:
 
 
 def overlap_split(qids: np.ndarray, score1: np.ndarray, score2: np.ndarray,
-                  buckets: Mapping[str, str], overlap: Mapping[str, float]
-                  ) -> list[dict[str, Any]]:
+                  buckets: Mapping[str, str], overlap: Mapping[str, float],
+                  unsplit_queries: int = 0) -> list[dict[str, Any]]:
     """Per overlap group: its overlap range, queries, instances and the fractions of
-    instances satisfied / violated / tied (strict order)."""
+    instances satisfied / violated / tied (strict order).
+
+    Instances of queries without an overlap (no relevant document with text) belong to no
+    group; with ``unsplit_queries`` > 0 they get a last group, :data:`UNSPLIT`, so the
+    groups' instances add up to the probe's instead of silently leaving them out.
+    """
     diff = score1 - score2
-    group = np.array([buckets.get(q, "") for q in qids.tolist()], dtype=object)
+    group = np.array([buckets.get(q, UNSPLIT) for q in qids.tolist()], dtype=object)
     rows = []
-    for name in BUCKETS:
+    for name in BUCKETS + ((UNSPLIT,) if unsplit_queries else ()):
+        if name == UNSPLIT:
+            mask = group == name
+            rows.append({"bucket": name, "overlap_min": None, "overlap_max": None,
+                         "queries": unsplit_queries, "n": int(mask.sum()),
+                         "satisfied": int((diff[mask] > 0).sum()),
+                         "violated": int((diff[mask] < 0).sum()),
+                         "ties": int((diff[mask] == 0).sum())})
+            continue
         members = [q for q, b in buckets.items() if b == name]
         mask = group == name
         n = int(mask.sum())
@@ -107,12 +122,13 @@ def attach_overlap_split(result: Any, collection: Any, analyzer: Any, seed: int 
     buckets = overlap_buckets(overlap)
     qids = {name: sample_qids(result.tables[name]) for name in axiom_probes
             if name in result.tables}
+    unsplit = {q for values in qids.values() for q in values.tolist() if q not in buckets}
     for record in result.records:
         if record["probe"] not in qids or record["subset"] != "all":
             continue
         scores = result.probe_scores[(record["probe"], record["ranker"])]
         record["overlap_split"] = overlap_split(qids[record["probe"]], scores.score1,
-                                                scores.score2, buckets, overlap)
+                                                scores.score2, buckets, overlap, len(unsplit))
 
 
 def preference_consistency(record: Mapping[str, Any]) -> float | None:

@@ -76,6 +76,7 @@ def breakdown_tables(records: Sequence[Mapping[str, Any]], order: Sequence[str],
     if table is not None:
         out.append(("axiom-overlap", table,
                     "Queries split into three near-equal groups by the fraction of their "
-                    "analysed terms found in one relevant document (seeded choice); cells: "
-                    "fraction of the group's instances satisfied, strict order (instances)."))
+                    "analysed terms found in one relevant document (seeded choice); queries "
+                    "with no relevant document, if any, form a last group; cells: fraction of "
+                    "the group's instances satisfied, strict order (instances)."))
     return out

@@ -477,3 +477,23 @@ def test_overlap_groups_account_for_every_instance():
     assert (rows[3]["n"], rows[3]["satisfied"], rows[3]["violated"], rows[3]["queries"]) == (
         2, 1, 1, 1)
     assert sum(r["satisfied"] for r in rows) == int((s1 > s2).sum())
+
+
+def test_masking_tie_breaks_average_to_the_expected_ndcg_of_a_random_order():
+    """Masking's figures: a ranker that ties a relevant and a non-relevant document. Under
+    a random order nDCG@10 is 1 or 1/log2(3) with equal chance; the mean over seeded
+    tie-breaks estimates their average, where trec_eval's docno order would always put
+    'b' first."""
+    from abnirml.evaluation.masking import evaluate
+    from abnirml.evaluation.ties import evaluate_without_tie_order
+
+    qrels = {"q": {"a": 2, "b": 0}}
+    tied = {"q": {"a": 1.0, "b": 1.0, "c": 0.0}}
+    measures = ["nDCG@10"]
+    expected = (1.0 + 1.0 / math.log2(3)) / 2
+    broken = evaluate_without_tie_order(tied, lambda r: evaluate(r, qrels, measures),
+                                        measures, seed=0, tie_breaks=400, key="audit")
+    assert broken.tie_breaks == 400 and broken.tied == pytest.approx(2 / 3)
+    # 400 fair coin flips: SD of the mean ≈ 0.184 · 0.5 / 20 ≈ 0.0046
+    assert broken.mean["nDCG@10"] == pytest.approx(expected, abs=0.02)
+    assert evaluate(tied, qrels, measures)["nDCG@10"] == pytest.approx(1 / math.log2(3))

@@ -497,3 +497,30 @@ def test_masking_tie_breaks_average_to_the_expected_ndcg_of_a_random_order():
     # 400 fair coin flips: SD of the mean ≈ 0.184 · 0.5 / 20 ≈ 0.0046
     assert broken.mean["nDCG@10"] == pytest.approx(expected, abs=0.02)
     assert evaluate(tied, qrels, measures)["nDCG@10"] == pytest.approx(1 / math.log2(3))
+
+
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_permutation_test_is_exact_for_small_n(one_sided):
+    """With 2⁶ = 64 sign patterns, 10,000 random rounds only estimate what enumeration
+    gives exactly; the p-value is now the enumeration, identical for every seed."""
+    from abnirml.evaluation.significance import permutation_p
+
+    values = np.array([0.7, 0.2, -0.1, 0.9, 0.4, 0.3])
+    exact = _sign_flip_p(values, one_sided)
+    for seed in (0, 1):
+        found = permutation_p(values, 10_000, np.random.default_rng(seed), one_sided=one_sided)
+        assert found == pytest.approx(exact, rel=1e-12)
+
+
+def test_seed_variance_is_the_sample_sd_of_the_variants_scores():
+    from abnirml.evaluation.variance import family_variance, probe_variance
+
+    records = [{"probe": p, "family": "f", "subset": "all", "ranker": r, "score": s}
+               for p, scores in (("p1", (0.1, 0.4, 0.25)), ("p2", (0.5, 0.5, -0.5)))
+               for r, s in zip(("a", "b", "c"), scores, strict=True)]
+    variances = probe_variance(records, {"g": ["a", "b", "c"]})
+    sds = {v.probe: v.std for v in variances}
+    assert sds["p1"] == pytest.approx(np.std([0.1, 0.4, 0.25], ddof=1))
+    assert sds["p2"] == pytest.approx(np.std([0.5, 0.5, -0.5], ddof=1))
+    (family,) = family_variance(variances)
+    assert family.mean_std == pytest.approx((sds["p1"] + sds["p2"]) / 2)

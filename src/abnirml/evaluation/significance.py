@@ -7,7 +7,8 @@ answer known objections:
 * ``wilcoxon`` — signed-rank test: no normality assumption on the score differences.
 * ``permutation`` — Fisher's randomization test: under H0 the two scores of a sample are
   exchangeable, so each difference's sign is flipped at random; p is the share of seeded
-  rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0).
+  rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0). With few
+  samples (2ⁿ ≤ the rounds, n ≤ 16) every sign pattern is enumerated once: the exact p.
 * ``bootstrap`` — the query-clustered bootstrap of the mean difference
   (:mod:`.bootstrap`): the only choice that respects that samples of one query are
   correlated. p is twice the share of resampled means on the far side of 0.
@@ -132,12 +133,24 @@ def wilcoxon_p(values: np.ndarray, one_sided: bool = False) -> float:
     return float(result.pvalue)
 
 
+EXACT_SIGN_FLIPS = 16
+"""Up to this many samples (and 2ⁿ ≤ the rounds asked for) the randomization test
+enumerates all 2ⁿ sign patterns: the exact p-value, cheaper than the random rounds."""
+
+
 def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
                   one_sided: bool = False, chunk: int = 1 << 22) -> float:
-    """Fisher randomization: flip each value's sign at random, ``rounds`` times (chunked)."""
+    """Fisher randomization: flip each value's sign at random, ``rounds`` times (chunked);
+    exact (every sign pattern once) when 2ⁿ ≤ ``rounds`` and n ≤ :data:`EXACT_SIGN_FLIPS`."""
     n = values.shape[0]
     observed = float(values.mean())
     tolerance = 1e-12 * max(float(np.abs(values).max()), 1e-300)
+    if n <= EXACT_SIGN_FLIPS and 2 ** n <= rounds:
+        codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)
+        means = ((codes & 1) * 2 - 1).astype(np.float64) @ values / n
+        if one_sided:
+            return float(np.mean(means >= observed - tolerance))
+        return float(np.mean(np.abs(means) >= abs(observed) - tolerance))
     reached = 0
     per_chunk = max(1, chunk // n)
     done = 0

@@ -524,3 +524,45 @@ def test_seed_variance_is_the_sample_sd_of_the_variants_scores():
     assert sds["p2"] == pytest.approx(np.std([0.5, 0.5, -0.5], ddof=1))
     (family,) = family_variance(variances)
     assert family.mean_std == pytest.approx((sds["p1"] + sds["p2"]) / 2)
+
+
+def test_qvp_ndcg_at_10_equals_ir_measures_on_untied_pools():
+    """The query-variation probes compute nDCG@10 themselves (per pool, in NumPy): with
+    distinct scores it must be trec_eval's value for qrels restricted to the pool."""
+    import ir_measures
+
+    from abnirml.probes.query_variation import ndcg_at
+
+    rng = np.random.default_rng(9)
+    measure = ir_measures.parse_measure("nDCG@10")
+    for trial in range(20):
+        size = int(rng.integers(3, 40))
+        docnos = np.array([f"d{trial}-{i}" for i in range(size)], dtype=object)
+        gains = rng.choice([0, 0, 0, 1, 2, 3], size=size).astype(np.float64)
+        gains[0] = max(gains[0], 1.0)
+        scores = rng.permutation(size).astype(np.float64)
+        qrels = {"q": {d: int(g) for d, g in zip(docnos, gains, strict=True)}}
+        run_ = {"q": {d: float(s) for d, s in zip(docnos, scores, strict=True)}}
+        expected = ir_measures.calc_aggregate([measure], qrels, run_)[measure]
+        assert ndcg_at(scores, gains, docnos.astype(str)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_qvp_ndcg_orders_tied_scores_as_trec_eval():
+    """Tied scores: trec_eval (ir_measures, the effectiveness table) puts the larger docno
+    first; the qvp nDCG put the smaller first, so one ranker's nDCG@10 differed between
+    the two tables."""
+    import ir_measures
+
+    from abnirml.probes.query_variation import ndcg_at
+
+    measure = ir_measures.parse_measure("nDCG@10")
+    docnos = np.array(["a", "b", "c", "d"])
+    gains = np.array([2.0, 0.0, 1.0, 0.0])
+    scores = np.array([1.0, 1.0, 0.5, 0.5])
+    qrels = {"q": {d: int(g) for d, g in zip(docnos, gains, strict=True)}}
+    run_ = {"q": {d: float(s) for d, s in zip(docnos, scores, strict=True)}}
+    expected = ir_measures.calc_aggregate([measure], qrels, run_)[measure]
+    # b before a, d before c: DCG = 2/log2(3) + 1/log2(5)
+    ideal = 2.0 + 1.0 / math.log2(3)
+    assert expected == pytest.approx((2 / math.log2(3) + 1 / math.log2(5)) / ideal)
+    assert ndcg_at(scores, gains, docnos) == pytest.approx(expected, abs=1e-12)

@@ -119,18 +119,22 @@ def unanimous_interval(effect: float, clusters: int, level: float, symmetric: bo
                        ) -> tuple[float, float]:
     """Interval of a probe score when all samples of ``clusters`` queries have one ``effect``.
 
+    Effects lie in [−1, 1] ([0, 1] for symmetric probes): +1 → [2L − 1, 1], −1 →
+    [−1, 1 − 2L], 0 (all ties) → [−(1 − L), 1 − L]; symmetric 1 → [L, 1], 0 → [0, 1 − L]
+    (:func:`unanimous_range`).
+    """
+    return unanimous_range(effect, clusters, level, 0.0 if symmetric else -1.0, 1.0)
+
+
+def unanimous_range(value: float, clusters: int, level: float, lowest: float,
+                    highest: float) -> tuple[float, float]:
+    """Interval of a mean of values bounded by [``lowest``, ``highest``] when every sample
+    of ``clusters`` queries has the same ``value``.
+
     Clopper–Pearson: after k successes in k trials the two-sided ``level`` interval of the
     success rate is [(α/2)^(1/k), 1], α = 1 − level. Here a success is a query whose samples
-    all have ``effect``; the lower bound L of that share bounds the score in the worst
-    case, where every other sample has the opposite effect: +1 → [2L − 1, 1], −1 →
-    [−1, 1 − 2L], 0 (all ties) → [−(1 − L), 1 − L]; symmetric probes (effects 0/1):
-    1 → [L, 1], 0 → [0, 1 − L].
+    all have ``value``; at least a share L of the population does, and in the worst case the
+    rest sits at one bound: [L·value + (1 − L)·lowest, L·value + (1 − L)·highest].
     """
-    low = ((1.0 - level) / 2.0) ** (1.0 / clusters)
-    if symmetric:
-        return (low, 1.0) if effect > 0 else (0.0, 1.0 - low)
-    if effect > 0:
-        return 2.0 * low - 1.0, 1.0
-    if effect < 0:
-        return -1.0, 1.0 - 2.0 * low
-    return -(1.0 - low), 1.0 - low
+    share = ((1.0 - level) / 2.0) ** (1.0 / clusters)
+    return (share * value + (1.0 - share) * lowest, share * value + (1.0 - share) * highest)

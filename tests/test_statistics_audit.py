@@ -589,3 +589,17 @@ def test_compare_of_identical_effects_gives_an_interval_not_a_point(audited):
             (-width * (1 - share), width * (1 - share)), rel=1e-9)
         checked += 1
     assert checked >= 5
+
+
+def test_report_shows_a_one_sample_statistic_as_undefined(audited):
+    """axiom:lb1 has one instance on the demo: its p-value, interval and effect size do
+    not exist, so the intervals table shows dashes (never 0.00, never 'yes')."""
+    records = [r for r in _records(audited) if r["probe"] == "axiom:lb1"]
+    assert records and all(r["n"] == 1 for r in records)
+    markdown = (audited / "report.md").read_text(encoding="utf-8")
+    rows = [line for line in markdown.splitlines() if line.startswith("| axiom:lb1 | bm25 |")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    # Probe, Ranker, Score, Score CI, Mean diff, Mean diff CI, d_z, Size, p, Significant, n
+    assert cells[3] == cells[5] == cells[6] == cells[8] == "–"
+    assert cells[9] == "no" and cells[10] == "1"

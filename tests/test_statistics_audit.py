@@ -603,3 +603,16 @@ def test_report_shows_a_one_sample_statistic_as_undefined(audited):
     # Probe, Ranker, Score, Score CI, Mean diff, Mean diff CI, d_z, Size, p, Significant, n
     assert cells[3] == cells[5] == cells[6] == cells[8] == "–"
     assert cells[9] == "no" and cells[10] == "1"
+
+
+def test_bootstrap_test_of_one_query_is_undefined_not_significant():
+    """Every resample of a single query is that query, so all resampled means equal the
+    observed one and p came out as 2/(B + 1) — 'significant' from one query."""
+    from abnirml.evaluation.significance import p_value
+
+    diff = np.array([0.3, 0.5, 0.2, 0.4])
+    config = StatsConfig(test="bootstrap", resamples=999)
+    p = p_value(diff, np.zeros(4), 0.0, False, config, np.zeros(4, dtype=int), ("b", "all"))
+    assert math.isnan(p)
+    spread = p_value(diff, np.zeros(4), 0.0, False, config, np.arange(4), ("b", "all"))
+    assert 0.0 < spread < 0.01

@@ -168,8 +168,11 @@ def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
 
 def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
                 rng: np.random.Generator, one_sided: bool = False) -> float:
-    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided)."""
+    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided);
+    NaN with one query, whose every resample is itself (no variation to test against)."""
     codes, k = cluster_codes(cluster, values.shape[0])
+    if k < 2:
+        return math.nan
     means = clustered_means(values, codes, k, resample_weights(k, max(resamples, 1), rng))
     below = (1 + int((means <= 0).sum())) / (1 + means.shape[0])
     if one_sided:

@@ -616,3 +616,25 @@ def test_bootstrap_test_of_one_query_is_undefined_not_significant():
     assert math.isnan(p)
     spread = p_value(diff, np.zeros(4), 0.0, False, config, np.arange(4), ("b", "all"))
     assert 0.0 < spread < 0.01
+
+
+def test_significance_the_query_clustered_interval_does_not_back_is_a_caveat():
+    """On DL19 the paired t-test calls BM25's mmp:relevance:length effect significant
+    (p = 6e-14 over 3,913 samples) while the interval that resamples queries spans
+    [−0.54, +2.63]: the report says so instead of leaving the star to speak alone."""
+    from abnirml.report.caveats import unbacked_significance
+
+    def record(probe, significant, low, high):
+        return {"probe": probe, "family": "mmp", "ranker": "bm25", "subset": "all",
+                "significant": significant, "mean_diff_ci_low": low,
+                "mean_diff_ci_high": high}
+
+    records = [record("mmp:a", True, -0.5, 2.6), record("mmp:b", True, 0.1, 0.4),
+               record("mmp:c", False, -1.0, 1.0), record("mmp:d", True, None, None)]
+    caveat = unbacked_significance(records, {"statistics": {"test": "ttest", "ci": 0.95}},
+                                   "mmp")
+    assert caveat is not None and caveat.family == "mmp"
+    assert caveat.text.startswith("1 of 3 significant results have a 95 % query-clustered")
+    assert "mmp:a bm25 (all)" in caveat.text and "mmp:b" not in caveat.text
+    assert unbacked_significance(records, {"statistics": {"test": "bootstrap"}}, "mmp") is None
+    assert unbacked_significance(records[1:], {}, "mmp") is None

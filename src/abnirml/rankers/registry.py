@@ -68,6 +68,8 @@ class RankerEnv:
 def register(family: str, factory: str | Factory, description: str = "") -> None:
     """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``);
     ``description`` is the line ``abnirml rankers`` shows for it."""
+    if family.lower() in _BUILT_IN:
+        raise ConfigError(f"ranker family {family!r} is built in; give yours another name")
     _FAMILIES[family.lower()] = factory
     if description:
         _DESCRIPTIONS[family.lower()] = description
@@ -77,6 +79,11 @@ def unregister(family: str) -> None:
     """Forget a ranker family added with :func:`register` (tests, notebooks)."""
     _FAMILIES.pop(family.lower(), None)
     _DESCRIPTIONS.pop(family.lower(), None)
+
+
+def factory_of(family: str) -> str | Factory | None:
+    """The factory (or ``"module:function"``) registered for ``family``, None if none is."""
+    return _FAMILIES.get(family.lower())
 
 
 def families() -> list[str]:
@@ -181,6 +188,8 @@ _FAMILIES.update({
     "pyterrier": "abnirml.rankers.adapters:pyterrier_from_spec",
     "http": "abnirml.rankers.adapters:http_from_spec",
 })
+#: The families this package defines; :func:`register` refuses to replace one silently.
+_BUILT_IN: frozenset[str] = frozenset(_FAMILIES)
 
 # What `abnirml rankers` prints: the spec's shape with its parameters, then what it is.
 _DESCRIPTIONS: dict[str, str] = {

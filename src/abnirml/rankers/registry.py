@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.errors import ConfigError, did_you_mean
+from abnirml.errors import AbnirmlError, ConfigError, did_you_mean
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.text.analyzer import Analyzer
 
@@ -123,11 +123,30 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
 
     set_pickle_policy(env.allow_pickle)
     _check_factory(spec.family, target, spec, env)
-    ranker = target(spec, env)
+    if spec.family in _BUILT_IN:
+        ranker = target(spec, env)
+    else:
+        ranker = _call_user_factory(target, spec, env)
     check_ranker_fields(ranker, f"ranker factory for {spec.family!r}")
     if spec.display:
         name_ranker(ranker, spec.display, spec.canonical)
     return ranker
+
+
+def _call_user_factory(factory: Factory, spec: RankerSpec, env: RankerEnv) -> Ranker:
+    """A registered (user's) factory's own failure as one line naming its file and line:
+    it is the user's code, and a traceback through abnirml would hide where."""
+    try:
+        return factory(spec, env)
+    except AbnirmlError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's code: any error is theirs
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""
+        raise ConfigError(f"ranker {spec.canonical}: its factory failed{where}: "
+                          f"{type(exc).__name__}: {exc}") from None
 
 
 def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:

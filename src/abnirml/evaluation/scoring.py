@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ScoringError
+from abnirml.errors import AbnirmlError, ScoringError, user_line
 from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
@@ -75,7 +75,7 @@ class Scorer:
         except Exception as exc:
             if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
                 raise          # abnirml's own rankers: a traceback is a bug report
-            raise ScoringError(f"ranker {ranker.name}: score() failed{_user_line(exc)}: "
+            raise ScoringError(f"ranker {ranker.name}: score() failed{user_line(exc)}: "
                                f"{type(exc).__name__}: {exc}") from None
         finally:
             close = getattr(results, "close", None)
@@ -83,14 +83,6 @@ class Scorer:
                 close()   # stop worker pools promptly on errors and interrupts
             bar.close()
         return out
-
-
-def _user_line(exc: BaseException) -> str:
-    """`` (file:line)`` of the deepest frame of a user's ranker that raised, '' if none."""
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 def progress_bar(total: int, label: str, enabled: bool, unit: str = "pair"):

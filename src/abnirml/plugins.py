@@ -101,7 +101,7 @@ def _load(label: str, source: str, module: str | None) -> str:
         missing = f" (install {exc.name})" if exc.name else ""
         raise ConfigError(f"{_where(label, exc)}: plugin could not import what it needs"
                           f"{missing}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's own code: any error is theirs
+    except Exception as exc:  # the user's own code: any error is theirs
         raise ConfigError(f"{_where(label, exc)}: plugin failed while loading: "
                           f"{type(exc).__name__}: {exc}") from None
     _LOADED[key] = loaded

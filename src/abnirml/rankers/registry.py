@@ -140,7 +140,7 @@ def _call_user_factory(factory: Factory, spec: RankerSpec, env: RankerEnv) -> Ra
         return factory(spec, env)
     except AbnirmlError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's code: any error is theirs
+    except Exception as exc:  # the user's code: any error is theirs
         import traceback
 
         frames = traceback.extract_tb(exc.__traceback__)

@@ -102,7 +102,7 @@ def _as_matrix(key: str, function: Callable[..., Any], vectorised: bool
                                 dtype=float)
         except ConfigError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the user's function: any error is theirs
+        except Exception as exc:  # the user's function: any error is theirs
             raise ConfigError(f"axiom {key}: {getattr(function, '__name__', 'function')} "
                               f"failed{user_line(exc)}: {type(exc).__name__}: {exc}") from None
         n = features.size

@@ -339,3 +339,19 @@ def test_a_plugin_probe_that_raises_names_the_probe_and_line(tmp_path, capsys):
     assert _one_line_error(capsys).endswith(
         f"probe echo:query-vs-noise: building its samples failed ({plugin}:19): "
         "ZeroDivisionError: integer division or modulo by zero")
+
+
+def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path, monkeypatch):
+    """What `pip install` of a plugin package leaves behind: a module and a dist-info whose
+    entry_points.txt names it under abnirml.plugins."""
+    _write(tmp_path, "echo_plugin_pkg.py", FAMILY)
+    info = tmp_path / "echo_plugin_pkg-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-plugin-pkg\n"
+                                   "Version: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[abnirml.plugins]\necho = echo_plugin_pkg\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "echo" not in family_keys()
+    assert load_plugins([]) == ["entry point 'echo' (echo_plugin_pkg)"]
+    assert "echo" in family_keys()

@@ -191,7 +191,8 @@ def test_an_axiom_with_a_precondition_runs_as_an_axiom_probe(tmp_path, capsys):
     # equal lengths, every query term at least as often and one more often: BM25 (whose
     # query terms all have positive idf on the demo collection) can only agree
     assert record["violated"] == 0 and record["satisfied"] > 0
-    assert "| Diagnostic dataset size |" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "|  | MORE |\n" in report and "| Diagnostic dataset size |" in report
 
 
 def test_the_axiom_precondition_is_applied(demo_collection):

@@ -12,7 +12,8 @@ of each distinct query term, ``sums``, ``covered``, ``words``, ``run_scores``). 
 pair (``preference(pool, i, j)``) they are called for every ordered pair of a pool, which
 is plain Python and fine for pools of a hundred; with ``vectorised=True`` each takes the
 pool and returns the whole ``n × n`` matrix at once. Every ordered pair whose precondition
-holds and whose preference is positive is one instance, the preferred document being d1.
+holds and whose preference is positive is one instance, the preferred document being d1. The
+records carry ``axiom_label``, which the report's axiom tables show.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from abnirml.errors import ConfigError, user_line
 from abnirml.probes.axioms.features import AxiomData, QueryFeatures
 from abnirml.probes.axioms.probe import Axiom, AxiomProbe
-from abnirml.probes.base import ProbeContext
+from abnirml.probes.base import ProbeContext, SampleTable
 
 PairFunction = Callable[[QueryFeatures, int, int], Any]
 MatrixFunction = Callable[[QueryFeatures], np.ndarray]
@@ -48,6 +49,13 @@ class CustomAxiomProbe(AxiomProbe):
     def definition(self) -> Axiom:
         assert self.spec is not None
         return self.spec
+
+    def sample_table(self, context: ProbeContext) -> SampleTable:
+        """The shared axiom table, its records also carrying the axiom's label: the report's
+        axiom tables name built-in axioms from their own definitions, which know no user's."""
+        table = super().sample_table(context)
+        table.extra["record"]["axiom_label"] = self.label
+        return table
 
 
 def axiom_probe(key: str, preference: PairFunction | MatrixFunction, *,

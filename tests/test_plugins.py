@@ -244,6 +244,30 @@ def test_a_pyterrier_style_function_ranker_runs_from_python(tmp_path):
     assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
 
 
+def test_a_function_ranker_from_a_plugin_runs_on_the_command_line(tmp_path):
+    pytest.importorskip("pyterrier")
+    plugin = _write(tmp_path, "words.py", """
+        import pyterrier as pt
+
+        import abnirml
+        from abnirml.rankers.registry import register
+
+
+        def words(row):
+            return float(len(set(row["query"].split()) & set(row["text"].split())))
+
+
+        register("words", lambda spec, env: abnirml.wrap_pyterrier(
+            pt.apply.doc_score(words), name=spec.canonical, version="1"))
+    """)
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--ranker", "words", "--probe",
+                 "tmp:prepend-query", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    # the query prepended: every query word is then present, so never fewer shared words
+    assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
+
+
 @pytest.mark.parametrize("text, expected", [
     ("from abnirml.probes.family import Family\nx = (\n",
      r"^abnirml: error: .*broken\.py:2: plugin has a syntax error: '\(' was never closed$"),

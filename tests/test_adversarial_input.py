@@ -243,3 +243,16 @@ def test_spec_parsing_is_strict_from_python_too():
 
     with pytest.raises(ConfigError, match="given twice"):
         RankerSpec.parse("bm25+b=0.1+b=0.2")
+
+
+def test_report_refuses_a_run_json_folder_and_an_empty_results_file(finished_run, capsys):
+    out = finished_run
+    earlier_report = (out / "report.md").read_text()
+    (out / "run.json").unlink()
+    (out / "run.json").mkdir()
+    assert "run.json: is a folder" in one_error_line(capsys, "report", str(out))
+    (out / "run.json").rmdir()
+    (out / "results.jsonl").write_text("")
+    assert "results.jsonl: holds no result records" in one_error_line(
+        capsys, "report", str(out))
+    assert (out / "report.md").read_text() == earlier_report   # left as it was

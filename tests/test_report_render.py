@@ -188,3 +188,38 @@ def test_tidy_csv_keeps_one_discarded_column_of_zeros_when_nothing_was_discarded
                   [["MRPC", "36", "0"], ["JFLEG", "39", "0"]], tallied=(2,))
     assert tidy_table(table) == (["Dataset", "Samples", "Discarded"],
                                  [["MRPC", "36", "0"], ["JFLEG", "39", "0"]])
+
+
+def test_tidy_csv_splits_differing_sample_counts_into_min_and_max():
+    """Rankers that scored different numbers of samples show ``36/39``; the CSV holds two
+    numbers, equal where the rankers agree, and a table without such a cell keeps one."""
+    from abnirml.report.transfer_table import transfer_table
+
+    records = [{"family": "dtp", "subset": "all", "probe": probe, "ranker": ranker, "n": n,
+                "score": 0.1, "significant": True, "skipped": {}}
+               for probe, ranker, n in [("dtp:a", "bm25", 39), ("dtp:a", "ql", 36),
+                                        ("dtp:b", "bm25", 1210), ("dtp:b", "ql", 1210)]]
+    header, rows = tidy_table(transfer_table(records))
+    samples = header.index("Samples min")
+    assert header[samples + 1] == "Samples max"
+    assert [r[samples:samples + 2] for r in rows] == [["36", "39"], ["1210", "1210"]]
+    same = transfer_table([r for r in records if r["probe"] == "dtp:b"])
+    assert "Samples" in tidy_table(same)[0] and "Samples min" not in tidy_table(same)[0]
+
+
+@pytest.mark.parametrize(("value", "text"), [(0.0, "0.00"), (-0.0, "0.00"), (-0.004, "0.00"),
+                                             (0.004, "0.00"), (0.4, "+0.40"), (-0.4, "-0.40"),
+                                             (-0.0149, "-0.01")])
+def test_zero_has_no_sign_in_the_report_and_in_compare(value, text):
+    from types import SimpleNamespace
+
+    from abnirml.analysis_cli import comparison_table
+    from abnirml.report.tables import signed_text
+
+    assert signed_text(value) == text
+    row = SimpleNamespace(probe="p", subset="all", n=3, score_a=value, score_b=0.4,
+                          diff_ci_low=value, diff_ci_high=0.4, changed=1, p_value=0.5,
+                          significant=False, note="")
+    cells = comparison_table([row], "a", "b").rows[0]
+    assert cells[3] == text and cells[5] == f"[{text}, +0.40]"
+    assert format_score(_record(value, False)) == f"* {text}"

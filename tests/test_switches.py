@@ -10,7 +10,8 @@ from abnirml.rankers import background_import
 from abnirml.switches import OFF_WORDS, ON_WORDS, env_off, switch_value
 
 OFF = ["0", "false", "no", "off", " OFF ", "No", "FALSE"]
-NOT_OFF = ["", "1", "yes", "on", "True", "maybe", "2", "none"]
+ON = ["", "  ", "1", "yes", "on", "True", " ON "]
+UNKNOWN = ["maybe", "2", "none", "of", "disable"]
 
 
 @pytest.mark.parametrize("text", OFF)
@@ -23,12 +24,23 @@ def test_off_words_turn_every_switch_off(text, monkeypatch):
     assert background_import.enabled() is False
 
 
-@pytest.mark.parametrize("text", NOT_OFF)
-def test_anything_else_leaves_an_env_switch_on(text, monkeypatch):
+@pytest.mark.parametrize("text", ON)
+def test_on_words_and_empty_leave_an_env_switch_on(text, monkeypatch):
     monkeypatch.setenv("ABNIRML_PROGRESS", text)
     monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", text)
     assert progress_enabled() is True
     assert background_import.enabled() is True
+
+
+@pytest.mark.parametrize("text", UNKNOWN)
+def test_an_unknown_env_word_is_refused_not_read_as_on(text, monkeypatch):
+    monkeypatch.setenv("ABNIRML_PROGRESS", text)
+    with pytest.raises(ConfigError, match=f"ABNIRML_PROGRESS={text!r}.*expected one of 0"):
+        progress_enabled()
+    assert progress_enabled(False) is False    # an explicit request never reads it
+    monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", text)
+    with pytest.raises(ConfigError, match="ABNIRML_BACKGROUND_IMPORT"):
+        background_import.enabled()
 
 
 def test_unset_switches_are_on_and_an_explicit_request_wins(monkeypatch):

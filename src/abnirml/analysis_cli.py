@@ -227,17 +227,17 @@ def _test_words(stats) -> str:
 
 def comparison_table(rows, label_a: str, label_b: str, stats=None):
     from abnirml.evaluation.significance import StatsConfig
-    from abnirml.report.tables import Table
+    from abnirml.report.tables import Table, signed_text
 
     stats = stats if stats is not None else StatsConfig()
 
     def fmt(value):
-        return "–" if value is None else f"{value:+.2f}"
+        return "–" if value is None else signed_text(value)
 
     def interval(r):
         if r.diff_ci_low is None or r.diff_ci_high is None:
             return "–"
-        return f"[{r.diff_ci_low:+.2f}, {r.diff_ci_high:+.2f}]"
+        return f"[{signed_text(r.diff_ci_low)}, {signed_text(r.diff_ci_high)}]"
 
     body = [[r.probe, r.subset, str(r.n), fmt(r.score_a), fmt(r.score_b), interval(r),
              f"{r.changed:,}", "–" if r.p_value is None else f"{r.p_value:.3g}",

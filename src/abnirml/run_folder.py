@@ -42,9 +42,16 @@ class RunFolder:
     # -- reading ------------------------------------------------------------------------
 
     def read_records(self) -> list[dict[str, Any]]:
+        """results.jsonl's records; a file with none is refused, since every run writes
+        one record per probe and ranker and a report of nothing would look like a success."""
+        from abnirml.errors import InputError
         from abnirml.report.files import read_results
 
-        return read_results(self.path / RESULTS)
+        records = read_results(self.path / RESULTS)
+        if not records:
+            raise InputError("holds no result records (an 'abnirml run' writes one per probe "
+                             "and ranker); nothing to report", path=self.path / RESULTS)
+        return records
 
     def read_run_info(self) -> dict[str, Any]:
         """run.json, or {} when absent (reports of older runs render without it)."""

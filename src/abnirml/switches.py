@@ -28,7 +28,16 @@ def switch_value(text: str) -> bool | None:
 
 
 def env_off(name: str) -> bool:
-    """Whether environment variable ``name`` is set to an off word. Unset, empty or any
-    other value leaves the feature on: a switch that is on by default is only turned off
-    by an explicit off word."""
-    return switch_value(os.environ.get(name, "")) is False
+    """Whether environment variable ``name`` is set to an off word. Unset or empty leaves
+    the feature on: a switch that is on by default is only turned off by an explicit off
+    word. Any other value is refused, naming the accepted words: ``ABNIRML_PROGRESS=of``
+    is a typo for "off", and reading it as "on" would silently do the opposite."""
+    text = os.environ.get(name, "")
+    value = switch_value(text)
+    if value is None and text.strip():
+        from abnirml.errors import ConfigError
+
+        raise ConfigError(f"environment variable {name}={text.strip()!r} is not an on/off "
+                          f"word; expected one of {', '.join(OFF_WORDS)} (off) or "
+                          f"{', '.join(ON_WORDS)} (on), or leave it unset")
+    return value is False

@@ -26,7 +26,14 @@ from typing import Any
 
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
-from abnirml.report.tables import Table, family_table, family_views, probe_labels, to_markdown
+from abnirml.report.tables import (
+    Table,
+    family_table,
+    family_views,
+    probe_labels,
+    signed_text,
+    to_markdown,
+)
 from abnirml.run_files import (
     CANDIDATE_RUN,
     DELTA_SWEEP,
@@ -166,8 +173,8 @@ def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, S
             if v is None or v.mean is None:
                 row.append("–")
             else:
-                row.append(f"{v.mean:+.2f} ± {v.std:.2f}" if v.std is not None
-                           else f"{v.mean:+.2f}")
+                row.append(f"{signed_text(v.mean)} ± {v.std:.2f}" if v.std is not None
+                           else signed_text(v.mean))
         rows.append(row)
     per_probe = Table("Seed / checkpoint variance per probe (mean ± standard deviation)",
                       ["Probe", *names], rows,

@@ -7,7 +7,9 @@ named by ``Table.parts`` or ``Table.row_parts``) into a column or row per number
 report's not-significant star moved into a ``<column> significant`` column of
 ``true``/``false``. A yes/no column is written as ``true``/``false`` too, the report's dash
 for a missing value as an empty cell, and a column of ``reason count`` lists
-(``Table.tallied``: the transfer table's *Discarded*) as one count column per reason.
+(``Table.tallied``: the transfer table's *Discarded*) as one count column per reason. A
+count column where rankers scored different numbers of samples (``36/39``) becomes
+``<column> min`` and ``<column> max``, equal on the rows where every ranker agrees.
 LaTeX puts numbers in math mode (a real minus sign) and the not-significant mark as a
 superscript star, and escapes every special character of user text (probe and ranker
 names may hold ``_``, ``%``, ``&``…).
@@ -45,6 +47,8 @@ _MISSING = {"", "–", "-", "—"}
 #: the report's yes/no cells, written as the true/false of the significance columns
 _YES_NO = {"yes": "true", "no": "false"}
 _PARENTHESISED = re.compile(r"^(\S+) \((\S+)\)$")
+#: the sample-count cell of rankers that scored different numbers (``36/39``, ``1,204/1,210``)
+_COUNT_RANGE = re.compile(r"^\d[\d,]*(/\d[\d,]*)*$")
 
 
 def _number(text: str) -> str | None:
@@ -117,8 +121,9 @@ def _tally_columns(table: Table, rows: list[list[str]]
 
 def _kind(cells: list[str], parts: int = 0) -> str:
     """What a column holds: 'interval', 'pm' (mean ± sd), 'percent', 'number', 'parts'
-    (compound cells of ``parts`` numbers), 'boolean' (the report's yes/no), 'empty' (nothing
-    present: every cell blank or the report's dash) or 'text'."""
+    (compound cells of ``parts`` numbers), 'range' (counts, some ``36/39``), 'boolean' (the
+    report's yes/no), 'empty' (nothing present: every cell blank or the report's dash) or
+    'text'."""
     present = [c.strip() for c in cells if c.strip() not in _MISSING]
     if not present:
         return "empty"
@@ -127,6 +132,8 @@ def _kind(cells: list[str], parts: int = 0) -> str:
     bare = [c[2:] if c.startswith("* ") else c for c in present]
     if parts and all(_pieces(c, parts) is not None for c in bare):
         return "parts"
+    if any("/" in c for c in bare) and all(_COUNT_RANGE.match(c) for c in bare):
+        return "range"
     for kind, test in (
             ("interval", lambda c: (m := _INTERVAL.match(c)) is not None
              and _number(m[1]) is not None and _number(m[2]) is not None),
@@ -165,8 +172,9 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
                    for j, column in tallies.items()}
     header: list[str] = []
     for j, name in enumerate(table.header):
-        if kinds[j] in ("interval", "pm"):
-            low, high = ("low", "high") if kinds[j] == "interval" else ("mean", "sd")
+        if kinds[j] in ("interval", "pm", "range"):
+            low, high = {"interval": ("low", "high"), "pm": ("mean", "sd"),
+                         "range": ("min", "max")}[kinds[j]]
             header += [f"{name} {low}", f"{name} {high}"]
         elif kinds[j] == "parts":
             header += [f"{name} {part}" for part in table.parts]
@@ -188,6 +196,9 @@ def tidy_table(table: Table) -> tuple[list[str], list[list[str]]]:
             if kind in ("interval", "pm"):
                 m = (_INTERVAL if kind == "interval" else _PLUS_MINUS).match(text)
                 cells += ["", ""] if m is None else [_number(m[1]) or "", _number(m[2]) or ""]
+            elif kind == "range":
+                counts = [int(c.replace(",", "")) for c in text.split("/")] if not missing else []
+                cells += [str(min(counts)), str(max(counts))] if counts else ["", ""]
             elif kind == "parts":
                 cells += [""] * len(table.parts) if missing else (
                     _pieces(text, len(table.parts)) or [""] * len(table.parts))

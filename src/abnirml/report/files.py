@@ -77,7 +77,11 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 
 def read_run_info(path: Path) -> dict[str, Any]:
-    """``run.json`` as a dict ({} when absent); malformed JSON is one located error."""
+    """``run.json`` as a dict ({} when absent); malformed JSON, or a folder of that name,
+    is one located error rather than a report silently rendered without it."""
+    if path.is_dir():
+        raise InputError("is a folder; expected the JSON file 'abnirml run' writes",
+                         path=path)
     if not path.is_file():
         return {}
     from abnirml.data.trec import parse_json_line

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.report.tables import Table
+from abnirml.report.tables import Table, signed_text
 
 #: Probes with more distinct queries than this (e.g. transfer probes, one query per
 #: sample) are left out of the per-query table: there a query is not a meaningful group.
@@ -52,7 +52,7 @@ def caption(run_info: Mapping[str, Any]) -> str:
 def _num(value: float | None, signed: bool = True, digits: int = 2) -> str:
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return signed_text(value, digits) if signed else f"{value:.{digits}f}"
 
 
 def _interval(low: float | None, high: float | None, signed: bool = True) -> str:
@@ -193,8 +193,9 @@ def driving_queries_table(rows: Sequence[Mapping[str, Any]],
         sign = 1.0 if score >= 0 else -1.0
         best = sorted(mine, key=lambda r: (-sign * r["contribution"], r["query"]))[:top]
         share = sum(r["contribution"] for r in best) / score if score else 0.0
-        cells = "; ".join(f"{_short(r['query'])} ({r['score']:+.2f}, n={r['n']})" for r in best)
-        table_rows.append([key[0], key[1], f"{score:+.2f}", str(len(mine)), cells,
+        cells = "; ".join(f"{_short(r['query'])} ({signed_text(r['score'])}, n={r['n']})"
+                          for r in best)
+        table_rows.append([key[0], key[1], signed_text(score), str(len(mine)), cells,
                            f"{100 * share:.0f} %"])
     if not table_rows:
         return None

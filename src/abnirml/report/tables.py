@@ -112,14 +112,22 @@ def format_score(record: Mapping[str, Any]) -> str:
     if score is None:
         return "–"
     symmetric = bool(record.get("symmetric"))
-    text = f"{score:.2f}" if symmetric else f"{score:+.2f}"
-    if text in ("+0.00", "-0.00"):
+    text = f"{score:.2f}" if symmetric else signed_text(score)
+    if text == "-0.00":
         text = "0.00"
     if not record.get("significant"):
         return f"* {text}"
     if text == "0.00":
         text = _small_score(float(score), symmetric)
     return text
+
+
+def signed_text(value: float, digits: int = 2) -> str:
+    """``+0.40`` / ``-0.40``, but a value that rounds to zero is ``0.00``: a sign on zero
+    would claim a direction the figure does not show (the report, ``compare`` and their
+    CSVs print zero the same way)."""
+    text = f"{value:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def _small_score(score: float, symmetric: bool) -> str:

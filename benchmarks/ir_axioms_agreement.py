@@ -37,12 +37,13 @@ COMPARED = {
     "prox5": "PROX5", "reg": "REG", "anti-reg": "ANTI_REG", "aspect-reg": "ASPECT_REG",
     "and": "AND", "len-and": "LEN_AND", "m-and": "M_AND", "len-m-and": "LEN_M_AND",
     "div": "DIV", "len-div": "LEN_DIV", "ir-stmc1": "STMC1", "ir-stmc2": "STMC2",
+    "ir-tfc1": "TFC1", "ir-lnc1": "LNC1", "orig": "ORIG",
 }
 VALUE = {"+": 1, "-": -1, "0": 0}
 #: Axioms whose LEN precondition ir_axioms 1.2.5 declares but never applies (the class
 #: body's own ``preferences`` overrides the precondition mixin's); abnirml applies it, so
 #: their agreement is also reported with LEN applied to ir_axioms' matrix.
-LEN_NOT_APPLIED_BY_IR_AXIOMS = ("tfc3", "reg", "anti-reg")
+LEN_NOT_APPLIED_BY_IR_AXIOMS = ("tfc3", "reg", "anti-reg", "ir-tfc1")
 
 
 def agreement_context(dl19: Path, depth: int, queries: int | None):

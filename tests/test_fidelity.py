@@ -42,7 +42,7 @@ def _collection() -> Collection:
                       docs={"a": "cat food", "b": "dog"}, qrels={"q": {"a": 2, "b": 0}})
 
 
-def _donor_context(mode: str | None):
+def _donor_context(mode: str | None, grade: int | None = None):
     from abnirml.probes.base import ProbeContext
 
     collection = Collection(
@@ -52,15 +52,17 @@ def _donor_context(mode: str | None):
               "e": "Mountains are tall."},
         qrels={"q1": {"a": 2, "b": 0, "c": 0}, "q2": {"d": 2, "e": 0}})
     options = {} if mode is None else {"tmp.nonrel_donor": mode}
+    if grade is not None:
+        options["tmp.nonrel_grade"] = grade
     return ProbeContext(collection=collection, seed=0, options=options)
 
 
-def _donor_rows(mode: str | None):
+def _donor_rows(mode: str | None, grade: int | None = None):
     from abnirml.probes.base import build_table
     from abnirml.probes.manipulation import SPECS, DonorProbe
 
     spec = next(s for s in SPECS if s.key == "add-nonrel-sentence")
-    table = build_table(DonorProbe(spec), _donor_context(mode))
+    table = build_table(DonorProbe(spec), _donor_context(mode, grade))
     appended = {}
     for i in range(len(table)):
         sample = table.sample(i)
@@ -79,6 +81,17 @@ def test_nonrel_donor_default_is_same_query_and_reports_query_term_rate() -> Non
         assert sentence.strip() in donors, (qid, docno, sentence)
     hits = sum("cat" in s or "food" in s for s in appended.values())
     assert record["donor_query_term_rate"] == round(hits / len(appended), 6)
+
+
+def test_nonrel_grade_picks_the_donors_grade() -> None:
+    # grade 2 donors: a for q1, d for q2 (ANTIQUE-style scales have no grade 0); a and d
+    # are their query's only donors, so each takes the other's sentence (never its own)
+    appended, _ = _donor_rows(None, grade=2)
+    from_a, from_d = ["Cats love fish."], ["Boats sail the river.", "Fish swim."]
+    for (qid, docno), sentence in appended.items():
+        donors = {"a": from_d, "d": from_a}.get(docno, from_a if qid == "q1" else from_d)
+        assert sentence.strip() in donors, (qid, docno, sentence)
+    assert set(appended) == {("q1", "a"), ("q1", "b"), ("q1", "c"), ("q2", "d"), ("q2", "e")}
 
 
 def test_nonrel_donor_other_query_and_no_query_terms() -> None:

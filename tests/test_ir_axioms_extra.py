@@ -17,11 +17,12 @@ from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from abnirml.text.analyzer import Analyzer
 
-NAMES = ["axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:tf-lnc", "axiom:lb1",
-         "axiom:prox1",
+NAMES = ["axiom:ir-tfc1", "axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:ir-lnc1",
+         "axiom:tf-lnc", "axiom:lb1", "axiom:prox1",
          "axiom:prox2", "axiom:prox3", "axiom:prox4", "axiom:prox5", "axiom:reg",
          "axiom:anti-reg", "axiom:aspect-reg", "axiom:and", "axiom:len-and", "axiom:m-and",
-         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1", "axiom:ir-stmc2"]
+         "axiom:len-m-and", "axiom:div", "axiom:len-div", "axiom:ir-stmc1", "axiom:ir-stmc2",
+         "axiom:asl", "axiom:orig", "axiom:oracle"]
 
 
 def view(docs: list[list[int]], query: list[int], idf=None, **kw) -> im.IraxQuery:
@@ -55,6 +56,76 @@ def test_proximity_axioms_exact():
     assert p4[0, 1] == 1 and p4[0, 2] == 0
     p5 = im.prox5(q)                                   # average spans: 1, 4, 1
     assert p5[0, 1] == 1 and p5[2, 1] == 1 and p5[0, 2] == 0
+
+
+def test_ir_tfc1_sums_relative_frequencies_with_query_repeats_under_len():
+    # lengths 10, 10, 10, 30; query [1, 1, 2]: term 1 counts twice
+    docs = [[1, 1, 2] + [7] * 7,          # tf sum 2·0.2 + 0.1 = 0.5
+            [1, 2, 2] + [7] * 7,          # 2·0.1 + 0.2 = 0.4: not within 10 % of 0.5
+            [1, 1, 2, 2] + [7] * 6,       # 2·0.2 + 0.2 = 0.6
+            [1] * 15 + [7] * 15]          # 2·0.5 = 1.0, but LEN fails against all
+    q = view(docs, [1, 1, 2])
+    p = im.tfc1(q)
+    assert p[0, 1] == 1 and p[1, 0] == -1 and p[2, 0] == 1 and p[2, 1] == 1
+    assert (p[3] == 0).all() and (p[:, 3] == 0).all()
+    # equal lengths, sums 2·0.2 + 0.1 = 0.50 and 2·0.2 + 0.08 = 0.48: within 10 %, no
+    # preference; 0.50 against 2·0.2 + 0.04 = 0.44 is beyond it, 0.48 against 0.44 not
+    base = [1] * 10 + [2] * 5 + [7] * 35
+    near = [1] * 10 + [2] * 4 + [7] * 36
+    far = [1] * 10 + [2] * 2 + [7] * 38
+    margins = im.tfc1(view([base, near, far], [1, 1, 2]))
+    assert margins[0, 1] == 0 and margins[0, 2] == 1 and margins[1, 2] == 0
+
+
+def test_ir_lnc1_prefers_the_shorter_of_documents_with_alike_relative_frequencies():
+    docs = [[1, 2] + [7] * 8,             # tf 0.1, 0.1, length 10
+            [1, 2] + [7] * 9,             # tf 0.0909…: within 10 % of 0.1, length 11
+            [1, 1, 2] + [7] * 7,          # tf 0.2 for term 1: not alike
+            [7] * 4, [8] * 6]             # no query term: alike (both 0), lengths 4 and 6
+    p = im.lnc1(view(docs, [1, 2]))
+    assert p[0, 1] == 1 and p[1, 0] == -1
+    assert p[0, 2] == 0 and p[2, 1] == 0
+    assert p[3, 4] == 1 and p[3, 0] == 0
+
+
+def test_orig_follows_the_run_and_oracle_the_grades():
+    docs = [[1], [1], [1], [1]]
+    q = view(docs, [1], scores=np.array([3.0, 1.0, 3.0, np.nan]),
+             grades=np.array([2.0, 0.0, np.nan, 1.0]))
+    orig = im.orig(q)
+    assert orig[0, 1] == 1 and orig[1, 0] == -1 and orig[0, 2] == 0      # tie: none
+    assert (orig[3] == 0).all() and (orig[:, 3] == 0).all()             # not scored
+    oracle = im.oracle(q)
+    assert oracle[0, 1] == 1 and oracle[3, 1] == 1 and oracle[0, 3] == 1
+    assert (oracle[2] == 0).all() and (oracle[:, 2] == 0).all()         # unjudged
+
+
+def test_asl_prefers_readable_sentence_lengths_under_len():
+    q = view([[7] * 30, [7] * 30, [7] * 30, [7] * 100], [1],
+             sentence_lengths=np.array([15.0, 30.0, np.nan, 15.0]))
+    p = im.asl(q)
+    assert p[0, 1] == 1 and p[1, 0] == -1 and p[0, 2] == 1 and p[1, 2] == 0
+    assert p[3, 1] == 0                                  # lengths 100 vs 30: LEN fails
+
+
+def test_asl_counts_analysed_terms_per_sentence(demo_collection):
+    from abnirml.probes.axioms.features import QueryFeatures, TextStore
+    from abnirml.probes.axioms.ir_axioms_extra import _with_sentence_lengths
+
+    store = TextStore(Analyzer())
+    text = ("Apples grow on trees. Bananas grow in bunches near the river.")
+    features = QueryFeatures("q", "apples", ["d"], [text], [], np.zeros(0, dtype=np.int64),
+                             np.zeros(0), np.zeros((1, 0)), np.array([8]), np.array([10]),
+                             np.array([np.nan]), np.array([np.inf]))
+
+    class Data:
+        pass
+
+    data = Data()
+    data.store = store
+    query = view([[7] * 8], [1])
+    # "apples grow trees" (on: stopword) = 3; "bananas grow bunches near river" = 5 → 4.0
+    assert _with_sentence_lengths(query, features, data).sentence_lengths.tolist() == [4.0]
 
 
 def test_prox4_prefers_more_tight_groups_on_equal_gaps():
@@ -190,7 +261,7 @@ def test_candidates_keep_the_runs_scores(demo_collection, tmp_path):
 def test_the_probes_are_registered_with_public_names():
     names = [p.name for p in ir_axioms_probes()]
     assert names == NAMES
-    assert [p.name for p in select_probes(["axiom:prox*"])] == NAMES[5:10]
+    assert [p.name for p in select_probes(["axiom:prox*"])] == NAMES[7:12]
     assert all(name in [p.name for p in select_probes(["axiom"])] for name in NAMES)
 
 

@@ -421,3 +421,20 @@ def test_nonrelevant_sentence_comes_from_a_donor_of_the_same_query(seed):
     fallback = m.add_nonrel_sentence("other query", doc, ctx, rng(seed))
     assert fallback == doc + " Elsewhere entirely."
     assert m.add_nonrel_sentence("q", doc, context(donors={"q": [doc]}), rng(seed)) is None
+
+
+def test_typos_no_stopwords_spares_stopwords_only():
+    """The original ABNIRML code's Typo(no_stops=True): content words are misspelt as by
+    tmp:typos, stopwords never."""
+    import numpy as np
+
+    from abnirml.probes import text_manipulations as tm
+
+    context = tm.ManipulationContext(
+        stopwords=frozenset({"the", "and"}), typo_rate=1.0,
+        typo_map={"the": ("teh",), "receive": ("recieve",), "and": ("adn",)})
+    document = "The kids receive the gifts and smile."
+    assert tm.typos("q", document, context, np.random.default_rng(0)) == \
+        "Teh kids recieve teh gifts adn smile."
+    assert tm.typos_no_stopwords("q", document, context, np.random.default_rng(0)) == \
+        "The kids recieve the gifts and smile."

@@ -30,7 +30,7 @@ NAMES = [
     "tmp:drop-query", "tmp:case-fold", "tmp:delete-sentence-start", "tmp:delete-sentence-end",
     "tmp:delete-sentence-random", "tmp:add-nonrel-sentence-start",
     "tmp:shuffle-words-keep-noun-chunks", "tmp:shuffle-words-in-sentences-keep-noun-chunks",
-    "tmp:reverse-noun-chunks", "tmp:swap-number-chunks",
+    "tmp:reverse-noun-chunks", "tmp:swap-number-chunks", "tmp:typos-nostops",
 ]
 ORDER_BLIND = ["tmp:shuffle-words", "tmp:shuffle-words-in-sentences", "tmp:shuffle-prepositions",
                "tmp:shuffle-sentences", "tmp:reverse-words", "tmp:reverse-sentences",

@@ -220,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--folds", type=int, default=5, help="query folds (5)")
     train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    for command in sub.choices.values():
+        command.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
+                             help="import a Python file or module that registers probe "
+                                  "families, probes or ranker families first; repeatable "
+                                  "(also $ABNIRML_PLUGINS and the 'abnirml.plugins' entry "
+                                  "points)")
     return parser
 
 
@@ -436,6 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_arguments(parser, argv)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            from abnirml.plugins import load_plugins, plugin_sources
+
+            load_plugins(plugin_sources(args.plugin))
             return COMMANDS[args.command](args)
     except AbnirmlError as exc:
         print(f"abnirml: error: {exc}", file=sys.stderr)

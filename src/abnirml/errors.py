@@ -65,3 +65,12 @@ def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
         close = [lowered[c] for c in difflib.get_close_matches(stem, list(lowered), n=3,
                                                                cutoff=0.5)]
     return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+def user_line(exc: BaseException) -> str:
+    """`` (file:line)`` of the deepest frame of ``exc``'s traceback ('' without one): where a
+    user's plugin code (a ranker, a probe, an axiom function) raised, for a one-line error."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from abnirml.errors import AbnirmlError, ScoringError, user_line
 from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
@@ -71,6 +72,11 @@ class Scorer:
                                       for i, s in zip(idx, scores, strict=True)])
                 self.scored += len(idx)
                 bar.update(len(idx))
+        except Exception as exc:
+            if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
+                raise          # abnirml's own rankers: a traceback is a bug report
+            raise ScoringError(f"ranker {ranker.name}: score() failed{user_line(exc)}: "
+                               f"{type(exc).__name__}: {exc}") from None
         finally:
             close = getattr(results, "close", None)
             if close is not None:

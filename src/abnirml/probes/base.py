@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import AbnirmlError, ConfigError, user_line
 from abnirml.probes.options import options_from_flat
 from abnirml.text.analyzer import Analyzer
 from abnirml.types import Sample, Skip
@@ -169,10 +169,19 @@ def table_from_samples(items: Iterator[Sample | Skip], probe: str = "") -> Sampl
 
 
 def build_table(probe: Probe, context: ProbeContext) -> SampleTable:
-    fast = getattr(probe, "sample_table", None)
-    if fast is not None:
-        return fast(context)
-    return table_from_samples(probe.samples(context), probe.name)
+    """The probe's samples as a table. A user's (plugin) probe that raises is reported as
+    one line naming the probe and the file and line that raised; abnirml's own probes keep
+    their tracebacks, which are bug reports."""
+    try:
+        fast = getattr(probe, "sample_table", None)
+        if fast is not None:
+            return fast(context)
+        return table_from_samples(probe.samples(context), probe.name)
+    except Exception as exc:
+        if isinstance(exc, AbnirmlError) or type(probe).__module__.startswith("abnirml."):
+            raise
+        raise ConfigError(f"probe {probe.name}: building its samples failed"
+                          f"{user_line(exc)}: {type(exc).__name__}: {exc}") from None
 
 
 def table_samples(table: SampleTable) -> Iterator[Sample]:

@@ -33,7 +33,14 @@ def register_family(family: Family) -> None:
     """Make a family's probes selectable (``--probe KEY`` or ``KEY:*``) and reportable."""
     if not family.key or not family.key.replace("_", "").isalnum():
         raise ConfigError(f"family key {family.key!r}: use letters, digits and _")
-    _registry()[family.key] = family
+    registry = _registry()
+    built_in = {f.key: f for f in _builtins()}
+    if family.key in built_in and registry.get(family.key) is not family \
+            and family is not built_in[family.key]:
+        raise ConfigError(f"probe family {family.key!r} is built in ({built_in[family.key].title}"
+                          "); give yours another key")
+    # registering a user key again (a notebook cell run twice) replaces the earlier family
+    registry[family.key] = family
 
 
 def unregister_family(key: str) -> None:

@@ -30,6 +30,9 @@ and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
     DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
 ``tmp.nonrel_donor`` (formerly ``nonrel_donor``)
     Where ``add-nonrel-sentence`` takes its sentence (see :data:`DONOR_MODES`).
+``tmp.nonrel_grade``
+    The judged grade of donor documents (default 0). On a 1–4 scale such as ANTIQUE's no
+    document is graded 0; the original ABNIRML code used grade 1 there (``AddSent(rel=1)``).
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ class ManipulationOptions:
     nonrel_donor: str = setting(DONOR_MODES[0], choices=DONOR_MODES, legacy="nonrel_donor",
                                 help="donors of add-nonrel-sentence: same-query (ABNIRML), "
                                      "other-query or no-query-terms")
+    nonrel_grade: int = setting(0, minimum=0,
+                                help="the judged grade of add-nonrel-sentence's donor "
+                                     "documents (1 for ANTIQUE's 1-4 scale)")
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,7 @@ SPECS: tuple[Spec, ...] = (
           mo.shuffle_words_in_sentences_keep_noun_chunks, SPACY),
     _spec("reverse-noun-chunks", "Reverse noun chunks", mo.reverse_noun_chunks, SPACY),
     _spec("swap-number-chunks", "Swap number noun chunks", mo.swap_number_chunks, SPACY),
+    _spec("typos-nostops", "Typos (no stopwords)", m.typos_no_stopwords, TYPOS),
 )
 
 
@@ -257,7 +264,8 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     if EXPANSIONS in needs:
         extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
     if DONORS in needs:
-        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context)}",
+        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context)}:"
+                                        f"{settings.nonrel_grade}",
                                         lambda: _donors(context))
         extra["donors"] = donors
         extra["fallback_donors"] = fallback
@@ -302,9 +310,11 @@ def donor_mode(context: ProbeContext) -> str:
 
 
 def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
-    """Donor (grade 0) document texts per query text, and the fallback for queries without."""
+    """Donor document texts (grade ``tmp.nonrel_grade``, 0 by default) per query text, and
+    the fallback for queries without."""
     collection = context.collection
     mode = donor_mode(context)
+    donor_grade = context.family_options("tmp", ManipulationOptions).nonrel_grade
     per_query: dict[str, list[str]] = {}
     judged_texts: dict[str, set[str]] = {}
     everywhere: dict[str, None] = {}
@@ -312,7 +322,7 @@ def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
         text = collection.docs[docno]
         query = collection.queries[qid]
         judged_texts.setdefault(query, set()).add(text)
-        if grade != 0:
+        if grade != donor_grade:
             continue
         per_query.setdefault(query, []).append(text)
         everywhere.setdefault(text)

@@ -27,6 +27,11 @@ def register(probe: Probe) -> None:
         raise ConfigError(f"probe {probe.name}: family {probe.family!r} is not registered"
                           f"{did_you_mean(probe.family, keys)}; known: {', '.join(keys)} "
                           "(abnirml.probes.family_registry.register_family adds one)")
+    owner = next((p.family for p in _family_probes() if p.name == probe.name), None)
+    if owner is not None:       # it would silently replace that family's probe of this name
+        raise ConfigError(f"probe {probe.name}: that name is already a probe of family "
+                          f"{owner!r}; give yours another name")
+    # registering a name again (a notebook cell run twice) replaces the earlier probe
     _EXTRA[:] = [p for p in _EXTRA if p.name != probe.name]
     _EXTRA.append(probe)
 
@@ -47,6 +52,11 @@ def _check_probe(probe: Any) -> None:
     if not callable(getattr(probe, "samples", None)) and not callable(
             getattr(probe, "sample_table", None)):
         raise ConfigError(f"probe {probe.name} has no samples(context) method")
+
+
+def registered() -> list[Probe]:
+    """The probes added with :func:`register`, in registration order."""
+    return list(_EXTRA)
 
 
 def unregister(name: str) -> None:
@@ -76,10 +86,23 @@ def register_pairs_probe(path: str | Path, name: str | None = None,
     return probe.name
 
 
-def all_probes() -> list[Probe]:
+def _family_probes() -> list[Probe]:
+    """Every registered family's own probes; a name two families both list is refused
+    (which one ``--probe NAME`` meant could not be told, and their results would mix)."""
     probes: list[Probe] = []
+    owners: dict[str, str] = {}
     for family in families():
-        probes.extend(family.probes())
+        for probe in family.probes():
+            if probe.name in owners:
+                raise ConfigError(f"probe {probe.name}: listed by family {owners[probe.name]!r} "
+                                  f"and by family {family.key!r}; probe names must be unique")
+            owners[probe.name] = family.key
+            probes.append(probe)
+    return probes
+
+
+def all_probes() -> list[Probe]:
+    probes = _family_probes()
     extra_names = {p.name for p in _EXTRA}
     probes = [p for p in probes if p.name not in extra_names] + list(_EXTRA)
     order = {key: i for i, key in enumerate(family_keys())}

@@ -470,12 +470,27 @@ def typos(query: str, document: str, context: ManipulationContext,
     A word is eligible when the misspelling list knows a misspelling of it; the misspelling
     is drawn uniformly from those listed and takes the word's casing pattern.
     """
+    return _misspell(document, context, rng, frozenset())
+
+
+def typos_no_stopwords(query: str, document: str, context: ManipulationContext,
+                       rng: np.random.Generator) -> str | None:
+    """As :func:`typos`, but stopwords (the run's list) are never misspelt: the original
+    ABNIRML code's ``Typo(no_stops=True)``, which asks whether a ranker's sensitivity to
+    typos comes from content words or from misspelt function words."""
+    return _misspell(document, context, rng, context.stopwords)
+
+
+def _misspell(document: str, context: ManipulationContext, rng: np.random.Generator,
+              spared: frozenset[str]) -> str:
     table = context.typo_map
     rate = context.typo_rate
     spans: list[Span] = []
     contents: list[str] = []
     for start, end in term_spans(document):
         word = document[start:end]
+        if word.lower() in spared:
+            continue
         options = table.get(word.lower())
         if not options or rng.random() >= rate:
             continue

@@ -143,6 +143,23 @@ class RankerSpec:
                               f"{describe_range(low, high, low_open=low_open)}")
         return value
 
+    def int_param(self, key: str, default: int, *, low: int | None = None,
+                  high: int | None = None) -> int:
+        """An integer in plain decimal notation, checked against ``[low, high]`` when given."""
+        from abnirml.numbers import describe_range, in_range, strict_int
+
+        raw = self.param(key)
+        if raw is None:
+            return default
+        try:
+            value = strict_int(raw)
+        except ValueError as exc:
+            raise ConfigError(f"ranker {self.canonical}: {key}: {exc}") from None
+        if not in_range(value, low=low, high=high):
+            raise ConfigError(f"ranker {self.canonical}: {key}={raw} must be "
+                              f"{describe_range(low, high)}")
+        return value
+
     def check_no_argument(self) -> None:
         """Refuse ``family:argument`` for families that take none (it would be ignored)."""
         if self.argument:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.errors import ConfigError, did_you_mean
+from abnirml.errors import AbnirmlError, ConfigError, did_you_mean
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.text.analyzer import Analyzer
 
@@ -68,6 +68,8 @@ class RankerEnv:
 def register(family: str, factory: str | Factory, description: str = "") -> None:
     """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``);
     ``description`` is the line ``abnirml rankers`` shows for it."""
+    if family.lower() in _BUILT_IN:
+        raise ConfigError(f"ranker family {family!r} is built in; give yours another name")
     _FAMILIES[family.lower()] = factory
     if description:
         _DESCRIPTIONS[family.lower()] = description
@@ -77,6 +79,11 @@ def unregister(family: str) -> None:
     """Forget a ranker family added with :func:`register` (tests, notebooks)."""
     _FAMILIES.pop(family.lower(), None)
     _DESCRIPTIONS.pop(family.lower(), None)
+
+
+def factory_of(family: str) -> str | Factory | None:
+    """The factory (or ``"module:function"``) registered for ``family``, None if none is."""
+    return _FAMILIES.get(family.lower())
 
 
 def families() -> list[str]:
@@ -116,11 +123,30 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
 
     set_pickle_policy(env.allow_pickle)
     _check_factory(spec.family, target, spec, env)
-    ranker = target(spec, env)
+    if spec.family in _BUILT_IN:
+        ranker = target(spec, env)
+    else:
+        ranker = _call_user_factory(target, spec, env)
     check_ranker_fields(ranker, f"ranker factory for {spec.family!r}")
     if spec.display:
         name_ranker(ranker, spec.display, spec.canonical)
     return ranker
+
+
+def _call_user_factory(factory: Factory, spec: RankerSpec, env: RankerEnv) -> Ranker:
+    """A registered (user's) factory's own failure as one line naming its file and line:
+    it is the user's code, and a traceback through abnirml would hide where."""
+    try:
+        return factory(spec, env)
+    except AbnirmlError:
+        raise
+    except Exception as exc:  # the user's code: any error is theirs
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""
+        raise ConfigError(f"ranker {spec.canonical}: its factory failed{where}: "
+                          f"{type(exc).__name__}: {exc}") from None
 
 
 def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:
@@ -181,6 +207,8 @@ _FAMILIES.update({
     "pyterrier": "abnirml.rankers.adapters:pyterrier_from_spec",
     "http": "abnirml.rankers.adapters:http_from_spec",
 })
+#: The families this package defines; :func:`register` refuses to replace one silently.
+_BUILT_IN: frozenset[str] = frozenset(_FAMILIES)
 
 # What `abnirml rankers` prints: the spec's shape with its parameters, then what it is.
 _DESCRIPTIONS: dict[str, str] = {

@@ -18,9 +18,13 @@ from typing import Any
 from abnirml.report.tables import Table, to_markdown
 
 
-def _label(probe: str) -> str:
+def _label(probe: str, record: Mapping[str, Any] | None = None) -> str:
+    """The axiom's short name: a user's axiom carries its own (``axiom_label``)."""
     from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
     from abnirml.probes.axioms.probe import AXIOMS
+
+    if record is not None and record.get("axiom_label"):
+        return str(record["axiom_label"])
 
     suffix = probe.split(":", 1)[-1]
     if suffix in AXIOMS:
@@ -51,7 +55,7 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     if not first:
         return None
     probes = _order(list(first))
-    header = ["", *(_label(p) for p in probes)]
+    header = ["", *(_label(p, first[p]) for p in probes)]
     rows = [
         ["Diagnostic dataset size", *(_count(first[p].get("instances", first[p]["n"]))
                                       for p in probes)],
@@ -103,7 +107,8 @@ def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -
     title = ("Fraction of instances satisfied, ties within the ranker's δ"
              if with_delta else "Fraction of instances satisfied, strict order "
              "(Câmara & Hauff, Table 3)")
-    return Table(title, ["Ranker", *(_label(p) for p in probes)], rows,
+    labelled = {r["probe"]: r for r in chosen}
+    return Table(title, ["Ranker", *(_label(p, labelled[p]) for p in probes)], rows,
                  parts=("satisfied", "ties"))
 
 

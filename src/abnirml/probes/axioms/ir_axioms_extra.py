@@ -59,9 +59,25 @@ def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | 
         sequences=[a.ids for a in analysed], query_sequence=query.ids,
         term_ids=features.term_ids, idf=idf, qtf=features.qtf, similarity=similarity,
         scores=_run_scores(features), doc_query_similarity=doc_similarity,
-        max_similarity_pairs=max_pairs)
+        max_similarity_pairs=max_pairs, grades=features.grades)
     features._cache[key] = built
     return built
+
+
+def _with_sentence_lengths(query: IraxQuery, features: QueryFeatures, data: AxiomData
+                           ) -> IraxQuery:
+    """``query`` with each document's mean analysed terms per sentence (aSL), computed on
+    first use only: splitting and analysing every sentence is wasted on the other axioms."""
+    if query.sentence_lengths is None:
+        from abnirml.text.tokenize import sentences
+
+        lengths = []
+        for text in features.texts:
+            parts = sentences(text)
+            lengths.append(float(np.mean([data.store.analyse(p).ids.size for p in parts]))
+                           if parts else np.nan)
+        query.sentence_lengths = np.array(lengths, dtype=float)
+    return query
 
 
 def _run_scores(features: QueryFeatures) -> np.ndarray:
@@ -121,16 +137,23 @@ def _max_similarity_pairs(vectors: TermVectors, analysed: list, query_terms: np.
     return out
 
 
+def _query_for(needs: str, features: QueryFeatures, data: AxiomData, context: ProbeContext
+               ) -> IraxQuery:
+    """The query's view with what an axiom of these ``needs`` reads."""
+    vectors = None
+    if needs in ("similarity", "doc-similarity"):
+        vectors = resolve_vectors(axiom_settings(context).embeddings)
+    query = irax_query(features, data, vectors)
+    return _with_sentence_lengths(query, features, data) if needs == "sentences" else query
+
+
 def _finder(key: str):
     """An :class:`~.probe.Axiom` finder: the pairs whose ir_axioms preference is 1."""
     _, _, function, needs = DEFINITIONS[key]
 
     def find(features: QueryFeatures, data: AxiomData, context: ProbeContext
              ) -> tuple[np.ndarray, np.ndarray]:
-        vectors = None
-        if needs in ("similarity", "doc-similarity"):
-            vectors = resolve_vectors(axiom_settings(context).embeddings)
-        a, b = np.nonzero(function(irax_query(features, data, vectors)) > 0)
+        a, b = np.nonzero(function(_query_for(needs, features, data, context)) > 0)
         return a.astype(np.int64), b.astype(np.int64)
 
     return find
@@ -139,6 +162,12 @@ def _finder(key: str):
 #: Probe suffix → what ir_axioms 1.2.5 prefers, in words (the precondition column of
 #: ``abnirml probes``).
 PRECONDITIONS: dict[str, str] = {
+    "ir-tfc1": "lengths within 10 %: d1's query terms' relative frequencies sum higher, not "
+               "within 10 %",
+    "ir-lnc1": "every query term's relative frequency within 10 %: d1 has fewer terms",
+    "asl": "lengths within 10 %: d1's average sentence length is 12–20 terms, d2's not",
+    "orig": "d1 has the higher candidate-run score (both scored by the run)",
+    "oracle": "d1 has the higher relevance grade (both judged)",
     "tfc3": "lengths within 10 %; two query terms of idf within 10 %: d1 holds both, d2 one "
             "of them with their combined relative frequency",
     "ir-m-tdc": "equal relative query-term totals; d1 holds more of the rarer term of valid "
@@ -189,10 +218,7 @@ class IraxAxiomProbe(AxiomProbe):
                     context: ProbeContext) -> np.ndarray:
         """The axiom's n × n preference matrix for one query's pool (1: row preferred)."""
         _, _, function, needs = DEFINITIONS[self.axiom]
-        vectors = None
-        if needs in ("similarity", "doc-similarity"):
-            vectors = resolve_vectors(axiom_settings(context).embeddings)
-        return function(irax_query(features, data, vectors))
+        return function(_query_for(needs, features, data, context))
 
 
 def ir_axioms_probes() -> list[IraxAxiomProbe]:

@@ -61,6 +61,10 @@ class IraxQuery:
     #: document's non-query terms, −inf when it has none; the query-term columns and the
     #: term ids of every pair reaching it). STMC2 reads them.
     max_similarity_pairs: Sequence[tuple[float, np.ndarray, np.ndarray]] | None = None
+    #: relevance grades (NaN: unjudged; ORACLE) and each document's mean analysed terms per
+    #: sentence (NaN: no sentence; aSL), filled in only for the axioms that read them
+    grades: np.ndarray | None = None
+    sentence_lengths: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -112,6 +116,17 @@ def _masked(matrix: Matrix, mask: np.ndarray) -> Matrix:
 # --------------------------------------------------------------------------- term frequency
 
 
+def tfc1(q: IraxQuery) -> Matrix:
+    """ir_axioms' TFC1 (under LEN): the document whose query terms' relative frequencies
+    sum higher, unless the two sums are within 10 %. The sum runs over the query's terms
+    with repeats, as ir_axioms iterates them (a term twice in the query counts twice).
+    Rennings et al.'s TFC1 (``axiom:tfc1``) instead asks every query term to be at least as
+    frequent, in absolute counts, under an absolute length tolerance."""
+    sums = (q.tf * q.qtf[None, :]).sum(axis=1)
+    prefs = np.where(close(sums[:, None], sums[None, :]), 0, greater(sums))
+    return _masked(prefs, length_precondition(q))
+
+
 def tfc3(q: IraxQuery) -> Matrix:
     """TFC3 (under LEN): for each pair of equally discriminative query terms (idf within
     10 %), a document that holds both earns a point against one that holds only one of them
@@ -156,6 +171,15 @@ def len_m_tdc(q: IraxQuery) -> Matrix:
     return _masked(m_tdc(q), length_precondition(q))
 
 
+def lnc1(q: IraxQuery) -> Matrix:
+    """ir_axioms' LNC1: when every distinct query term's relative frequency is within 10 %
+    in both documents (two absences count as equal), the document with fewer terms.
+    Rennings et al.'s LNC1 (``axiom:lnc1``) asks for identical absolute counts instead."""
+    tf = q.tf
+    alike = close(tf[:, None, :], tf[None, :, :]).all(axis=2)
+    return _masked(less(q.lengths), alike)
+
+
 def tf_lnc(q: IraxQuery) -> Matrix:
     """TF-LNC: per query term, when both documents have the same number of *other* terms,
     the one with more of the term scores; more points wins."""
@@ -179,6 +203,45 @@ def lb1(q: IraxQuery) -> Matrix:
     prefs = only1.astype(np.int8) - only1.T.astype(np.int8)
     similar = close(q.scores[:, None], q.scores[None, :])
     return _masked(prefs, similar | similar.T)
+
+
+def orig(q: IraxQuery) -> Matrix:
+    """ORIG: the document the candidate run scored higher (ir_axioms' baseline that keeps the
+    original order); a document the run did not score is compared with none."""
+    if q.scores is None:
+        raise ValueError("ORIG needs the candidates' retrieval scores")
+    scores = np.nan_to_num(q.scores, nan=-np.inf)
+    known = np.isfinite(q.scores)
+    return _masked(greater(scores), known[:, None] & known[None, :])
+
+
+def oracle(q: IraxQuery) -> Matrix:
+    """ORACLE: the document with the higher relevance grade; unjudged documents are
+    compared with none (ir_axioms refuses them)."""
+    if q.grades is None:
+        raise ValueError("ORACLE needs the relevance grades")
+    judged = ~np.isnan(q.grades)
+    return _masked(greater(np.nan_to_num(q.grades, nan=-1.0)),
+                   judged[:, None] & judged[None, :])
+
+
+# --------------------------------------------------------------------------- readability
+
+
+#: aSL's readable range of average sentence length, in terms (ir_axioms' defaults).
+SENTENCE_LENGTH_RANGE = (12, 20)
+
+
+def asl(q: IraxQuery) -> Matrix:
+    """aSL (under LEN): a document whose average sentence length (analysed terms per
+    sentence) lies in [12, 20] over one whose does not; a document without sentences is
+    out of range."""
+    if q.sentence_lengths is None:
+        raise ValueError("aSL needs the documents' average sentence lengths")
+    low, high = SENTENCE_LENGTH_RANGE
+    with np.errstate(invalid="ignore"):
+        readable = (q.sentence_lengths >= low) & (q.sentence_lengths <= high)
+    return _masked(greater(readable.astype(float)), length_precondition(q))
 
 
 # --------------------------------------------------------------------------- proximity
@@ -462,11 +525,14 @@ def stmc2(q: IraxQuery, margin: float = 0.2) -> Matrix:
 
 #: Probe suffix → (label, claim, preference-matrix function, needs).
 #: needs: "similarity" (query-term similarities), "scores" (candidate scores),
-#: "doc-similarity" (per-document average similarity to the query).
+#: "doc-similarity" (per-document average similarity to the query), "sentences" (average
+#: sentence lengths), "grades" (relevance grades).
 DEFINITIONS: dict[str, tuple[str, str, Callable[[IraxQuery], Matrix], str]] = {
+    "ir-tfc1": ("TFC1 (ir_axioms)", "S(d1) > S(d2)", tfc1, ""),
     "tfc3": ("TFC3", "S(d1) > S(d2)", tfc3, ""),
     "ir-m-tdc": ("M-TDC (ir_axioms)", "S(d1) > S(d2)", m_tdc, ""),
     "len-m-tdc": ("LEN-M-TDC", "S(d1) > S(d2)", len_m_tdc, ""),
+    "ir-lnc1": ("LNC1 (ir_axioms)", "S(d1) > S(d2)", lnc1, ""),
     "tf-lnc": ("TF-LNC", "S(d1) > S(d2)", tf_lnc, ""),
     "lb1": ("LB1", "S(d1) > S(d2)", lb1, "scores"),
     "prox1": ("PROX1", "S(d1) > S(d2)", prox1, ""),
@@ -485,4 +551,7 @@ DEFINITIONS: dict[str, tuple[str, str, Callable[[IraxQuery], Matrix], str]] = {
     "len-div": ("LEN-DIV", "S(d1) > S(d2)", len_div, ""),
     "ir-stmc1": ("STMC1 (ir_axioms)", "S(d1) > S(d2)", stmc1, "doc-similarity"),
     "ir-stmc2": ("STMC2 (ir_axioms)", "S(d1) > S(d2)", stmc2, "doc-similarity"),
+    "asl": ("aSL", "S(d1) > S(d2)", asl, "sentences"),
+    "orig": ("ORIG", "S(d1) > S(d2)", orig, "scores"),
+    "oracle": ("ORACLE", "S(d1) > S(d2)", oracle, "grades"),
 }

@@ -1,0 +1,198 @@
+"""Loading a user's own probe families, probes, axioms and ranker families into the command.
+
+Registering from Python (``register_family``, ``register``, ``rankers.registry.register``)
+only helps code that runs in the same process, and the ``abnirml`` command runs none of the
+user's code. A plugin is a Python file or an importable module whose import registers what
+it defines; the command imports it before it does anything else, from three places:
+
+* ``--plugin FILE.py`` or ``--plugin package.module`` on any subcommand (repeatable);
+* ``ABNIRML_PLUGINS``: the same, separated by the path separator (``:`` or ``;``);
+* installed packages' entry points in the group ``abnirml.plugins`` (one ``name =
+  "package.module"`` line in the package's ``pyproject.toml``), so ``pip install`` of a
+  plugin package is all its users do.
+
+A plugin that cannot be loaded is the user's own code failing, so it is reported as one
+line naming the file and line (a syntax error, an import it lacks, an exception raised
+while it registers) and the command stops with exit 2, never a traceback. Two plugins that
+register the same family key, probe name or ranker family are refused by name: the second
+would otherwise silently replace the first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from abnirml.errors import AbnirmlError, ConfigError
+
+#: The entry-point group installed plugin packages declare.
+ENTRY_POINT_GROUP = "abnirml.plugins"
+#: The environment variable listing plugins (files or modules, os.pathsep-separated).
+ENVIRONMENT = "ABNIRML_PLUGINS"
+
+
+@dataclass
+class _Owners:
+    """Which plugin registered each family key, probe name and ranker family, so a second
+    plugin registering the same one is named alongside the first."""
+
+    families: dict[str, str] = field(default_factory=dict)
+    probes: dict[str, str] = field(default_factory=dict)
+    rankers: dict[str, str] = field(default_factory=dict)
+
+
+_LOADED: dict[str, ModuleType] = {}
+_OWNERS = _Owners()
+
+
+def plugin_sources(flags: Sequence[str] | None = None,
+                   environment: str | None = None) -> list[str]:
+    """The plugins to load, in order: ``ABNIRML_PLUGINS`` first, then each ``--plugin``."""
+    text = os.environ.get(ENVIRONMENT, "") if environment is None else environment
+    sources = [part.strip() for part in text.split(os.pathsep) if part.strip()]
+    return sources + [s for s in (flags or []) if s.strip()]
+
+
+def load_plugins(sources: Iterable[str] = (), entry_points: bool = True) -> list[str]:
+    """Import every plugin (entry points first, then ``sources``); the names loaded.
+
+    A source already loaded in this process is not imported again.
+    """
+    loaded: list[str] = []
+    if entry_points:
+        for name, target in _entry_point_targets():
+            loaded.append(_load(f"entry point {name!r} ({target})", target, module=target))
+    for source in sources:
+        loaded.append(_load(source, source, module=None if _is_file(source) else source))
+    return loaded
+
+
+def _entry_point_targets() -> list[tuple[str, str]]:
+    from importlib.metadata import entry_points
+
+    return sorted((ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _is_file(source: str) -> bool:
+    return source.endswith(".py") or os.sep in source or "/" in source
+
+
+def _load(label: str, source: str, module: str | None) -> str:
+    key = module or str(Path(source).resolve())
+    if key in _LOADED:
+        return label
+    before = _snapshot()
+    try:
+        loaded = _import_module(module) if module else _import_file(source)
+    except AbnirmlError as exc:          # a registration the package refused: name the file
+        raise ConfigError(f"{_where(label, exc)}: {exc}") from None
+    except SyntaxError as exc:
+        where = f"{exc.filename or source}:{exc.lineno}" if exc.lineno else source
+        raise ConfigError(f"{where}: plugin has a syntax error: {exc.msg}") from None
+    except ImportError as exc:
+        missing = f" (install {exc.name})" if exc.name else ""
+        raise ConfigError(f"{_where(label, exc)}: plugin could not import what it needs"
+                          f"{missing}: {exc}") from None
+    except Exception as exc:  # the user's own code: any error is theirs
+        raise ConfigError(f"{_where(label, exc)}: plugin failed while loading: "
+                          f"{type(exc).__name__}: {exc}") from None
+    _LOADED[key] = loaded
+    _claim(label, before)
+    return label
+
+
+def _check_catalogue(label: str) -> None:
+    """List every probe once, so a probe name this plugin's family shares with another
+    family is reported against this plugin rather than later, without a file."""
+    from abnirml.probes.registry import all_probes
+
+    try:
+        all_probes()
+    except AbnirmlError as exc:
+        raise ConfigError(f"{label}: {exc}") from None
+
+
+def _import_module(name: str) -> ModuleType:
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):       # a parent package that does not exist
+        found = None
+    if found is None:
+        raise ConfigError("no such module (give a .py file's path, or install the package "
+                          "that provides it)")
+    return importlib.import_module(name)
+
+
+def _import_file(source: str) -> ModuleType:
+    path = Path(source)
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "not found"
+        raise ConfigError(f"plugin {what} (give a Python file or a module name)")
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"abnirml_plugin_{''.join(c if c.isalnum() else '_' for c in path.stem)}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError("plugin is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module     # dataclasses and pickling look classes up by module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _where(label: str, exc: BaseException) -> str:
+    """``file:line`` of the deepest traceback frame in the plugin's own file (else the
+    plugin's label), so the message points at the user's line, not at abnirml's."""
+    path = Path(label).resolve() if _is_file(label) else None
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if path is not None and Path(frame.filename).resolve() == path:
+            line = frame.lineno
+    return f"{label}:{line}" if line else label
+
+
+def _snapshot() -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """id() of every registered family, registered probe and ranker factory, by name."""
+    from abnirml.probes import registry as probe_registry
+    from abnirml.probes.family_registry import families
+    from abnirml.rankers import registry as ranker_registry
+
+    return ({f.key: id(f) for f in families()},
+            {p.name: id(p) for p in probe_registry.registered()},
+            {name: id(ranker_registry.factory_of(name)) for name in ranker_registry.families()})
+
+
+def _claim(label: str, before: tuple[dict[str, int], dict[str, int], dict[str, int]]) -> None:
+    """Record what ``label`` registered; refuse what an earlier plugin already had."""
+    after = _snapshot()
+    kinds = (("probe family", _OWNERS.families), ("probe", _OWNERS.probes),
+             ("ranker family", _OWNERS.rankers))
+    for (what, owners), old, new in zip(kinds, before, after, strict=True):
+        for name, ident in new.items():
+            if old.get(name) == ident:
+                continue
+            if name in owners and owners[name] != label:
+                raise ConfigError(f"{label}: {what} {name!r} is already registered by "
+                                  f"{owners[name]}; give one of them another name")
+            owners[name] = label
+    if before[:2] != after[:2]:
+        _check_catalogue(label)
+
+
+def forget_plugins() -> None:
+    """Forget which plugins were loaded (tests); what they registered stays registered."""
+    _LOADED.clear()
+    _OWNERS.families.clear()
+    _OWNERS.probes.clear()
+    _OWNERS.rankers.clear()

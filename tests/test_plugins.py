@@ -1,0 +1,382 @@
+"""A third party's plugin file, written as the README shows, used through the command: its
+family is listed by ``abnirml probes``, runs in ``abnirml run`` with a validated option and
+gets its own report section and CSV; an axiom with a precondition and a ranker class load
+the same way; and every mistake a plugin author makes is one line, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import csv
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from abnirml.cli import main
+from abnirml.plugins import forget_plugins, load_plugins, plugin_sources
+from abnirml.probes import registry as probe_registry
+from abnirml.probes.family_registry import family_keys, unregister_family
+from abnirml.rankers import registry as ranker_registry
+
+FAMILY = '''
+from dataclasses import dataclass
+
+from abnirml.probes.family import Family
+from abnirml.probes.family_registry import register_family
+from abnirml.probes.options import setting
+from abnirml.types import Sample, Skip
+
+
+@dataclass(frozen=True)
+class EchoOptions:
+    queries: int = setting(5, minimum=1, help="how many queries to use")
+
+
+class EchoProbe:
+    name, family, symmetric = "echo:query-vs-noise", "echo", False
+
+    def samples(self, context):
+        n = context.family_options("echo", EchoOptions).queries
+        for qid in sorted(context.collection.queries)[:n]:
+            query = context.collection.queries[qid]
+            yield Sample(query, query, "zzzq xxyq", {"qid": qid})
+        yield Skip("not-applicable")
+
+
+register_family(Family(key="echo", title="Echo probes", options=EchoOptions,
+                       positive="Positive: the ranker prefers the query itself.",
+                       probes=lambda: [EchoProbe()]))
+'''
+
+AXIOM = '''
+from abnirml.probes.axioms.custom import axiom_probe
+from abnirml.probes.registry import register
+
+
+def same_length_and_dominating(pool, i, j):
+    return pool.lengths[i] == pool.lengths[j] and (pool.counts[i] >= pool.counts[j]).all()
+
+
+def more_query_terms(pool, i, j):
+    return int(pool.sums[i] > pool.sums[j]) - int(pool.sums[i] < pool.sums[j])
+
+
+register(axiom_probe("more-terms", more_query_terms, precondition=same_length_and_dominating,
+                     label="MORE", describe="equal lengths, d1 holds every query term at "
+                     "least as often as d2: d1 holds more query terms"))
+'''
+
+RANKERS = '''
+import numpy as np
+
+from abnirml.rankers.registry import register
+
+
+class QueryWords:
+    """How many query words the document holds, times +weight."""
+
+    def __init__(self, name, weight):
+        self.name, self.weight = name, weight
+        self.fingerprint = f"query-words-v1:{weight}"
+
+    def score(self, pairs):
+        return np.array([self.weight * sum(w in d.split() for w in q.split())
+                         for q, d in pairs], dtype=float)
+
+
+register("query-words", lambda spec, env: QueryWords(
+    spec.canonical, spec.float_param("weight", 1.0, low=0)), "query-words[+weight=1]")
+'''
+
+
+@pytest.fixture(autouse=True)
+def _clean_registries():
+    """Plugins register into process-wide registries: undo everything a test loaded."""
+    families = set(family_keys())
+    probes = {p.name for p in probe_registry.registered()}
+    rankers = set(ranker_registry.families())
+    yield
+    for key in set(family_keys()) - families:
+        unregister_family(key)
+    for probe in probe_registry.registered():
+        if probe.name not in probes:
+            probe_registry.unregister(probe.name)
+    for name in set(ranker_registry.families()) - rankers:
+        ranker_registry.unregister(name)
+    forget_plugins()
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return str(path)
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("abnirml: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_a_family_file_is_listed_run_and_reported(tmp_path, capsys):
+    plugin = _write(tmp_path, "echo_family.py", FAMILY)
+    assert main(["probes", "--plugin", plugin]) == 0
+    listed = capsys.readouterr().out
+    assert "echo:query-vs-noise\techo" in listed
+    assert "echo.queries\t5\thow many queries to use" in listed
+
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--probe", "echo", "--ranker", "bm25",
+                 "--option", "echo.queries=3", "--no-effectiveness", "--quiet",
+                 "--out", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    whole = next(r for r in records if r["subset"] == "all")
+    # d1 is the query itself, d2 shares no term with it: BM25 prefers d1 on all 3 queries
+    assert (whole["probe"], whole["n"], whole["pos"], whole["score"]) == \
+        ("echo:query-vs-noise", 3, 3, 1.0)
+    assert whole["skipped"] == {"not-applicable": 1}
+    report = (out / "report.md").read_text()
+    assert "## Echo probes" in report
+    assert "Positive: the ranker prefers the query itself." in report
+    rows = list(csv.DictReader((out / "tables" / "echo.csv").open()))
+    assert rows[0]["Probe"] == "echo:query-vs-noise" and float(rows[0]["bm25"]) == 1.0
+    run_info = json.loads((out / "run.json").read_text())
+    assert run_info["options"]["echo.queries"] == 3
+
+
+def test_the_report_of_a_plugin_run_rebuilds_without_the_plugin(tmp_path, capsys):
+    plugin = _write(tmp_path, "echo_family.py", FAMILY)
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--probe", "echo", "--ranker", "bm25",
+                 "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
+    unregister_family("echo")
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0
+    assert "## Echo probes" in (out / "report.md").read_text()
+
+
+def test_plugins_come_from_the_environment_too(tmp_path, monkeypatch):
+    first = _write(tmp_path, "echo_family.py", FAMILY)
+    second = _write(tmp_path, "rankers.py", RANKERS)
+    monkeypatch.setenv("ABNIRML_PLUGINS", f"{first}:{second}")
+    assert plugin_sources(["x.py"]) == [first, second, "x.py"]
+    load_plugins(plugin_sources(), entry_points=False)
+    assert "echo" in family_keys() and "query-words" in ranker_registry.families()
+    load_plugins([first], entry_points=False)      # a second load of one file: no-op
+
+
+def test_an_option_of_the_wrong_type_or_range_is_one_line(tmp_path, capsys):
+    plugin = _write(tmp_path, "echo_family.py", FAMILY)
+    common = ["run", "--plugin", plugin, "--probe", "echo", "--out", str(tmp_path / "o")]
+    assert main([*common, "--option", "echo.queries=three"]) == 2
+    assert _one_line_error(capsys) == \
+        "abnirml: error: echo.queries: 'three' is not a number"
+    assert main([*common, "--option", "echo.queries=0"]) == 2
+    assert "echo.queries must be ≥ 1, got 0" in _one_line_error(capsys)
+    assert main([*common, "--option", "echo.querys=2"]) == 2
+    assert "did you mean echo.queries" in _one_line_error(capsys)
+
+
+def test_an_axiom_with_a_precondition_runs_as_an_axiom_probe(tmp_path, capsys):
+    plugin = _write(tmp_path, "axiom.py", AXIOM)
+    assert main(["probes", "--plugin", plugin]) == 0
+    assert "axiom:more-terms\taxiom" in capsys.readouterr().out
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--probe", "axiom:more-terms", "--ranker",
+                 "bm25", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert record["probe"] == "axiom:more-terms" and record["n"] > 0
+    # equal lengths, every query term at least as often and one more often: BM25 (whose
+    # query terms all have positive idf on the demo collection) can only agree
+    assert record["violated"] == 0 and record["satisfied"] > 0
+    report = (out / "report.md").read_text()
+    assert "|  | MORE |\n" in report and "| Diagnostic dataset size |" in report
+
+
+def test_the_axiom_precondition_is_applied(demo_collection):
+    from abnirml.probes.axioms.custom import axiom_probe
+    from abnirml.probes.base import ProbeContext, build_table
+
+    def prefer_first(pool, i, j):
+        return 1 if i < j else -1
+
+    everything = axiom_probe("first", prefer_first)
+    nothing = axiom_probe("first", prefer_first, precondition=lambda pool, i, j: False)
+    context = ProbeContext(collection=demo_collection, seed=0, options={"axiom.cap": "none",
+                                                                       "axiom.pool": "judged"})
+    pools = build_table(everything, context).extra["features"]
+    # every pool of n documents gives n(n−1)/2 ordered pairs with i < j
+    assert len(build_table(everything, context)) == sum(f.size * (f.size - 1) // 2
+                                                        for f in pools)
+    assert len(build_table(nothing, context)) == 0
+
+
+def test_a_ranker_class_from_a_plugin_reads_validated_parameters(tmp_path, capsys):
+    plugin = _write(tmp_path, "rankers.py", RANKERS)
+    assert main(["rankers", "--plugin", plugin]) == 0
+    assert "query-words\tquery-words[+weight=1]" in capsys.readouterr().out
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--ranker", "query-words+weight=2", "--probe",
+                 "tmp:prepend-query", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    # prepending the query adds every query word: never a lower score
+    assert record["ranker"] == "query-words+weight=2" and record["neg"] == 0
+    assert main(["run", "--plugin", plugin, "--ranker", "query-words+weight=heavy",
+                 "--probe", "tmp:prepend-query", "--out", str(tmp_path / "o2")]) == 2
+    assert _one_line_error(capsys) == \
+        "abnirml: error: ranker query-words+weight=heavy: weight: 'heavy' is not a number"
+
+
+def test_a_pyterrier_style_function_ranker_runs_from_python(tmp_path):
+    pt = pytest.importorskip("pyterrier")
+    import abnirml
+
+    def words(row):
+        return float(len(set(row["query"].split()) & set(row["text"].split())))
+
+    output = abnirml.run(abnirml.RunConfig(
+        rankers=[abnirml.wrap_pyterrier(pt.apply.doc_score(words), name="words")],
+        probes=["tmp:prepend-query"], out=str(tmp_path / "out"), progress=False,
+        effectiveness=False))
+    record = next(r for r in output.result.records if r["subset"] == "all")
+    assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
+
+
+def test_a_function_ranker_from_a_plugin_runs_on_the_command_line(tmp_path):
+    pytest.importorskip("pyterrier")
+    plugin = _write(tmp_path, "words.py", """
+        import pyterrier as pt
+
+        import abnirml
+        from abnirml.rankers.registry import register
+
+
+        def words(row):
+            return float(len(set(row["query"].split()) & set(row["text"].split())))
+
+
+        register("words", lambda spec, env: abnirml.wrap_pyterrier(
+            pt.apply.doc_score(words), name=spec.canonical, version="1"))
+    """)
+    out = tmp_path / "out"
+    assert main(["run", "--plugin", plugin, "--ranker", "words", "--probe",
+                 "tmp:prepend-query", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    # the query prepended: every query word is then present, so never fewer shared words
+    assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("from abnirml.probes.family import Family\nx = (\n",
+     r"^abnirml: error: .*broken\.py:2: plugin has a syntax error: '\(' was never closed$"),
+    ("import abnirml\nraise RuntimeError('boom')\n",
+     r"^abnirml: error: .*broken\.py:2: plugin failed while loading: RuntimeError: boom$"),
+    ("import no_such_module_xyz\n",
+     r"^abnirml: error: .*broken\.py:1: plugin could not import what it needs \(install "
+     r"no_such_module_xyz\)"),
+    ("from abnirml.probes.family import Family\n"
+     "from abnirml.probes.family_registry import register_family\n"
+     "register_family(Family(key='tmp', title='Mine', positive='x'))\n",
+     r"broken\.py:3: probe family 'tmp' is built in \(Textual-manipulation probes\); give "
+     r"yours another key$"),
+    ("from abnirml.rankers.registry import register\nregister('bm25', lambda s, e: None)\n",
+     r"broken\.py:2: ranker family 'bm25' is built in; give yours another name$"),
+])
+def test_a_broken_plugin_is_one_line_naming_file_and_line(tmp_path, capsys, text, expected):
+    import re
+
+    plugin = _write(tmp_path, "broken.py", text)
+    assert main(["probes", "--plugin", plugin]) == 2
+    assert re.search(expected, _one_line_error(capsys))
+
+
+def test_a_missing_plugin_file_or_module_is_one_line(tmp_path, capsys):
+    assert main(["probes", "--plugin", str(tmp_path / "nope.py")]) == 2
+    assert _one_line_error(capsys).endswith("nope.py: plugin not found (give a Python file "
+                                            "or a module name)")
+    assert main(["probes", "--plugin", "no.such.module"]) == 2
+    assert "no.such.module: no such module" in _one_line_error(capsys)
+
+
+def test_duplicate_names_across_plugins_are_refused_by_name(tmp_path, capsys):
+    first = _write(tmp_path, "echo_family.py", FAMILY)
+    copy = _write(tmp_path, "echo_copy.py", FAMILY)
+    assert main(["probes", "--plugin", first, "--plugin", copy]) == 2
+    line = _one_line_error(capsys)
+    assert line.endswith("echo_copy.py: probe family 'echo' is already registered by "
+                         f"{first}; give one of them another name")
+
+
+def test_a_probe_name_of_another_family_is_refused(tmp_path, capsys):
+    clash = FAMILY.replace('"echo:query-vs-noise", "echo"', '"tmp:typos", "echo"')
+    plugin = _write(tmp_path, "clash.py", clash)
+    assert main(["probes", "--plugin", plugin]) == 2
+    assert _one_line_error(capsys).endswith(
+        "clash.py: probe tmp:typos: listed by family 'tmp' and by family 'echo'; probe "
+        "names must be unique")
+    unregister_family("echo")
+    single = _write(tmp_path, "single.py", AXIOM.replace('"more-terms"', '"tfc1"'))
+    assert main(["probes", "--plugin", single]) == 2
+    assert "probe axiom:tfc1: that name is already a probe of family 'axiom'" in \
+        _one_line_error(capsys)
+
+
+def test_a_ranker_with_the_wrong_number_of_scores_or_an_exception_is_one_line(tmp_path,
+                                                                              capsys):
+    plugin = _write(tmp_path, "bad_rankers.py", '''
+        import numpy as np
+        from abnirml.rankers.registry import register
+
+        class Short:
+            name, fingerprint = "short", "short-v1"
+            def score(self, pairs):
+                return np.zeros(len(pairs) - 1)
+
+        class Raising:
+            name, fingerprint = "raising", "raising-v1"
+            def score(self, pairs):
+                return {}["missing"]
+
+        register("short", lambda spec, env: Short())
+        register("raising", lambda spec, env: Raising())
+        register("bad-factory", lambda spec, env: spec.params.get("x"))
+    ''')
+    common = ["run", "--plugin", plugin, "--probe", "tmp:prepend-query", "--no-cache",
+              "--no-effectiveness", "--quiet"]
+    assert main([*common, "--ranker", "short", "--out", str(tmp_path / "a")]) == 2
+    assert "abnirml: error: ranker short returned " in _one_line_error(capsys)
+    assert main([*common, "--ranker", "raising", "--out", str(tmp_path / "b")]) == 2
+    assert _one_line_error(capsys).endswith(
+        f"ranker raising: score() failed ({plugin}:13): KeyError: 'missing'")
+    assert main([*common, "--ranker", "bad-factory", "--out", str(tmp_path / "c")]) == 2
+    assert _one_line_error(capsys).endswith(
+        f"ranker bad-factory: its factory failed ({plugin}:17): AttributeError: 'tuple' "
+        "object has no attribute 'get'")
+
+
+def test_a_plugin_probe_that_raises_names_the_probe_and_line(tmp_path, capsys):
+    plugin = _write(tmp_path, "raising.py", FAMILY.replace(
+        "n = context.family_options", "n = 1 // 0 + context.family_options"))
+    assert main(["run", "--plugin", plugin, "--probe", "echo", "--no-effectiveness",
+                 "--quiet", "--out", str(tmp_path / "o")]) == 2
+    assert _one_line_error(capsys).endswith(
+        f"probe echo:query-vs-noise: building its samples failed ({plugin}:19): "
+        "ZeroDivisionError: integer division or modulo by zero")
+
+
+def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path, monkeypatch):
+    """What `pip install` of a plugin package leaves behind: a module and a dist-info whose
+    entry_points.txt names it under abnirml.plugins."""
+    _write(tmp_path, "echo_plugin_pkg.py", FAMILY)
+    info = tmp_path / "echo_plugin_pkg-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-plugin-pkg\n"
+                                   "Version: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[abnirml.plugins]\necho = echo_plugin_pkg\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "echo" not in family_keys()
+    assert load_plugins([]) == ["entry point 'echo' (echo_plugin_pkg)"]
+    assert "echo" in family_keys()

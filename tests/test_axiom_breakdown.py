@@ -72,3 +72,57 @@ def test_run_records_and_report_carry_both(tmp_path):
     assert "### Preference consistency (ir_axioms)" in report
     assert "| bm25 | 1.00 |" in report                     # BM25 never violates TFC1
     assert "by query–document term overlap" in report and "PROX1" in report
+
+
+def test_per_query_ndcg10_known_answers():
+    from abnirml.evaluation.axiom_breakdown import per_query_ndcg10
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1, "b": 0}}
+    run = {"q1": [("a", 2.0), ("b", 1.0)], "q2": [("a", 1.0), ("b", 2.0)],
+           "q3": [("a", 1.0)]}                                   # q3 is not judged
+    ndcg = per_query_ndcg10(run, qrels)
+    assert set(ndcg) == {"q1", "q2"}
+    assert ndcg["q1"] == 1.0
+    assert abs(ndcg["q2"] - 1 / np.log2(3)) < 1e-9               # relevant at rank 2
+
+
+def test_group_effectiveness_means_over_all_and_retrieved_queries():
+    from abnirml.evaluation.axiom_breakdown import group_effectiveness
+
+    buckets = {"q1": "low", "q2": "low", "q3": "medium", "q4": "high"}
+    ndcg = {"q1": 0.2, "q2": 0.6, "q3": 1.0}                     # q4 has no value
+    groups = group_effectiveness(buckets, ndcg, retrieved={"q2", "q4"})
+    assert groups["low"] == {"ndcg10": 0.4, "ndcg10_queries": 2, "ndcg10_retrieved": 0.6,
+                             "retrieved_queries": 1}
+    assert groups["medium"] == {"ndcg10": 1.0, "ndcg10_queries": 1, "ndcg10_retrieved": None,
+                                "retrieved_queries": 0}
+    assert groups["high"]["ndcg10"] is None and groups["high"]["ndcg10_queries"] == 0
+
+
+def test_overlap_split_carries_each_rankers_ndcg_per_group(tmp_path):
+    """Câmara & Hauff's Fig. 1 plots effectiveness per overlap group: each group of an axiom
+    record holds the ranker's mean nDCG@10 over the group's queries, recomputed here from
+    the re-ranked run the run wrote."""
+    from abnirml.cli import main
+    from abnirml.data.collection import load_collection
+    from abnirml.data.trec import read_run
+    from abnirml.evaluation.axiom_breakdown import per_query_ndcg10, query_overlap_choices
+
+    out = tmp_path / "out"
+    assert main(["run", "--ranker", "bm25", "--probe", "axiom:tfc1", "--no-cache", "--quiet",
+                 "--bootstrap", "0", "--out", str(out)]) == 0
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    collection = load_collection("demo")
+    ndcg = per_query_ndcg10(read_run(out / "reranked" / "bm25.run"), collection.qrels)
+    choices = query_overlap_choices(collection, Analyzer())
+    buckets = overlap_buckets({q: v for q, (v, _) in choices.items()})
+    total = 0
+    for group in record["overlap_split"]:
+        members = [q for q, b in buckets.items() if b == group["bucket"] and q in ndcg]
+        total += group["ndcg10_queries"]
+        assert group["ndcg10_queries"] == len(members)
+        assert group["ndcg10"] == round(sum(ndcg[q] for q in members) / len(members), 6)
+        assert 0 <= group["retrieved_queries"] <= len(members)
+    assert total == len(choices) == 16
+    report = (out / "report.md").read_text()
+    assert "nDCG@10, relevant document in candidates" in report

@@ -56,3 +56,15 @@ def test_report_states_dl19_caveats_on_both_pages(dl19_mmp):
     for text in ("Judged documents without text: 4,923 of 9,260 judgments",
                  "gives nDCG@10 0.442 (bm25)", "against 0.506 for the candidate run's own order"):
         assert text in md and text in page, text
+
+
+def test_length_and_sumtf_under_overlap_control_are_the_same_pairs(dl19_mmp):
+    """At equal overlap (> 0) the longer passage is the one with more query-term matches, so
+    ABNIRML's Table 1 has identical Length | Overlap and Sum-TF | Overlap rows. That holds
+    only when passages without a query term stay out of overlap pairs (before the fix,
+    BM25's Length | Overlap had 2,944 pairs against 1,138)."""
+    by = {(r["probe"], r["ranker"]): r for r in dl19_mmp.result.records if r["subset"] == "all"}
+    for ranker in ("bm25", "ql"):
+        length, sumtf = by[("mmp:length:overlap", ranker)], by[("mmp:sumtf:overlap", ranker)]
+        assert length["n"] == sumtf["n"] == 1138
+        assert (length["pos"], length["neg"]) == (sumtf["pos"], sumtf["neg"])

@@ -66,10 +66,30 @@ def test_relevance_with_length_control(context):
 
 
 def test_overlap_is_compared_exactly(context):
-    # overlap: d1 3/4, d2 2/4, d3 2/3, d4 0, d5 1/2 → with length control (4): d1 > d2 > d4
-    assert pairs(context, "overlap", "length") == {("d1", "d2"), ("d1", "d4"), ("d2", "d4")}
+    # overlap: d1 3/4, d2 2/4, d3 2/3, d4 0, d5 1/2 → with length control (4): d1 > d2
+    # (d4, without a query term, takes no part in overlap pairs)
+    assert pairs(context, "overlap", "length") == {("d1", "d2")}
     # overlap control: d2 (2/4) and d5 (1/2) tie exactly; d2 has the higher sumtf
     assert pairs(context, "sumtf", "overlap") == {("d2", "d5")}
+
+
+def test_documents_without_query_terms_take_no_part_in_overlap_pairs():
+    """ABNIRML leaves overlap-0 documents out of overlap pairs; otherwise any two passages
+    without a query term "match" on overlap and Length | Overlap gains pairs that
+    Sum-TF | Overlap cannot have (the paper's two rows are the same pairs)."""
+    docs = {"a": "crust crumbs", "b": "crust crumbs oven heat", "c": "apple crust",
+            "e": "apple pie crust crumbs"}
+    grades = {"a": 0, "b": 1, "c": 0, "e": 1}
+    ctx = ProbeContext(collection=make_collection({"q": QUERY}, docs, {"q": grades}),
+                       analyzer=Analyzer())
+    # a and b both have overlap 0: no length or relevance pair between them
+    assert pairs(ctx, "length", "overlap") == {("e", "c")}
+    assert pairs(ctx, "length", "overlap") == pairs(ctx, "sumtf", "overlap")
+    assert pairs(ctx, "relevance", "overlap") == {("e", "c")}
+    # as the variable: c (1/2) is not "higher" than the query-less a or b
+    assert pairs(ctx, "overlap", "relevance") == set()
+    assert pairs(ctx, "length", "overlap", mmp_tolerance={"overlap": 1}) == {
+        ("e", "c")}
 
 
 def test_control_tolerance(context):

@@ -65,8 +65,10 @@ def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all"
                      ) -> dict[str, float]:
     """Per ranker: the mean over axiom probes of the fraction of satisfied instances.
 
-    A tie (equal scores) does not satisfy an axiom, as in Rennings et al., where a model
-    must rank the favoured document above the other.
+    A tie (equal scores) counts as not satisfied for every axiom, the strict reading of
+    Rennings et al.'s "fraction of precedence constraints satisfied". For the axioms that
+    claim S(d1) ≥ S(d2) (M-TDC, LNC1, LNC2, STMC2) a tie does meet the claim; the report's
+    Table 3 shows ties beside each fraction so that reading can be recovered.
     """
     per_ranker: dict[str, list[float]] = {}
     for r in records:

@@ -12,7 +12,12 @@ Definitions (analysed terms = lowercased, stopped, Porter-stemmed):
 * TF — the vector of each distinct query term's frequency; a document is *higher* when it is
   ≥ on every query term and > on at least one (no pair when neither dominates);
 * Sum-TF — the sum of that vector;
-* overlap — Sum-TF / length (compared exactly as fractions).
+* overlap — Sum-TF / length (compared exactly as fractions). A document without any query
+  term (overlap 0) takes no part in a pair where overlap is the control or the variable,
+  as in the original ABNIRML code ("don't do 0s"): two such documents share no query
+  term at all rather than the same share of it, and the paper's Table 1 is built that way
+  (its Length | Overlap and Sum-TF | Overlap rows are the same 3,963 pairs, which holds
+  only when zero-overlap documents are left out).
 
 Controls match exactly by default; the ``mmp.tolerance`` option (a number, or a mapping
 from control name to number) allows a tolerance, e.g. ``{"length": 2}`` pairs documents
@@ -138,11 +143,17 @@ def _control_mask(m: _QueryMeasures, control: str, tol: float) -> np.ndarray:
         return (diff <= tol).all(axis=2)
     if control == "overlap":
         if tol == 0:
-            return _overlap_cmp(m) == 0
+            return (_overlap_cmp(m) == 0) & _both_overlap(m)
         ratio = np.divide(m.sumtf, m.length, out=np.zeros(len(m.length)), where=m.length > 0)
-        return np.abs(ratio[:, None] - ratio[None, :]) <= tol
+        return (np.abs(ratio[:, None] - ratio[None, :]) <= tol) & _both_overlap(m)
     values = {"relevance": m.grade, "length": m.length, "sumtf": m.sumtf}[control]
     return np.abs(values[:, None] - values[None, :]) <= tol
+
+
+def _both_overlap(m: _QueryMeasures) -> np.ndarray:
+    """Pairs whose two documents both hold a query term (overlap > 0)."""
+    some = (m.sumtf > 0) & (m.length > 0)
+    return some[:, None] & some[None, :]
 
 
 def _overlap_cmp(m: _QueryMeasures) -> np.ndarray:
@@ -157,7 +168,7 @@ def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
         gt = (m.tf[:, None, :] > m.tf[None, :, :]).any(axis=2)
         return ge & gt
     if variable == "overlap":
-        return _overlap_cmp(m) > 0
+        return (_overlap_cmp(m) > 0) & _both_overlap(m)
     values = {"relevance": m.grade, "length": m.length, "sumtf": m.sumtf}[variable]
     return values[:, None] > values[None, :]
 

@@ -115,8 +115,9 @@ def test_ndcg_at_10_exact():
     ideal = 3 + 1 / np.log2(3)
     assert worst == pytest.approx((1 / np.log2(3) + 3 / 2) / ideal)
     assert np.isnan(ndcg_at(np.array([1.0, 2.0]), np.zeros(2), np.array(["a", "b"])))
-    # equal scores: ranked by docno (a, b, c), whichever order the pool comes in
-    tied = (3 / np.log2(3) + 1 / 2) / ideal
+    # equal scores: ranked as trec_eval ranks them, by docno descending (c, b, a),
+    # whichever order the pool comes in
+    tied = (1 + 3 / np.log2(3)) / ideal
     assert ndcg_at(np.zeros(3), gains, docnos) == pytest.approx(tied)
     assert ndcg_at(np.zeros(3), gains[::-1].copy(), docnos[::-1].copy()) == pytest.approx(tied)
 

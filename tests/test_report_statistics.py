@@ -77,8 +77,13 @@ def test_per_query_table_adds_up_to_each_score(stats_run):
 def test_report_shows_intervals_table_error_bars_and_caption(stats_run):
     markdown = (stats_run / "report.md").read_text(encoding="utf-8")
     assert "## Intervals and effect sizes" in markdown
-    assert "95 % query-clustered bootstrap interval (1,000 resamples of queries)" in markdown
-    assert "(two-sided paired t-test, Bonferroni per table, α = 0.01)" in markdown
+    assert ("95 % query-clustered percentile bootstrap interval (1,000 resamples of "
+            "queries)") in markdown
+    # the test, its sidedness (and the symmetric probes' one-sided test), the family the
+    # correction covers and α, in words
+    assert ("(two-sided paired t-test (symmetric probes: one-sided, |R(q,d1) − R(q,d2)| − δ "
+            "> 0), Bonferroni correction over every test of one table (probe × ranker × "
+            "subset with ≥ 2 samples), α = 0.01)") in markdown
     with (stats_run / "tables" / "intervals.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     sizes = [abs(float(r["Effect size d_z"])) for r in rows if r["Effect size d_z"] != "–"]
@@ -96,8 +101,9 @@ def test_other_test_and_correction_are_recorded_and_change_only_p(tmp_path):
     info = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert info["statistics"]["test"] == "wilcoxon" and info["statistics"]["ci"] == 0.9
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    assert "Wilcoxon signed-rank test, Holm per table" in markdown
-    assert "90 % query-clustered bootstrap interval (200 resamples" in markdown
+    assert "two-sided Wilcoxon signed-rank test (symmetric probes: one-sided" in markdown
+    assert "Holm correction over every test of one table" in markdown
+    assert "90 % query-clustered percentile bootstrap interval (200 resamples" in markdown
     from scipy.stats import wilcoxon
 
     from abnirml.evaluation.score_file import load_scores

@@ -40,8 +40,10 @@ def test_ttest_matches_scipy():
 def test_ttest_degenerate_cases():
     same = np.array([1.0, 2.0, 3.0])
     assert paired_ttest_p(same, same) == 1.0          # no difference at all
-    assert paired_ttest_p(same, same - 1.0) == 0.0    # every sample moved by exactly 1
-    assert paired_ttest_p(np.array([1.0]), np.array([0.0])) == 1.0   # n < 2
+    # every sample moved by exactly 1: no t statistic; the exact sign-flip p-value is the
+    # share of the 2³ sign patterns whose |mean| reaches 1 (all + or all −): 2/8
+    assert paired_ttest_p(same, same - 1.0) == 0.25
+    assert np.isnan(paired_ttest_p(np.array([1.0]), np.array([0.0])))   # n < 2: undefined
 
 
 def test_symmetric_probes_test_magnitude_against_delta():

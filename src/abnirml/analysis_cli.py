@@ -222,7 +222,8 @@ def _test_words(stats) -> str:
     from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
 
     correction = CORRECTION_LABELS.get(stats.correction, stats.correction)
-    return f"{TEST_LABELS.get(stats.test, stats.test)}, {correction} correction"
+    return (f"two-sided {TEST_LABELS.get(stats.test, stats.test)}, {correction} correction "
+            "over the probes compared")
 
 
 def comparison_table(rows, label_a: str, label_b: str, stats=None):

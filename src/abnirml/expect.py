@@ -14,6 +14,7 @@ itself in pytest's output. Scores go through an in-memory cache unless ``cache``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,11 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+
+
+def p_text(p: float) -> str:
+    """``p = 0.0123``, or words when the test is undefined (NaN: fewer than two samples)."""
+    return "p undefined, fewer than 2 samples" if p != p else f"p = {p:.3g}"
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class Expectation:
     def describe(self) -> str:
         mark = "significant" if self.significant else "not significant"
         return (f"{self.ranker} on {self.probe} ({self.collection}, {self.subset}): "
-                f"score {self.score:+.3f} ({mark}, p = {self.p_value:.3g}; n = {self.n}: "
+                f"score {self.score:+.3f} ({mark}, {p_text(self.p_value)}; n = {self.n}: "
                 f"{self.pos} prefer d1, {self.neg} prefer d2, {self.neutral} within "
                 f"δ = {self.delta:.4g})")
 
@@ -121,7 +127,8 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
         out[record["probe"]] = Expectation(
             ranker=model.name, probe=record["probe"], collection=loaded.name, subset=subset,
             score=float(record["score"]) if record["score"] is not None else float("nan"),
-            significant=bool(record["significant"]), p_value=float(record["p_value"]),
+            significant=bool(record["significant"]),
+            p_value=math.nan if record["p_value"] is None else float(record["p_value"]),
             n=int(record["n"]), pos=int(record["pos"]), neg=int(record["neg"]),
             neutral=int(record["neutral"]), delta=float(record["delta"]), record=record,
             counterexamples=counterexamples(result, record["probe"], model.name,

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from abnirml.expect import Expectation, expect
+from abnirml.expect import Expectation, expect, p_text
 
 CACHE_PREFIX = "abnirml/expect/"
 
@@ -86,7 +86,7 @@ class GateResult(Expectation):
             f"abnirml: {self.ranker} on {self.probe} ({self.collection}, {self.subset})",
             f"  score {float(self.score):+.3f}{interval}; "
             f"{'significant' if self.significant else 'not significant'} "
-            f"(p = {self.p_value:.3g})",
+            f"({p_text(self.p_value)})",
             f"  n = {self.n}: {self.pos} prefer d1, {self.neg} prefer d2, {self.neutral} within "
             f"δ = {self.delta:.4g}" + (" (cached result)" if self.cached else ""),
         ]

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 BUCKETS = ("low", "medium", "high")
+#: the group of instances whose query has no overlap value (no relevant document with text)
+UNSPLIT = "no relevant document"
 
 
 def query_overlap(collection: Any, analyzer: Any, relevant_grade: int = 2, seed: int = 0
@@ -86,14 +88,27 @@ def sample_qids(table: Any) -> np.ndarray:
 
 
 def overlap_split(qids: np.ndarray, score1: np.ndarray, score2: np.ndarray,
-                  buckets: Mapping[str, str], overlap: Mapping[str, float]
-                  ) -> list[dict[str, Any]]:
+                  buckets: Mapping[str, str], overlap: Mapping[str, float],
+                  unsplit_queries: int = 0) -> list[dict[str, Any]]:
     """Per overlap group: its overlap range, queries, instances and the fractions of
-    instances satisfied / violated / tied (strict order)."""
+    instances satisfied / violated / tied (strict order).
+
+    Instances of queries without an overlap (no relevant document with text) belong to no
+    group; with ``unsplit_queries`` > 0 they get a last group, :data:`UNSPLIT`, so the
+    groups' instances add up to the probe's instead of silently leaving them out.
+    """
     diff = score1 - score2
-    group = np.array([buckets.get(q, "") for q in qids.tolist()], dtype=object)
+    group = np.array([buckets.get(q, UNSPLIT) for q in qids.tolist()], dtype=object)
     rows = []
-    for name in BUCKETS:
+    for name in BUCKETS + ((UNSPLIT,) if unsplit_queries else ()):
+        if name == UNSPLIT:
+            mask = group == name
+            rows.append({"bucket": name, "overlap_min": None, "overlap_max": None,
+                         "queries": unsplit_queries, "n": int(mask.sum()),
+                         "satisfied": int((diff[mask] > 0).sum()),
+                         "violated": int((diff[mask] < 0).sum()),
+                         "ties": int((diff[mask] == 0).sum())})
+            continue
         members = [q for q, b in buckets.items() if b == name]
         mask = group == name
         n = int(mask.sum())
@@ -153,16 +168,20 @@ def attach_overlap_split(result: Any, collection: Any, analyzer: Any, seed: int 
     effectiveness = _effectiveness_by_ranker(result, collection.qrels, buckets, choices)
     qids = {name: sample_qids(result.tables[name]) for name in axiom_probes
             if name in result.tables}
+    unsplit = {q for values in qids.values() for q in values.tolist() if q not in buckets}
     for record in result.records:
         if record["probe"] not in qids or record["subset"] != "all":
             continue
         scores = result.probe_scores[(record["probe"], record["ranker"])]
         rows = overlap_split(qids[record["probe"]], scores.score1, scores.score2, buckets,
-                             overlap)
+                             overlap, len(unsplit))
         by_group = effectiveness.get(record["ranker"])
         if by_group is not None:
             for row in rows:
-                row.update(by_group[row["bucket"]])
+                # the group of queries without a relevant document has no nDCG@10
+                row.update(by_group.get(row["bucket"], {
+                    "ndcg10": None, "ndcg10_queries": 0, "ndcg10_retrieved": None,
+                    "retrieved_queries": 0}))
         record["overlap_split"] = rows
 
 

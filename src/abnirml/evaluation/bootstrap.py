@@ -13,6 +13,14 @@ and every resample is one row of a (resamples × queries) multiplicity matrix (d
 indices counted with one ``bincount``), so a probe costs one matrix product however many
 samples it has.
 
+Two cases where resampling cannot show any uncertainty get no percentile interval.
+With fewer than two queries every resample draws the same query, so the interval would be
+a single point: it is left undefined (None). When every sample has the same effect (a score
+of exactly +1, −1, or 0 with all ties), every resample has that score too and the
+percentile interval is a point, which would claim certainty from as few as two samples;
+:func:`unanimous_interval` gives the exact Clopper–Pearson bound instead, with the number
+of queries as the number of trials (each query is one independent draw).
+
 The generator is seeded from the run's seed, the probe and the subset (never the ranker),
 so every ranker of one probe sees the *same* resampled queries — their intervals are
 paired — and the result does not depend on the order records are built in.
@@ -86,12 +94,14 @@ def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
     """Interval(s) of the pooled mean of ``values`` (1-D, or 2-D with one statistic per column).
 
     ``key`` (probe, subset, …) seeds the generator together with ``seed``. None when
-    intervals are off (``resamples`` = 0) or there are no samples.
+    intervals are off (``resamples`` = 0), or there are fewer than two queries (clusters).
     """
     n = int(np.asarray(values).shape[0])
     if resamples <= 0 or n == 0:
         return None
     codes, k = cluster_codes(cluster, n)
+    if k < 2:
+        return None
     weights = seeded_weights(k, resamples, seed, tuple(map(str, key)))
     return percentile_interval(clustered_means(values, codes, k, weights), level)
 
@@ -103,3 +113,28 @@ def seeded_weights(k: int, resamples: int, seed: int, key: tuple[str, ...]) -> n
     weights = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
     weights.flags.writeable = False
     return weights
+
+
+def unanimous_interval(effect: float, clusters: int, level: float, symmetric: bool
+                       ) -> tuple[float, float]:
+    """Interval of a probe score when all samples of ``clusters`` queries have one ``effect``.
+
+    Effects lie in [−1, 1] ([0, 1] for symmetric probes): +1 → [2L − 1, 1], −1 →
+    [−1, 1 − 2L], 0 (all ties) → [−(1 − L), 1 − L]; symmetric 1 → [L, 1], 0 → [0, 1 − L]
+    (:func:`unanimous_range`).
+    """
+    return unanimous_range(effect, clusters, level, 0.0 if symmetric else -1.0, 1.0)
+
+
+def unanimous_range(value: float, clusters: int, level: float, lowest: float,
+                    highest: float) -> tuple[float, float]:
+    """Interval of a mean of values bounded by [``lowest``, ``highest``] when every sample
+    of ``clusters`` queries has the same ``value``.
+
+    Clopper–Pearson: after k successes in k trials the two-sided ``level`` interval of the
+    success rate is [(α/2)^(1/k), 1], α = 1 − level. Here a success is a query whose samples
+    all have ``value``; at least a share L of the population does, and in the worst case the
+    rest sits at one bound: [L·value + (1 − L)·lowest, L·value + (1 − L)·highest].
+    """
+    share = ((1.0 - level) / 2.0) ** (1.0 / clusters)
+    return (share * value + (1.0 - share) * lowest, share * value + (1.0 - share) * highest)

@@ -27,7 +27,7 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
 from abnirml.evaluation.significance import StatsConfig, p_value, significant
-from abnirml.evaluation.statistics import effects
+from abnirml.evaluation.statistics import defined_p, effects
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
 
     ``stats`` (test, correction, intervals) defaults to the settings A was run with.
     """
-    from abnirml.evaluation.bootstrap import clustered_ci
+    from abnirml.evaluation.bootstrap import cluster_codes, clustered_ci, unanimous_range
 
     alpha = store_a.alpha if alpha is None else alpha
     stats = store_a.stats if stats is None else stats
@@ -101,11 +101,17 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
             n = int(ea.shape[0])
             cluster = None if a.cluster is None else a.cluster[mask]
             key = ("compare", probe.name, subset)
-            p = p_value(eb, ea, 0.0, False, stats, cluster, key) if n else None
-            interval = clustered_ci(eb - ea, cluster, stats.resamples, stats.ci_level,
+            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key)) if n else None
+            change = eb - ea
+            interval = clustered_ci(change, cluster, stats.resamples, stats.ci_level,
                                     stats.seed, key)
             low, high = (None, None) if interval is None else (float(interval[0]),
                                                                float(interval[1]))
+            if interval is not None and change.min() == change.max():
+                # every sample changed alike (often: none changed): not a point interval
+                width = 1.0 if probe.symmetric else 2.0   # effects differ by at most this
+                low, high = unanimous_range(float(change[0]), cluster_codes(cluster, n)[1],
+                                            stats.ci_level, -width, width)
             out.append(ProbeComparison(
                 probe.name, probe.family, subset, n,
                 float(ea.mean()) if n else None, float(eb.mean()) if n else None,

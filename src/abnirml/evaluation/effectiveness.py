@@ -137,14 +137,19 @@ def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates,
         return {"skipped": "ir_measures is not installed (pip install 'abnirml[eval]')"}
 
     ranking = candidates.ranking
+    qrels = collection.qrels
+    judged = sum(1 for qid, docnos in ranking.items() if docnos and qrels.get(qid))
+    if not judged:
+        # ir_measures averages over no query as 0.0: undefined, so no table rather than zeros
+        return {"skipped": f"none of the {len(ranking):,} candidate queries has judgments: "
+                           "nDCG@10, MAP and MRR are undefined"}
     reranked = rerank_candidates(rankers, ranking, collection, scorer)
     candidate_run: Run = {qid: [(d, float(len(docnos) - i)) for i, d in enumerate(docnos)]
                           for qid, docnos in ranking.items()}
-    qrels = collection.qrels
     taken: set[str] = set()
     info: dict[str, Any] = {
         "measures": list(measures), "candidates": candidates.source,
-        "queries": sum(1 for qid, docnos in ranking.items() if docnos and qrels.get(qid)),
+        "queries": judged,
         "candidate_run": evaluate(candidate_run, qrels, measures),
         "rankers": {name: evaluate(run, qrels, measures) for name, run in reranked.items()},
         "run_files": {name: run_file_name(name, taken) for name in reranked},

@@ -28,7 +28,7 @@ from abnirml.evaluation.significance import (
     record_fields,
     significant,
 )
-from abnirml.evaluation.statistics import summarize
+from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import Ranker
@@ -285,8 +285,8 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 summary = summarize(s1, s2, delta, probe.symmetric)
                 cluster = None if ps.cluster is None else ps.cluster[mask]
                 key = (probe.name, subset)
-                p = summary.p_value if stats.test == "ttest" else p_value(
-                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker))
+                p = defined_p(summary.p_value if stats.test == "ttest" else p_value(
+                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker)))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
@@ -308,13 +308,14 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
 
 def apply_bonferroni(records: list[dict[str, Any]], alpha: float,
                      correction: str = "bonferroni") -> None:
-    """Mark significance per table (= probe family) over every test with n ≥ 2.
+    """Mark significance per table (= probe family) over every test with n ≥ 2 (fewer
+    samples have no p-value: they are neither tested nor counted in the correction).
 
     The name is historical: ``correction`` picks Bonferroni (default), Holm, BH or none.
     """
     by_family: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        if record["n"] >= 2:
+        if record["n"] >= 2 and record["p_value"] is not None:
             by_family.setdefault(record["family"], []).append(record)
     for group in by_family.values():
         p_values = [r["p_value"] for r in group]

@@ -7,7 +7,8 @@ answer known objections:
 * ``wilcoxon`` — signed-rank test: no normality assumption on the score differences.
 * ``permutation`` — Fisher's randomization test: under H0 the two scores of a sample are
   exchangeable, so each difference's sign is flipped at random; p is the share of seeded
-  rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0).
+  rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0). With few
+  samples (2ⁿ ≤ the rounds, n ≤ 16) every sign pattern is enumerated once: the exact p.
 * ``bootstrap`` — the query-clustered bootstrap of the mean difference
   (:mod:`.bootstrap`): the only choice that respects that samples of one query are
   correlated. p is twice the share of resampled means on the far side of 0.
@@ -102,14 +103,18 @@ def check_config(config: StatsConfig) -> StatsConfig:
 def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
             config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = ()
             ) -> float:
-    """The chosen test's p-value (1.0 when undefined: fewer than two samples, no variation)."""
+    """The chosen test's p-value; NaN when undefined (fewer than two samples).
+
+    Values with no variation get 1 when all are 0 (every test agrees); the t-test's other
+    degenerate case is in :mod:`.statistics`.
+    """
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     if config.test == "ttest":
         return (greater_than_zero_p(np.abs(diff) - delta) if symmetric
                 else paired_ttest_p(score1, score2))
     values = np.abs(diff) - delta if symmetric else diff
     if values.shape[0] < 2:
-        return 1.0
+        return math.nan
     if config.test == "wilcoxon":
         return wilcoxon_p(values, one_sided=symmetric)
     rng = np.random.default_rng(stable_seed(config.seed, config.test, *key))
@@ -128,12 +133,24 @@ def wilcoxon_p(values: np.ndarray, one_sided: bool = False) -> float:
     return float(result.pvalue)
 
 
+EXACT_SIGN_FLIPS = 16
+"""Up to this many samples (and 2ⁿ ≤ the rounds asked for) the randomization test
+enumerates all 2ⁿ sign patterns: the exact p-value, cheaper than the random rounds."""
+
+
 def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
                   one_sided: bool = False, chunk: int = 1 << 22) -> float:
-    """Fisher randomization: flip each value's sign at random, ``rounds`` times (chunked)."""
+    """Fisher randomization: flip each value's sign at random, ``rounds`` times (chunked);
+    exact (every sign pattern once) when 2ⁿ ≤ ``rounds`` and n ≤ :data:`EXACT_SIGN_FLIPS`."""
     n = values.shape[0]
     observed = float(values.mean())
     tolerance = 1e-12 * max(float(np.abs(values).max()), 1e-300)
+    if n <= EXACT_SIGN_FLIPS and 2 ** n <= rounds:
+        codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)
+        means = ((codes & 1) * 2 - 1).astype(np.float64) @ values / n
+        if one_sided:
+            return float(np.mean(means >= observed - tolerance))
+        return float(np.mean(np.abs(means) >= abs(observed) - tolerance))
     reached = 0
     per_chunk = max(1, chunk // n)
     done = 0
@@ -151,8 +168,11 @@ def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
 
 def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
                 rng: np.random.Generator, one_sided: bool = False) -> float:
-    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided)."""
+    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided);
+    NaN with one query, whose every resample is itself (no variation to test against)."""
     codes, k = cluster_codes(cluster, values.shape[0])
+    if k < 2:
+        return math.nan
     means = clustered_means(values, codes, k, resample_weights(k, max(resamples, 1), rng))
     below = (1 + int((means <= 0).sum())) / (1 + means.shape[0])
     if one_sided:
@@ -217,15 +237,30 @@ def effect_size(score1: np.ndarray, score2: np.ndarray, delta: float,
     return value if math.isfinite(value) else None
 
 
+def test_words(test: str, correction: str, alpha: float) -> str:
+    """The test, its sidedness, the correction's family and α, in words a reviewer can check.
+
+    Every test is two-sided except for symmetric probes, whose test is one-sided; the
+    correction covers every test of one table (probe × ranker × subset with ≥ 2 samples).
+    """
+    named = CORRECTION_LABELS.get(correction, correction)
+    fixed = ("no multiple-testing correction" if correction == "none" else
+             f"{named} correction over every test of one table (probe × ranker × subset "
+             "with ≥ 2 samples)")
+    return (f"two-sided {TEST_LABELS.get(test, test)} (symmetric probes: one-sided, "
+            f"|R(q,d1) − R(q,d2)| − δ > 0), {fixed}, α = {alpha:g}")
+
+
 def caption(test: str, correction: str, alpha: float, ci_level: float | None,
             resamples: int) -> str:
-    """One sentence for report captions: which test, correction, α and interval."""
-    named = CORRECTION_LABELS.get(correction, correction)
-    text = (f"Significance: {TEST_LABELS.get(test, test)}, {named} correction per table, "
-            f"α = {alpha:g}.")
+    """One paragraph for report captions: which test, correction, α and interval."""
+    text = (f"Significance: {test_words(test, correction, alpha)}; with fewer than 2 "
+            "samples p is undefined (–) and the score is never marked significant.")
     if ci_level is not None and resamples > 0:
-        text += (f" Brackets: {100 * ci_level:g} % query-clustered bootstrap interval "
-                 f"({resamples:,} resamples of queries).")
+        text += (f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
+                 f"interval ({resamples:,} resamples of queries); a score that every sample "
+                 "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
+                 "queries instead, and fewer than 2 queries get none (–).")
     return text
 
 
@@ -235,21 +270,29 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     """The fields this module adds to a result record: effect size and intervals.
 
     One bootstrap draw serves both intervals (score and mean difference), so they describe
-    the same resampled queries.
+    the same resampled queries. When every sample has the same effect the score's
+    percentile interval would be a point; the Clopper–Pearson bound replaces it
+    (:func:`.bootstrap.unanimous_interval`).
     """
-    from abnirml.evaluation.bootstrap import clustered_ci
+    from abnirml.evaluation.bootstrap import cluster_codes, clustered_ci, unanimous_interval
     from abnirml.evaluation.statistics import effects
 
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     fields: dict[str, float | None] = {
         "effect_size": effect_size(score1, score2, delta, symmetric),
         "ci_low": None, "ci_high": None, "mean_diff_ci_low": None, "mean_diff_ci_high": None}
-    values = np.stack([effects(diff, delta, symmetric).astype(np.float64), diff], axis=1)
+    effect = effects(diff, delta, symmetric).astype(np.float64)
+    values = np.stack([effect, diff], axis=1)
     interval = clustered_ci(values, cluster, config.resamples, config.ci_level, config.seed,
                             ("ci", *key))
     if interval is not None:
         low, high = interval
-        fields.update(ci_low=float(low[0]), ci_high=float(high[0]),
+        score_low, score_high = float(low[0]), float(high[0])
+        if effect.min() == effect.max():
+            _, clusters = cluster_codes(cluster, effect.shape[0])
+            score_low, score_high = unanimous_interval(float(effect[0]), clusters,
+                                                       config.ci_level, symmetric)
+        fields.update(ci_low=score_low, ci_high=score_high,
                       mean_diff_ci_low=float(low[1]), mean_diff_ci_high=float(high[1]))
     return fields
 

@@ -8,6 +8,14 @@ pairs with a Bonferroni correction over every test of one table.
 For symmetric probes the paired t-test is meaningless (d1 and d2 are exchangeable, so the
 sign of the difference is arbitrary). There the test asks what the score measures — are the
 score differences larger than δ? — as a one-sided one-sample t-test of |diff| − δ > 0.
+
+Where a t statistic does not exist the p-value says so instead of inventing one: fewer than
+two samples give NaN (undefined, never tested or corrected), and differences that are all
+equal (standard deviation 0, so t would be 0/0 or ±∞) get the exact p-value of the
+sign-flip randomization test, which needs no variance: 1 when every difference is 0, and
+2 · 2⁻ⁿ (one-sided: 2⁻ⁿ) when all n differences are the same non-zero value — the chance
+that n fair coin flips all land the same way. A t-test would call even two such samples
+infinitely significant (p = 0).
 """
 
 from __future__ import annotations
@@ -53,20 +61,19 @@ def summarize(score1: np.ndarray, score2: np.ndarray, delta: float,
 
 
 def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:
-    """Two-sided paired t-test p-value; 1.0 when undefined (n < 2 or constant differences).
+    """Two-sided paired t-test p-value; NaN when undefined (n < 2).
 
-    Constant non-zero differences make the statistic infinite: every sample moved the same
-    way, so the p-value is 0.
+    Constant differences (no variance) get the exact sign-flip p-value (module docstring).
     """
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     n = diff.shape[0]
     if n < 2:
-        return 1.0
+        return math.nan
     mean = float(diff.mean())
     sd = float(diff.std(ddof=1))
     scale = max(abs(mean), float(np.abs(diff).max()), 1e-300)
     if sd <= 1e-12 * scale:
-        return 1.0 if abs(mean) <= 1e-12 * scale else 0.0
+        return 1.0 if abs(mean) <= 1e-12 * scale else min(1.0, 2.0 * 0.5 ** n)
     from scipy.special import stdtr  # far lighter to import than scipy.stats
 
     t = mean / (sd / math.sqrt(n))
@@ -74,19 +81,28 @@ def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:
 
 
 def greater_than_zero_p(values: np.ndarray) -> float:
-    """One-sided one-sample t-test p-value for mean(values) > 0 (1.0 when undefined)."""
+    """One-sided one-sample t-test p-value for mean(values) > 0; NaN when n < 2.
+
+    Constant values: 2⁻ⁿ when they are all the same positive number, else 1 (module
+    docstring).
+    """
     values = np.asarray(values, dtype=np.float64)
     n = values.shape[0]
     if n < 2:
-        return 1.0
+        return math.nan
     mean = float(values.mean())
     sd = float(values.std(ddof=1))
     scale = max(float(np.abs(values).max()), 1e-300)
     if sd <= 1e-12 * scale:
-        return 0.0 if mean > 1e-12 * scale else 1.0
+        return 0.5 ** n if mean > 1e-12 * scale else 1.0
     from scipy.special import stdtr
 
     return float(stdtr(n - 1, -mean / (sd / math.sqrt(n))))
+
+
+def defined_p(p: float) -> float | None:
+    """A p-value as records store it: None where the test is undefined (NaN)."""
+    return None if p != p else p
 
 
 def bonferroni_significant(p_values: Sequence[float], alpha: float) -> list[bool]:

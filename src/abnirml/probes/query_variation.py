@@ -210,9 +210,11 @@ def available() -> list[QueryVariationProbe]:
 
 def ndcg_at(scores: np.ndarray, gains: np.ndarray, docnos: np.ndarray, k: int = NDCG_DEPTH
             ) -> float:
-    """nDCG@k of ranking ``scores`` (ties broken by docno) with linear gains, ideal over the
-    same pool; NaN when the pool holds no positive gain."""
-    order = np.lexsort((docnos, -scores))[:k]
+    """nDCG@k of ranking ``scores`` with linear gains, ideal over the same pool; NaN when
+    the pool holds no positive gain. Tied scores are ordered as trec_eval (and so the
+    effectiveness table, through ir_measures) orders them: by docno, descending."""
+    docno_rank = np.unique(np.asarray(docnos), return_inverse=True)[1].reshape(-1)
+    order = np.lexsort((-docno_rank, -scores))[:k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     dcg = float((gains[order] * discounts[:order.size]).sum())
     ideal = np.sort(gains)[::-1][:k]

@@ -126,7 +126,9 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
         correlation = Table("Axiom fulfilment vs effectiveness across rankers",
                             ["Measure", "Rankers", "Kendall τ", "p", "Pearson r", "p", "Note"],
                             crow, "Fulfilment: mean over axiom probes of the fraction of "
-                                  "instances a ranker satisfies (Rennings et al.).")
+                                  "instances a ranker satisfies (Rennings et al.). p: "
+                                  "two-sided tests of τ = 0 (tau-b) and r = 0 with one "
+                                  "point per ranker, not corrected across the measures.")
     return effectiveness, correlation
 
 

@@ -95,7 +95,8 @@ def breakdown_tables(records: Sequence[Mapping[str, Any]], order: Sequence[str],
     if table is not None:
         out.append(("axiom-overlap", table,
                     "Queries split into three near-equal groups by the fraction of their "
-                    "analysed terms found in one relevant document (seeded choice). nDCG@10 "
+                    "analysed terms found in one relevant document (seeded choice); queries "
+                    "with no relevant document, if any, form a last group. nDCG@10 "
                     "(when effectiveness was evaluated): the ranker re-ranking the "
                     "candidates, mean over the group's queries, then over those whose chosen "
                     "relevant document is among the candidates — Câmara & Hauff's Fig. 1 "

@@ -99,8 +99,12 @@ def _lexical_statistics(run_info: Mapping[str, Any]) -> str | None:
 
 def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
                    family: str) -> list[Caveat]:
-    """Caveats of one probe family: its skipped samples, transfer data not found."""
+    """Caveats of one probe family: significance the query-clustered interval does not
+    back, its skipped samples, transfer data not found."""
     out: list[Caveat] = []
+    unbacked = unbacked_significance(records, run_info, family)
+    if unbacked is not None:
+        out.append(unbacked)
     if family == "dtp":
         from abnirml.report.transfer_table import missing_data_lines
 
@@ -115,6 +119,35 @@ def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, 
                     "samples")
         out.append(Caveat(f"Skipped {unit}: " + "; ".join(skips) + ".", family, "skipped"))
     return out
+
+
+def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                          family: str, shown: int = 3) -> Caveat | None:
+    """Significant results whose query-clustered interval of the mean difference contains 0.
+
+    The t-test, Wilcoxon and permutation tests treat every sample as independent, but the
+    samples of one query share documents and a query; when the interval that resamples
+    queries still contains 0, the significance rests on that independence. The bootstrap
+    test resamples queries itself, so it gets no such caveat.
+    """
+    statistics = run_info.get("statistics") or {}
+    if statistics.get("test", "ttest") == "bootstrap":
+        return None
+    chosen = [r for r in records if r["family"] == family and r.get("significant")]
+    unbacked = [r for r in chosen if r.get("mean_diff_ci_low") is not None
+                and r.get("mean_diff_ci_high") is not None
+                and r["mean_diff_ci_low"] <= 0.0 <= r["mean_diff_ci_high"]]
+    if not unbacked:
+        return None
+    level = float(statistics.get("ci", 0.95))
+    examples = ", ".join(f"{r['probe']} {r['ranker']} ({r['subset']})"
+                         for r in unbacked[:shown])
+    more = f" and {len(unbacked) - shown:,} more" if len(unbacked) > shown else ""
+    return Caveat(
+        f"{len(unbacked):,} of {len(chosen):,} significant results have a "
+        f"{100 * level:g} % query-clustered interval of the mean difference that contains "
+        f"0: {examples}{more}. Their test treats samples of one query as independent; "
+        "--test bootstrap tests with queries as the unit.", family, "note")
 
 
 def all_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

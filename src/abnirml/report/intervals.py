@@ -210,18 +210,14 @@ def _short(text: str, limit: int = 48) -> str:
 
 
 def significance_phrase(run_info: Mapping[str, Any]) -> str:
-    """The test behind the tables' ``*``, e.g. "two-sided paired t-test, Bonferroni per
-    table, α = 0.01" — read from run.json, so a rebuilt report names the run's choices."""
-    from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
+    """The test behind the tables' ``*`` (:func:`~abnirml.evaluation.significance.test_words`)
+    — read from run.json, so a rebuilt report names the run's choices."""
+    from abnirml.evaluation.significance import test_words
 
     raw = run_info.get("statistics") or {}
-    test = str(raw.get("test", "ttest"))
-    correction = str(raw.get("correction", "bonferroni"))
     alpha = (run_info.get("options") or {}).get("alpha", 0.01)
-    named = "two-sided paired t-test" if test == "ttest" else TEST_LABELS.get(test, test)
-    fixed = "no correction" if correction == "none" else \
-        f"{CORRECTION_LABELS.get(correction, correction)} per table"
-    return f"{named}, {fixed}, α = {alpha}"
+    return test_words(str(raw.get("test", "ttest")), str(raw.get("correction", "bonferroni")),
+                      float(alpha))
 
 
 def statistics_section(store: Any, records: Sequence[Mapping[str, Any]],

@@ -99,7 +99,8 @@ SCORE_LEGEND = (
     "A significant score that rounds to 0.00 is shown with more digits (+0.004); "
     f"0.00{ZERO_MARK} is a significant score of exactly 0: as many differences beyond ±δ "
     "favour d1 as d2 (often none), yet the raw score differences, which the test uses, "
-    "lean one way.")
+    "lean one way. A score from fewer than 2 samples is never tested (no p-value) and "
+    "is starred too.")
 
 
 def format_score(record: Mapping[str, Any]) -> str:

@@ -136,7 +136,7 @@ def test_fingerprint_names_template_and_answers(causal_dir, tmp_path):
     ("+yes=yes+no=yes", "same token"),
     ("+yes=zebra+no=zebra", "zebra"),
     ("+dtype=fp8", "dtype must be fp32, fp16 or bf16"),
-    ("+max_length=0", "max_length must be"),
+    ("+max_length=0", "max_length=0 must be >= 1"),
     ("+temperature=1", "unknown parameter"),
 ])
 def test_spec_errors_are_one_line(causal_dir, suffix, message):

@@ -56,7 +56,8 @@ def test_top_k_pruning_keeps_largest_weights(mlm_dir):
 
 
 @pytest.mark.parametrize("suffix, message", [
-    ("+dtype=fp8", "dtype must be fp32, fp16 or bf16"), ("+doc_top_k=0", "doc_top_k must be"),
+    ("+dtype=fp8", "dtype must be fp32, fp16 or bf16"),
+    ("+doc_top_k=0", "doc_top_k=0 must be >= 1"),
     ("+pooling=sum", "unknown parameter"),
 ])
 def test_spec_errors(mlm_dir, suffix, message):

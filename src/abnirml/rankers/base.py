@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
+
+Number = TypeVar("Number", int, float)
 
 Pair = tuple[str, str]
 
@@ -129,36 +131,18 @@ class RankerSpec:
     def float_param(self, key: str, default: float, *, low: float | None = None,
                     high: float | None = None, low_open: bool = False) -> float:
         """A finite number in plain notation, checked against ``[low, high]`` when given."""
-        from abnirml.numbers import describe_range, in_range, strict_float
+        from abnirml.numbers import strict_float
 
-        raw = self.param(key)
-        if raw is None:
-            return default
-        try:
-            value = strict_float(raw)
-        except ValueError as exc:
-            raise ConfigError(f"ranker {self.canonical}: {key}: {exc}") from None
-        if not in_range(value, low=low, high=high, low_open=low_open):
-            raise ConfigError(f"ranker {self.canonical}: {key}={raw} must be "
-                              f"{describe_range(low, high, low_open=low_open)}")
-        return value
+        return checked_number(self.param(key), default, strict_float, self.canonical, key,
+                              low=low, high=high, low_open=low_open)
 
     def int_param(self, key: str, default: int, *, low: int | None = None,
                   high: int | None = None) -> int:
         """An integer in plain decimal notation, checked against ``[low, high]`` when given."""
-        from abnirml.numbers import describe_range, in_range, strict_int
+        from abnirml.numbers import strict_int
 
-        raw = self.param(key)
-        if raw is None:
-            return default
-        try:
-            value = strict_int(raw)
-        except ValueError as exc:
-            raise ConfigError(f"ranker {self.canonical}: {key}: {exc}") from None
-        if not in_range(value, low=low, high=high):
-            raise ConfigError(f"ranker {self.canonical}: {key}={raw} must be "
-                              f"{describe_range(low, high)}")
-        return value
+        return checked_number(self.param(key), default, strict_int, self.canonical, key,
+                              low=low, high=high)
 
     def check_no_argument(self) -> None:
         """Refuse ``family:argument`` for families that take none (it would be ignored)."""
@@ -239,3 +223,23 @@ def checked_scores(ranker_name: str, scores: object, expected: int) -> np.ndarra
         raise ScoringError(f"ranker {ranker_name} returned {int(bad.sum())} {kind} score(s); "
                            "refusing to use them")
     return array
+
+
+def checked_number(raw: str | None, default: Number, parse: Callable[[str], Number],
+                   ranker: str, key: str, *, low: float | None = None,
+                   high: float | None = None, low_open: bool = False) -> Number:
+    """``raw`` read by ``parse`` (``strict_int``/``strict_float``: plain notation only) and
+    checked against the range, or ``default`` when not given: one wording of every ranker
+    parameter error, ``ranker NAME: key=VALUE must be >= 1``."""
+    from abnirml.numbers import describe_range, in_range
+
+    if raw is None:
+        return default
+    try:
+        value = parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"ranker {ranker}: {key}: {exc}") from None
+    if not in_range(value, low=low, high=high, low_open=low_open):
+        raise ConfigError(f"ranker {ranker}: {key}={raw} must be "
+                          f"{describe_range(low, high, low_open=low_open)}")
+    return value

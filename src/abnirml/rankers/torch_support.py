@@ -59,17 +59,11 @@ def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> st
 
 
 def positive_int(value: str | None, default: int, ranker: str, key: str) -> int:
-    if value is None:
-        return default
+    """A count such as ``max_length`` or ``batch_size``: an integer ≥ 1, or ``default``."""
     from abnirml.numbers import strict_int
+    from abnirml.rankers.base import checked_number
 
-    try:
-        number = strict_int(value)
-    except ValueError as exc:
-        raise ConfigError(f"ranker {ranker}: {key}: {exc}") from None
-    if number < 1:
-        raise ConfigError(f"ranker {ranker}: {key} must be ≥ 1, got {number}")
-    return number
+    return checked_number(value, default, strict_int, ranker, key, low=1)
 
 
 def neural_hints(batch_size: int, calls_per_commit: int = 1) -> RankerHints:

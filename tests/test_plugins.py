@@ -120,6 +120,14 @@ def _one_line_error(capsys) -> str:
     return lines[0]
 
 
+def _first_record(plugin: str, out: Path, *args: str) -> dict:
+    """``abnirml run --plugin PLUGIN ARGS`` into ``out`` (quiet, no effectiveness); its
+    first results.jsonl record."""
+    assert main(["run", "--plugin", plugin, *args, "--no-effectiveness", "--quiet",
+                 "--out", str(out)]) == 0
+    return json.loads((out / "results.jsonl").read_text().splitlines()[0])
+
+
 def test_a_family_file_is_listed_run_and_reported(tmp_path, capsys):
     plugin = _write(tmp_path, "echo_family.py", FAMILY)
     assert main(["probes", "--plugin", plugin]) == 0
@@ -184,9 +192,7 @@ def test_an_axiom_with_a_precondition_runs_as_an_axiom_probe(tmp_path, capsys):
     assert main(["probes", "--plugin", plugin]) == 0
     assert "axiom:more-terms\taxiom" in capsys.readouterr().out
     out = tmp_path / "out"
-    assert main(["run", "--plugin", plugin, "--probe", "axiom:more-terms", "--ranker",
-                 "bm25", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
-    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    record = _first_record(plugin, out, "--probe", "axiom:more-terms", "--ranker", "bm25")
     assert record["probe"] == "axiom:more-terms" and record["n"] > 0
     # equal lengths, every query term at least as often and one more often: BM25 (whose
     # query terms all have positive idf on the demo collection) can only agree
@@ -218,9 +224,8 @@ def test_a_ranker_class_from_a_plugin_reads_validated_parameters(tmp_path, capsy
     assert main(["rankers", "--plugin", plugin]) == 0
     assert "query-words\tquery-words[+weight=1]" in capsys.readouterr().out
     out = tmp_path / "out"
-    assert main(["run", "--plugin", plugin, "--ranker", "query-words+weight=2", "--probe",
-                 "tmp:prepend-query", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
-    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    record = _first_record(plugin, out, "--ranker", "query-words+weight=2", "--probe",
+                           "tmp:prepend-query")
     # prepending the query adds every query word: never a lower score
     assert record["ranker"] == "query-words+weight=2" and record["neg"] == 0
     assert main(["run", "--plugin", plugin, "--ranker", "query-words+weight=heavy",
@@ -261,9 +266,7 @@ def test_a_function_ranker_from_a_plugin_runs_on_the_command_line(tmp_path):
             pt.apply.doc_score(words), name=spec.canonical, version="1"))
     """)
     out = tmp_path / "out"
-    assert main(["run", "--plugin", plugin, "--ranker", "words", "--probe",
-                 "tmp:prepend-query", "--no-effectiveness", "--quiet", "--out", str(out)]) == 0
-    record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    record = _first_record(plugin, out, "--ranker", "words", "--probe", "tmp:prepend-query")
     # the query prepended: every query word is then present, so never fewer shared words
     assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
 

@@ -48,8 +48,8 @@ def content_tag(spec: str, words: frozenset[str]) -> str:
 @lru_cache(maxsize=4)
 def _builtin(spec: str) -> frozenset[str]:
     if spec == DEFAULT:
-        text = resources.files("abnirml.text").joinpath("stopwords_en.txt").read_text("utf-8")
-        return _parse(text)
+        packaged = resources.files("abnirml.text").joinpath("stopwords_en.txt")
+        return _parse_file(packaged.read_bytes(), Path(packaged.name))
     if spec == "none":
         return frozenset()
     try:
@@ -76,9 +76,10 @@ def _read_file(spec: str) -> frozenset[str]:
 
 
 def _parse_file(data: bytes, path: Path) -> frozenset[str]:
-    """The words of a user's list, each line checked: a word that cannot match a token
-    (two words on one line, a NUL, a UTF-8 BOM glued to the first word) would otherwise be
-    kept and silently never stop anything, and an empty list would silently stop nothing."""
+    """The words of a stopword list (a user's or the packaged default), each line checked: a
+    word that cannot match a token (two words on one line, a NUL, a UTF-8 BOM glued to the
+    first word) would otherwise be kept and silently never stop anything, and an empty list
+    would silently stop nothing."""
     words: set[str] = set()
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
@@ -102,7 +103,3 @@ def _parse_file(data: bytes, path: Path) -> frozenset[str]:
                          "nothing)", path=path)
     return frozenset(words)
 
-
-def _parse(text: str) -> frozenset[str]:
-    words = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
-    return frozenset(w for w in words if w)

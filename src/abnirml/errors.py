@@ -68,9 +68,11 @@ def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
 
 
 def user_line(exc: BaseException) -> str:
-    """`` (file:line)`` of the deepest frame of ``exc``'s traceback ('' without one): where a
-    user's plugin code (a ranker, a probe, an axiom function) raised, for a one-line error."""
+    """`` (file:line)`` of the deepest frame of ``exc``'s traceback: where a user's plugin
+    code (a ranker, a factory, a probe, an axiom function) raised, for a one-line error.
+    The first frame is the catcher's own ``try``; when it is the only one (the user's
+    callable is not Python code) there is no user line to name, and '' is returned."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
-    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.errors import AbnirmlError, ConfigError, did_you_mean
+from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.text.analyzer import Analyzer
 
@@ -141,11 +141,7 @@ def _call_user_factory(factory: Factory, spec: RankerSpec, env: RankerEnv) -> Ra
     except AbnirmlError:
         raise
     except Exception as exc:  # the user's code: any error is theirs
-        import traceback
-
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = f" ({frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""
-        raise ConfigError(f"ranker {spec.canonical}: its factory failed{where}: "
+        raise ConfigError(f"ranker {spec.canonical}: its factory failed{user_line(exc)}: "
                           f"{type(exc).__name__}: {exc}") from None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from abnirml.report.tables import Table
+from abnirml.report.tables import Table, count_text
 
 
 def _axiom_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -58,7 +58,7 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
             if effectiveness:
                 own = by_ranker[ranker]["overlap_split"][k]
                 row += [_number(own.get("ndcg10")), _number(own.get("ndcg10_retrieved")),
-                        _count(own.get("retrieved_queries"))]
+                        count_text(own.get("retrieved_queries"))]
             for probe in order:
                 record = cell.get((ranker, probe))
                 parts = None if record is None else record["overlap_split"][k]
@@ -75,10 +75,6 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
 
 def _number(value: Any) -> str:
     return "–" if value is None else f"{value:.3f}"
-
-
-def _count(value: Any) -> str:
-    return "–" if value is None else f"{value:,}"
 
 
 def breakdown_tables(records: Sequence[Mapping[str, Any]], order: Sequence[str],

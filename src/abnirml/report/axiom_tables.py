@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abnirml.report.tables import Table, to_markdown
+from abnirml.report.tables import Table, count_text, to_markdown
 
 
 def _label(probe: str, record: Mapping[str, Any] | None = None) -> str:
@@ -45,10 +45,6 @@ def _fraction(part: Any, whole: Any) -> str:
     return f"{part / whole:.2f}"
 
 
-def _count(value: Any) -> str:
-    return "–" if value is None else f"{value:,}"
-
-
 def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     """Câmara & Hauff Table 2: one column per axiom."""
     first = _first_per_probe(records)
@@ -57,12 +53,12 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     probes = _order(list(first))
     header = ["", *(_label(p, first[p]) for p in probes)]
     rows = [
-        ["Diagnostic dataset size", *(_count(first[p].get("instances", first[p]["n"]))
+        ["Diagnostic dataset size", *(count_text(first[p].get("instances", first[p]["n"]))
                                       for p in probes)],
         ["Instances before the per-query cap",
-         *(_count(first[p].get("instances_uncapped")) for p in probes)],
+         *(count_text(first[p].get("instances_uncapped")) for p in probes)],
         ["Instances with a relevant document",
-         *(_count(first[p].get("instances_relevant")) for p in probes)],
+         *(count_text(first[p].get("instances_relevant")) for p in probes)],
         ["Fraction agreeing with relevance",
          *("–" if first[p].get("relevance_agreement") is None
            else f"{first[p]['relevance_agreement']:.2f}" for p in probes)],

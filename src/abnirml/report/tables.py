@@ -131,6 +131,11 @@ def signed_text(value: float, digits: int = 2) -> str:
     return text[1:] if float(text) == 0 else text
 
 
+def count_text(value: int | None) -> str:
+    """A count with thousands separators (``3,913``); the report's dash when absent."""
+    return "–" if value is None else f"{value:,}"
+
+
 def _small_score(score: float, symmetric: bool) -> str:
     """A significant |score| < 0.005 with one significant digit; exact 0 marked."""
     if score == 0.0:

@@ -51,6 +51,18 @@ class _Owners:
 
 _LOADED: dict[str, ModuleType] = {}
 _OWNERS = _Owners()
+#: how the module of a plugin loaded from a file path is named (the rest comes from the path)
+_FILE_MODULE_PREFIX = "abnirml_plugin_"
+
+
+def file_plugin_modules() -> list[ModuleType]:
+    """The modules of plugins loaded from a file path, in load order.
+
+    Their names are made up from the path, so they exist only in this process: another
+    process that unpickles one of their classes (a Ray worker given a plugin's ranker)
+    cannot import them, and must be sent the module's code by value instead.
+    """
+    return [m for m in _LOADED.values() if m.__name__.startswith(_FILE_MODULE_PREFIX)]
 
 
 def plugin_sources(flags: Sequence[str] | None = None,
@@ -137,7 +149,7 @@ def _import_file(source: str) -> ModuleType:
         what = "is a folder" if path.is_dir() else "not found"
         raise ConfigError(f"plugin {what} (give a Python file or a module name)")
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
-    name = f"abnirml_plugin_{''.join(c if c.isalnum() else '_' for c in path.stem)}_{digest}"
+    name = f"{_FILE_MODULE_PREFIX}{''.join(c if c.isalnum() else '_' for c in path.stem)}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ConfigError("plugin is not a Python file")

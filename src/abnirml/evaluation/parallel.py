@@ -16,14 +16,66 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
 from abnirml.rankers.base import Pair, Ranker
 
 _WORKER_RANKER: Ranker | None = None
+
+
+@dataclass(frozen=True)
+class WorkerFailure:
+    """What a ranker raised in a worker process, in a form that crosses the boundary.
+
+    A traceback cannot be pickled, and multiprocessing and Ray re-raise a worker's exception
+    in the parent with the parent's frames, so ``file:line`` would name their code instead
+    of the user's. The worker notes it while it still has the traceback.
+    """
+
+    type_name: str
+    message: str
+    where: str              # " (file:line)" of the raising frame, or ""
+    traceback_text: str
+    user_facing: bool       # an AbnirmlError: reported as its one line, as in-process
+
+    @classmethod
+    def of(cls, exc: Exception) -> WorkerFailure:
+        import traceback
+
+        return cls(type(exc).__name__, str(exc), user_line(exc),
+                   "".join(traceback.format_exception(exc)), isinstance(exc, AbnirmlError))
+
+
+class WorkerError(Exception):
+    """A ranker's exception from a worker process (``--workers``, ``--ray``); its text ends
+    with the worker's traceback, since that is where the bug is."""
+
+    def __init__(self, failure: WorkerFailure):
+        super().__init__(f"{failure.type_name}: {failure.message}\n\nraised in a worker "
+                         f"process:\n{failure.traceback_text}")
+        self.failure = failure
+
+
+def score_or_failure(ranker: Ranker, batch: Sequence[Pair]) -> np.ndarray | WorkerFailure:
+    """A worker's job: the batch's scores, or what went wrong (never raises)."""
+    try:
+        return np.asarray(ranker.score(batch), dtype=np.float64)
+    except Exception as exc:
+        return WorkerFailure.of(exc)
+
+
+def raised_if_failed(result: np.ndarray | WorkerFailure) -> np.ndarray:
+    """The scores, or the worker's failure raised here: abnirml's own errors as a one-line
+    :class:`ScoringError` with the same message, anything else as :class:`WorkerError`."""
+    if not isinstance(result, WorkerFailure):
+        return result
+    if result.user_facing:
+        raise ScoringError(result.message)
+    raise WorkerError(result)
 
 
 class ScoringExecutor(Protocol):
@@ -67,9 +119,9 @@ def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
     threading.Thread(target=watch, name="abnirml-parent-watch", daemon=True).start()
 
 
-def _score_in_worker(batch: Sequence[Pair]) -> np.ndarray:
+def _score_in_worker(batch: Sequence[Pair]) -> np.ndarray | WorkerFailure:
     assert _WORKER_RANKER is not None
-    return np.asarray(_WORKER_RANKER.score(batch), dtype=np.float64)
+    return score_or_failure(_WORKER_RANKER, batch)
 
 
 class ProcessExecutor:
@@ -96,7 +148,8 @@ class ProcessExecutor:
 
             with context.Pool(self.workers, initializer=_exit_with_parent,
                               initargs=(os.getpid(),)) as pool:
-                yield from pool.imap(_score_in_worker, batches, chunksize=1)
+                for result in pool.imap(_score_in_worker, batches, chunksize=1):
+                    yield raised_if_failed(result)
         finally:
             _WORKER_RANKER = None
 
@@ -130,15 +183,21 @@ class RayExecutor:
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
         ray = self._init()
-        score_remote = ray.remote(_ray_score)
+        from abnirml.plugins import file_plugin_modules
+
+        # A ranker class from a ``--plugin FILE`` lives in a module no worker can import;
+        # pickling that module by value sends its code along with the ranker.
+        for module in file_plugin_modules():
+            ray.cloudpickle.register_pickle_by_value(module)
+        score_remote = ray.remote(score_or_failure)
         ranker_ref = ray.put(ranker)
         pending: list[Any] = []
         for batch in batches:
             pending.append(score_remote.remote(ranker_ref, list(batch)))
             if len(pending) >= self.max_in_flight:
-                yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
+                yield raised_if_failed(ray.get(pending.pop(0)))
         while pending:
-            yield np.asarray(ray.get(pending.pop(0)), dtype=np.float64)
+            yield raised_if_failed(ray.get(pending.pop(0)))
 
 
 RAY_CONNECT_TIMEOUT_S = 10.0
@@ -163,10 +222,6 @@ def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> Non
         raise ConfigError(f"cannot reach the Ray cluster at {address} "
                           f"({exc.strerror or exc}); is 'ray start --head' running there?"
                           ) from None
-
-
-def _ray_score(ranker: Ranker, batch: list[Pair]) -> np.ndarray:
-    return np.asarray(ranker.score(batch), dtype=np.float64)
 
 
 def make_executor(workers: int = 1, ray_address: str | None = None) -> ScoringExecutor:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from abnirml.errors import AbnirmlError, ScoringError, user_line
-from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor
+from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor, WorkerError
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
 
@@ -75,6 +75,10 @@ class Scorer:
         except Exception as exc:
             if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
                 raise          # abnirml's own rankers: a traceback is a bug report
+            if isinstance(exc, WorkerError):     # raised in a worker: it noted the line
+                failure = exc.failure
+                raise ScoringError(f"ranker {ranker.name}: score() failed{failure.where}: "
+                                   f"{failure.type_name}: {failure.message}") from None
             raise ScoringError(f"ranker {ranker.name}: score() failed{user_line(exc)}: "
                                f"{type(exc).__name__}: {exc}") from None
         finally:

@@ -158,7 +158,8 @@ def test_candidate_run_naming_no_passage_is_one_line(tiny_dir, tmp_path, capsys,
     (b"the of\nand\n", ":1: expected one word per line, found 2"),   # was: 'the of' kept
     (b"the\x00\nof\n", ":1: NUL byte at column 4"),                # was: 'the\x00' kept
     (b"the\ncaf\xe9\n", ":2: invalid UTF-8 byte at column 4"),     # was: no line number
-], ids=["empty", "comments-only", "two-words", "nul", "latin-1"])
+    (b"the\rof\rand\r", ":1: carriage return inside a line"),   # was: "found 3" words
+], ids=["empty", "comments-only", "two-words", "nul", "latin-1", "cr-only"])
 def test_bad_stopword_files_are_located(tmp_path, capsys, tiny_dir, content, expected):
     path = tmp_path / "stops.txt"
     path.write_bytes(content)

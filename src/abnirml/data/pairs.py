@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abnirml.data.trec import iter_json_objects, json_id, read_lines, reject_nul
+from abnirml.data.trec import iter_json_objects, json_id, read_lines
 from abnirml.errors import InputError
+from abnirml.text.lines import reject_nul
 
 
 @dataclass(frozen=True, slots=True)

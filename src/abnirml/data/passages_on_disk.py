@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from abnirml.data.trec import json_id, parse_json_line, reject_header, reject_nul
+from abnirml.data.trec import json_id, parse_json_line, reject_header
 from abnirml.errors import InputError
+from abnirml.text.lines import reject_nul
 
 
 def _key(docno: str) -> int:

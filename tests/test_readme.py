@@ -38,7 +38,8 @@ OTHER_FLAGS = {
     "--smoke": "benchmarks/gpu.py",
     "--install": "benchmarks/demo_timing.py",
 }
-PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target"}
+PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target",
+             "--force-reinstall", "--index-url"}
 #: The misspelling the README shows being answered with "did you mean --ranker?".
 MISSPELT = "--rankers"
 

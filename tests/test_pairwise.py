@@ -10,7 +10,7 @@ import pytest
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.pairwise import position_bias, symmetrise
-from abnirml.rankers.registry import RankerEnv, build_ranker, register
+from abnirml.rankers.registry import RankerEnv, build_ranker, register, unregister
 
 TRIPLES = [
     ("vitamin d deficiency", "symptoms of vitamin d deficiency are tiredness", "bread dough"),
@@ -97,7 +97,14 @@ class LengthPreference:
                          for _, a, b in triples])
 
 
-def test_engine_probes_pairwise_rankers_directly(tmp_path):
+@pytest.fixture
+def forget_length_pref():
+    """The test registers a ranker family; later tests must not find it registered."""
+    yield
+    unregister("length-pref")
+
+
+def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     from abnirml.pipeline import RunConfig, run
 
     made: dict[str, LengthPreference] = {}

@@ -112,7 +112,9 @@ def scoring_flags() -> argparse.ArgumentParser:
     flags.add_argument("--collection", default="demo",
                        help="'demo' (shipped), a directory of TREC files, or irds:<id>")
     flags.add_argument("--cache", default="default",
-                       help="score cache file (default: $ABNIRML_CACHE or ~/.cache/abnirml)")
+                       help="score cache file (default: $ABNIRML_CACHE, else "
+                            "$XDG_CACHE_HOME/abnirml/scores.sqlite, ~/.cache/abnirml/scores.sqlite "
+                            "without XDG_CACHE_HOME)")
     flags.add_argument("--no-cache", action="store_true", help="keep scores in memory only")
     flags.add_argument("--batch-size", type=int, help="pairs per ranker call")
     flags.add_argument("--device", default="cpu",

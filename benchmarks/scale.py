@@ -129,13 +129,14 @@ def generate(root: Path, n_docs: int, n_queries: int, depth: int, seed: int) -> 
     return {"source": source, "judged": len(qrels_lines), "run_lines": len(run_lines)}
 
 
-def run_abnirml(root: Path, out: Path, probes: list[str], stream: bool) -> dict:
+def run_abnirml(root: Path, out: Path, probes: list[str], stream: bool,
+                extra: list[str]) -> dict:
     """One ``abnirml run`` in a child process: exit code, wall seconds, peak RSS in MiB."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     # forcing both ways, so the figure does not depend on where the 256 MiB default falls
     env["ABNIRML_STREAM_DOCS_BYTES"] = "0" if stream else str(1 << 50)
     args = ["run", "--collection", str(root), "--ranker", "bm25", "--ranker", "ql",
-            "--ranker", "tfidf", "--no-cache", "--quiet", "--out", str(out)]
+            "--ranker", "tfidf", "--no-cache", "--quiet", "--out", str(out), *extra]
     for probe in probes:
         args += ["--probe", probe]
     start = time.perf_counter()
@@ -159,13 +160,18 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100, help="candidate run depth")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--probe", action="append", help="probe pattern, repeatable "
-                        "(default: mmp:*, eight tmp: manipulations, axiom:*)")
+                        "(default: two runs, mmp:* alone, then mmp:*, eight tmp: "
+                        "manipulations and axiom:*)")
     parser.add_argument("--in-memory", action="store_true",
-                        help="also run with the passages held in memory")
+                        help="also run each probe set with the passages held in memory")
+    parser.add_argument("--computed-candidates", action="store_true",
+                        help="ignore runs/bm25.run: BM25 top 100 computed over the collection "
+                        "(a second pass over every passage)")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     args = parser.parse_args()
     n_docs = int(args.passages * 1_000_000)
-    probes = args.probe or DEFAULT_PROBES
+    probe_sets = [args.probe] if args.probe else [["mmp:*"], DEFAULT_PROBES]
+    extra = ["--candidates", "computed:bm25"] if args.computed_candidates else []
     with tempfile.TemporaryDirectory(prefix="abnirml-scale-") as tmp:
         root = args.keep or Path(tmp) / "collection"
         start = time.perf_counter()
@@ -175,18 +181,25 @@ def main() -> None:
                   f"judgments in {time.perf_counter() - start:.0f} s", flush=True)
         size = (root / "passages.tsv").stat().st_size
         rows = []
-        for stream in [True, False] if args.in_memory else [True]:
-            result = run_abnirml(root, Path(tmp) / f"out-{stream}", probes, stream)
-            rows.append(["on disk (offset index)" if stream else "in memory",
-                         result.get("documents", "–"), f"{size / 1e9:.2f} GB",
-                         result["seconds"] / 60, result["peak_mib"], result.get("samples", "–"),
-                         result["code"]])
-            print(f"  {rows[-1][0]}: {result['seconds']:.0f} s, peak "
-                  f"{result['peak_mib']:.0f} MiB", flush=True)
-    print_table(f"abnirml run, BM25 + QL + TF-IDF, probes {' '.join(probes)}, "
-                f"{args.queries} queries, run depth {args.depth}",
-                ["passages", "documents", "file", "wall (min)", "peak RSS (MiB)", "samples",
-                 "exit"], rows)
+        for number, probes in enumerate(probe_sets):
+            label = probes[0] if len(probes) == 1 else f"{len(probes)} patterns"
+            for stream in [True, False] if args.in_memory else [True]:
+                result = run_abnirml(root, Path(tmp) / f"out-{number}-{stream}", probes,
+                                     stream, extra)
+                rows.append([label, "on disk (offset index)" if stream else "in memory",
+                             result.get("documents", "–"), f"{size / 1e9:.2f} GB",
+                             result["seconds"] / 60, result["peak_mib"],
+                             result.get("samples", "–"), result["code"]])
+                print(f"  {label}, {rows[-1][1]}: {result['seconds']:.0f} s, peak "
+                      f"{result['peak_mib']:.0f} MiB", flush=True)
+    print_table(f"abnirml run, BM25 + QL + TF-IDF, {args.queries} queries, "
+                + ("BM25 top 100 computed" if args.computed_candidates
+                   else f"run depth {args.depth}"),
+                ["probes", "passages", "documents", "file", "wall (min)", "peak RSS (MiB)",
+                 "samples", "exit"], rows)
+    for probes in probe_sets:
+        if len(probes) > 1:
+            print(f"\n{len(probes)} patterns: {' '.join(probes)}")
 
 
 if __name__ == "__main__":

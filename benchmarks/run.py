@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("core.py", []),
     ("memory.py", []),
+    ("scale.py", []),        # ~8 min: 2 M synthetic passages, two probe sets
     ("bm25_peers.py", []),
     ("rankers.py", []),
     ("length_sort.py", []),

@@ -107,3 +107,40 @@ def test_bm25_top_k_agrees_with_pairwise_scores(stats):
     # cherry and date have df = N/2, so Terrier's idf is 0: matching documents are still
     # retrieved (score 0), ties broken by docno
     assert ranking["q1"] == [("b", 0.0), ("c", 0.0), ("d", 0.0)]
+
+
+def test_a_statistics_pass_longer_than_the_memo_leaves_nothing_in_it():
+    """Past memo_size texts the memo would only hold the file's first documents: the pass
+    forgets them. Shorter collections stay remembered for the rankers that follow."""
+    texts = [f"apple pie number {i} with pears" for i in range(10)]
+    reference = CollectionStats.build(texts, Analyzer())
+    small = Analyzer(memo_size=3)
+    stats = CollectionStats.build(texts, small)
+    assert (stats.df, stats.cf, stats.num_tokens, stats.digest) == \
+        (reference.df, reference.cf, reference.num_tokens, reference.digest)
+    assert small._memo == {}
+    roomy = Analyzer(memo_size=10)
+    CollectionStats.build(texts, roomy)
+    assert set(roomy._memo) == set(texts)
+
+
+def test_bm25_top_k_over_a_collection_larger_than_the_memo_adds_nothing_to_it():
+    docs = {f"d{i}": f"apple {'pie ' * (i % 4)}pear {i}" for i in range(12)}
+    queries = {"q1": "apple pie", "q2": "pear"}
+    expected = bm25_top_k(CollectionStats.build(docs.values(), Analyzer()), docs, queries, 5)
+    small = Analyzer(memo_size=4)
+    stats = CollectionStats.build(docs.values(), small)
+    assert bm25_top_k(stats, docs, queries, 5) == expected
+    assert set(small._memo) <= set(queries.values())
+
+
+def test_the_word_stem_memo_stays_bounded_and_stems_alike(monkeypatch):
+    from abnirml.text import analyzer as analyzer_module
+
+    texts = [f"running{i} runners walked{i} cats{i}" for i in range(40)]
+    expected = [Analyzer().analyze(t) for t in texts]
+    monkeypatch.setattr(analyzer_module, "STEM_MEMO_SIZE", 5)
+    bounded = Analyzer()
+    for text, stems in zip(texts, expected, strict=True):
+        assert bounded.analyze_unshared(text) == stems
+        assert len(bounded._stems) <= 5 + 4      # the cap plus one text's new words

@@ -37,6 +37,8 @@ OTHER_FLAGS = {
     "--carried": "benchmarks/gpu.py",
     "--smoke": "benchmarks/gpu.py",
     "--install": "benchmarks/demo_timing.py",
+    "--in-memory": "benchmarks/scale.py",
+    "--computed-candidates": "benchmarks/scale.py",
 }
 PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target",
              "--force-reinstall", "--index-url"}

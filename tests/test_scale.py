@@ -67,3 +67,50 @@ def test_million_document_collection_runs_mmp_under_memory_cap(tmp_path):
     assert info["collection"]["documents"] == N_DOCS
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").open()]
     assert len(records) == 18
+
+
+def _copy_demo(root):
+    from importlib import resources
+
+    root.mkdir()
+    demo = resources.files("abnirml.data").joinpath("demo")
+    for name in ("queries.tsv", "qrels.txt", "passages.tsv"):
+        (root / name).write_bytes(demo.joinpath(name).read_bytes())
+    return root
+
+
+@pytest.mark.parametrize("candidates", ["computed", "run file"])
+def test_passages_read_from_disk_give_the_same_results_as_in_memory(tmp_path, monkeypatch,
+                                                                    candidates):
+    """The offset index (threshold 0) and the in-memory dict (threshold 2**50) must feed the
+    rankers, statistics, candidates and samples the same texts: results.jsonl byte for byte.
+    Without a run the BM25 candidates are computed by one streamed pass over the file."""
+    from abnirml.cli import main
+
+    root = _copy_demo(tmp_path / "demo")
+    extra = []
+    if candidates == "run file":
+        # a run over every passage, in reverse file order, that names one missing passage
+        docnos = [line.split("\t")[0] for line in
+                  (root / "passages.tsv").read_text(encoding="utf-8").splitlines()]
+        qids = [line.split("\t")[0] for line in
+                (root / "queries.tsv").read_text(encoding="utf-8").splitlines()]
+        (root / "run.txt").write_text("".join(
+            f"{qid} Q0 {docno} {rank} {-rank} t\n" for qid in qids
+            for rank, docno in enumerate(["not-a-passage", *reversed(docnos)], start=1)))
+        extra = ["--candidates", str(root / "run.txt")]
+    outputs = {}
+    for label, threshold in (("disk", "0"), ("memory", str(2**50))):
+        monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", threshold)
+        out = tmp_path / label
+        code = main(["run", "--collection", str(root), "--ranker", "bm25", "--ranker", "ql",
+                     "--ranker", "tfidf", "--probe", "mmp:*", "--probe", "tmp:shuffle-words",
+                     "--probe", "tmp:drop-query", "--probe", "axiom:tfc1", "--probe",
+                     "axiom:m-tdc", "--probe", "qvp:drop-least-informative", "--no-cache",
+                     "--quiet", "--out", str(out), *extra])
+        assert code == 0
+        info = json.loads((out / "run.json").read_text())
+        outputs[label] = ((out / "results.jsonl").read_bytes(), info["collection"])
+    assert outputs["disk"][0] == outputs["memory"][0]
+    assert outputs["disk"][1] == outputs["memory"][1]
+    assert len(outputs["disk"][0].splitlines()) > 3 * 20   # the probes did run

@@ -170,8 +170,9 @@ def bm25_top_k(stats: CollectionStats, docs: Mapping[str, str], queries: dict[st
     avgdl = stats.avg_doc_length or 1.0
     k1, b = ranker.k1, ranker.b
     items = getattr(docs, "items_streamed", docs.items)()
+    keep = stats.num_docs <= stats.analyzer.memo_size   # see CollectionStats.build
     for docno, text in items:
-        tokens = analyze(text, evict=False)
+        tokens = analyze(text, evict=False, keep=keep)
         matched = Counter(t for t in tokens if t in postings)
         if not matched:
             continue

@@ -12,6 +12,7 @@ simply absent.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from abnirml.text.stem import porter
@@ -20,6 +21,11 @@ from abnirml.text.tokenize import terms
 
 #: The mask token lexical rankers declare (``RankerHints``' default) and the analyzer drops.
 MASK_TOKEN = "[MASK]"
+#: Words whose stems the analyzer remembers before it forgets them all. Word frequencies
+#: are Zipfian, so the frequent words are back in the memo soon after it is cleared, while a
+#: large collection's long tail (a 2-million-passage one holds ~850,000 distinct words, each
+#: seen a few times) would otherwise keep ~85 bytes per word for nothing.
+STEM_MEMO_SIZE = 200_000
 
 
 @dataclass(frozen=True)
@@ -62,22 +68,32 @@ class Analyzer:
         """Stemmed non-stopword terms of ``text``, in order (a fresh list)."""
         return list(self.analyze_cached(text))
 
-    def analyze_cached(self, text: str, evict: bool = True) -> tuple[str, ...]:
+    def analyze_cached(self, text: str, evict: bool = True, keep: bool = True
+                       ) -> tuple[str, ...]:
         """Like :meth:`analyze` but shared and immutable: each distinct text is analysed once.
 
         When the memo is full it is cleared (``evict``) or, for streaming passes over whole
-        collections (``evict=False``), the result is simply not kept.
+        collections (``evict=False``), the result is simply not kept. ``keep=False`` reads
+        the memo without adding to it (a pass over a collection larger than the memo).
         """
         memo = self._memo
         found = memo.get(text)
         if found is None:
             found = tuple(self.analyze_unshared(text))
+            if not keep:
+                return found
             if len(memo) >= self.memo_size:
                 if not evict:
                     return found
                 memo.clear()
             memo[text] = found
         return found
+
+    def forget(self, texts: Iterable[str]) -> None:
+        """Drop the analyses of ``texts`` from the memo (later calls analyse them again)."""
+        memo = self._memo
+        for text in texts:
+            memo.pop(text, None)
 
     def analyze_unshared(self, text: str) -> list[str]:
         """Analyse without remembering the result (streaming passes over whole collections)."""
@@ -91,7 +107,7 @@ class Analyzer:
         try:
             return [stems[t] for t in kept]
         except KeyError:
-            if len(stems) > 2_000_000:
+            if len(stems) > STEM_MEMO_SIZE:
                 stems.clear()
             missing = list({t for t in kept if t not in stems})
             stems.update(zip(missing, porter().stem_words(missing), strict=True))

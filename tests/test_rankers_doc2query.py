@@ -111,3 +111,21 @@ def test_generator_dtype_is_in_the_fingerprint_and_generates_in_half_precision(t
     assert len(bf16.generate(DOCS[0])) == 1
     with pytest.raises(ConfigError, match="dtype must be fp32, fp16 or bf16"):
         source(t5, "+dtype=fp64")
+
+
+def test_expanded_statistics_are_counted_chunk_by_chunk(t5, demo_collection):
+    from abnirml.data.stats import CollectionStats
+    from abnirml.rankers.doc2query import _expanded_texts
+
+    texts = list(demo_collection.doc_texts())
+    gen = source(t5, "+mode=greedy+n=1")
+    whole = [f"{t} {e}" for t, e in zip(texts, gen.expand(texts), strict=True)]
+    assert list(_expanded_texts(iter(texts), gen, chunk=5)) == whole    # 112 = 22 × 5 + 2
+
+    env = RankerEnv(collection=demo_collection)
+    ranker = build_ranker(f"doc2query:{t5}+max_new_tokens=6+mode=greedy+n=1+stats=expanded", env)
+    expected = CollectionStats.build(whole, env.analyzer)
+    stats = ranker.bm25.stats
+    assert (stats.num_docs, stats.num_tokens, stats.df, stats.digest) == (
+        expected.num_docs, expected.num_tokens, expected.df, expected.digest)
+    assert stats.num_tokens > env.collection_stats().num_tokens

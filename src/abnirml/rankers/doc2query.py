@@ -25,7 +25,8 @@ expansion source.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,19 @@ def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryG
         seed=seed)
 
 
+EXPANSION_CHUNK = 1024
+
+
+def _expanded_texts(texts: Iterable[str], generator: Doc2QueryGenerator,
+                    chunk: int = EXPANSION_CHUNK) -> Iterator[str]:
+    """Each passage followed by its expansion, ``chunk`` passages at a time: the statistics
+    pass over a collection read from disk then holds one chunk of texts, not all of them
+    (MS MARCO's 8.8 M passages are ≈ 3 GB of text)."""
+    remaining = iter(texts)
+    while batch := list(itertools.islice(remaining, chunk)):
+        yield from (f"{t} {e}" for t, e in zip(batch, generator.expand(batch), strict=True))
+
+
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
     from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
@@ -189,9 +203,8 @@ def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
     else:
         if env.collection is None:
             raise ConfigError(f"ranker {spec.canonical}: stats=expanded needs a collection")
-        texts = list(env.collection.doc_texts())
-        expanded = [f"{t} {e}" for t, e in zip(texts, generator.expand(texts), strict=True)]
-        stats = CollectionStats.build(expanded, env.analyzer)
+        stats = CollectionStats.build(_expanded_texts(env.collection.doc_texts(), generator),
+                                      env.analyzer)
     bm25 = BM25(stats, k1=spec.float_param("k1", 1.2, low=0),
                 b=spec.float_param("b", 0.75, low=0, high=1),
                 k3=spec.float_param("k3", 8.0, low=0), name=spec.canonical)

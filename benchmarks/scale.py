@@ -194,6 +194,10 @@ def main() -> None:
     for probes in probe_sets:
         if len(probes) > 1:
             print(f"\n{len(probes)} patterns: {' '.join(probes)}")
+    if args.in_memory:
+        for disk, memory in zip(rows[::2], rows[1::2], strict=True):
+            print(f"{disk[0]}: peak on disk / in memory {disk[5] / memory[5]:.2f}, "
+                  f"wall {disk[4] / memory[4]:.2f}")
 
 
 if __name__ == "__main__":

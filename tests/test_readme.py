@@ -251,8 +251,9 @@ def test_device_choices_agree_with_the_code_and_the_help():
 
 def test_every_parameter_abnirml_rankers_shows_is_documented():
     """`abnirml rankers` prints each family's parameters; the README describes each one."""
-    listed = subprocess.run([sys.executable, "-m", "abnirml", "rankers"], capture_output=True,
-                            text=True, timeout=120, check=True).stdout
+    done = _abnirml(["rankers"], ROOT)
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout
     lines = dict(line.split("\t", 1) for line in listed.splitlines() if "\t" in line)
     assert set(lines) >= _ranker_families()
     for family in ("duot5", "lm-pairwise"):     # their lines once showed no parameters

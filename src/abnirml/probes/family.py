@@ -37,8 +37,10 @@ class Requirement:
 
     def message(self, who: str) -> str:
         why = f" ({self.why})" if self.why else ""
-        return (f"{who} needs {self.module}{why}: pip install 'abnirml[{self.extra}]', "
-                "or leave these probes out")
+        from abnirml.errors import install_hint
+
+        return (f"{who} needs {self.module}{why}: {install_hint(self.extra)}, "
+                "or leave these probes out (--skip-unavailable runs the rest)")
 
 
 SPACY = Requirement("spacy", "nlp", "spaCy parses")

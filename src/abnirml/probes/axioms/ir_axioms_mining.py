@@ -13,11 +13,11 @@ document's *sequence* is its analysed terms in text order (positions count kept 
 only, as ir_axioms' tokenizer sees them). ``IraxQuery`` holds what the definitions read
 beyond :class:`~.features.QueryFeatures`.
 
-Known differences from ir_axioms (see the README's axiom table): none in the definitions
-ported here; term similarity (REG, ANTI-REG, STMC1, STMC2) uses the run's word vectors on
-each analysed term's first surface form, where ir_axioms looks up the term itself (the same
-word when stemming is off, as in the agreement benchmark). LB1's retrieval scores are the
-candidate run's own.
+Known differences from ir_axioms (see the axiom table in docs/guide/probes.md): none in the
+definitions ported here; term similarity (REG, ANTI-REG, STMC1, STMC2) uses the run's word
+vectors on each analysed term's first surface form, where ir_axioms looks up the term itself
+(the same word when stemming is off, as in the agreement benchmark). LB1's retrieval scores
+are the candidate run's own.
 """
 
 from __future__ import annotations

@@ -39,6 +39,8 @@ WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 #: TextAttack's WordSwapEmbedding and WordEmbeddingDistance settings in Penha et al.
 NEIGHBOURS = 15
 MIN_COSINE = 0.8
+#: the longest WordNet entry looked for around a word ("commonwealth of independent states")
+COLLOCATION_WORDS = 4
 COUNTER_FITTED_URL = ("https://github.com/nmrksic/counter-fitting/raw/master/word_vectors/"
                       "counter-fitted-vectors.txt.zip")
 COUNTER_FITTED_FILE = "counter-fitted-vectors.txt"
@@ -58,8 +60,12 @@ SynonymSource = Callable[[str], SynonymOptions]
 
 
 def _content_tokens(doc: Any, stopwords: frozenset[str]) -> list[Any]:
+    """Words a synonym may replace: nouns, verbs, adjectives and adverbs that are not
+    stopwords and not part of a name spaCy recognises ("Salvation Army", "Commonwealth
+    of Independent States": a name has no synonyms)."""
     return [t for t in doc if t.is_alpha and t.pos_ in WORDNET_POS
-            and t.lower_ not in stopwords and len(t.text) > 1]
+            and t.lower_ not in stopwords and len(t.text) > 1
+            and not getattr(t, "ent_type_", "")]
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -116,11 +122,27 @@ class WordNetSynonyms:
             return self.plural(candidate) if plural else candidate
         return None
 
+    def in_collocation(self, doc: Any, i: int) -> bool:
+        """Whether token ``i`` belongs to a multi-word WordNet entry with its neighbours
+        ("salvation army", "life cycle", "cerebral palsy"): the entry has its own meaning,
+        and a synonym of one of its words breaks it."""
+        words = [t.lower_ for t in doc]
+        lemmas = [t.lemma_.lower() for t in doc]
+        for size in range(2, COLLOCATION_WORDS + 1):
+            for start in range(max(0, i - size + 1), min(i, len(words) - size) + 1):
+                head = " ".join(words[start:start + size - 1])
+                last = {words[start + size - 1], lemmas[start + size - 1]}
+                if any(self.wordnet.senses(f"{head} {word}", pos)
+                       for word in last for pos in "nvar"):
+                    return True
+        return False
+
     def __call__(self, query: str) -> SynonymOptions:
-        content = _content_tokens(self.parse(query), self.stopwords)
+        doc = self.parse(query)
+        content = _content_tokens(doc, self.stopwords)
         choices = []
         for token in content:
-            found = self.replacement(token)
+            found = None if self.in_collocation(doc, token.i) else self.replacement(token)
             if found is not None:
                 choices.append(((token.idx, token.idx + len(token.text)), found))
         return SynonymOptions(tuple(choices), len(content), len(content) - len(choices))

@@ -18,15 +18,14 @@ STOPS = load_stopwords()
 def _write_wordnet(folder) -> None:
     """A two-sense noun "car" and the words sharing its senses, in WordNet's file format
     (data lines found by their byte offsets, as the real files are)."""
-    lines = {"noun": [("car", [["car", "auto", "automobile"], ["car", "railcar"]]),
-                      ("auto", None), ("automobile", None), ("railcar", None)]}
-    for pos, suffix in wn.POS_FILES.items():
+    senses = [["car", "auto", "automobile"], ["car", "railcar"]]
+    for suffix in wn.POS_FILES.values():
         data = ["  1 licence header line\n"]
         index = ["  1 licence header line\n"]
         if suffix == "noun":
             offsets: list[int] = []
             position = len(data[0])
-            for words in lines["noun"][0][1]:
+            for words in senses:
                 body = " ".join(f"{w} 0" for w in words)
                 line = f"{position:08d} 06 n {len(words):02x} {body} 000 | gloss\n"
                 offsets.append(position)
@@ -65,7 +64,7 @@ def test_synonym_probe_left_out_without_wordnet(tmp_path, monkeypatch):
 
     monkeypatch.setenv(wn.ENV_VAR, str(tmp_path))
     monkeypatch.setattr(wn, "DEFAULT_DIRS", ())
-    kept, omitted = omit_unavailable(select_probes(["qvp"]), ["qvp"],
+    _, omitted = omit_unavailable(select_probes(["qvp"]), ["qvp"],
                                      resolve_options({}).settings)
     assert [o["probe"] for o in omitted] == ["qvp:synonym"]
     assert "wordnet-base" in omitted[0]["reason"] and "\n" not in omitted[0]["reason"]
@@ -123,8 +122,11 @@ def test_real_wordnet_synonyms_keep_part_of_speech_and_number(real_wordnet):
     def replacements(query):
         return {query[a:b]: r for (a, b), r in real_wordnet(query).choices}
 
-    assert replacements("cheap car insurance")["car"] == "auto"
-    assert replacements("cheap cars")["cars"] == "autos"          # plural kept
+    assert replacements("a red car")["car"] == "auto"
+    assert replacements("red cars")["cars"] == "autos"            # plural kept
+    # a word inside a multi-word WordNet entry keeps its entry's meaning: not replaced
+    assert "car" not in replacements("cheap car insurance")
+    assert "cycle" not in replacements("life cycle of a flea")
     # "find" shares its first sense with "happen", whose own usual sense is another one
     assert replacements("find the midsegment").get("find") != "happen"
     options = real_wordnet("who is robert gray")                # a name: no content word

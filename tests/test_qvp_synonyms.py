@@ -154,3 +154,19 @@ def test_synonym_run_reports_words_without_a_synonym(real_wordnet, demo_collecti
         assert len(text.split()) == len(original)
         assert sum(a != b for a, b in zip(original, text.split(), strict=True)) == 1
     assert np.isin(list(table.skipped), ["not-applicable"]).all()
+
+
+def test_named_synonym_probe_without_wordnet_stops_with_one_line(tmp_path, monkeypatch, capsys):
+    from abnirml.cli import main
+
+    monkeypatch.setenv(wn.ENV_VAR, str(tmp_path))
+    monkeypatch.setattr(wn, "DEFAULT_DIRS", ())
+    wn.load_wordnet.cache_clear()
+    try:
+        code = main(["run", "--collection", "demo", "--ranker", "bm25", "--probe",
+                     "qvp:synonym", "--no-cache", "--quiet", "--no-effectiveness"])
+    finally:
+        wn.load_wordnet.cache_clear()
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "wordnet-base" in err[0] and "Traceback" not in err[0]

@@ -35,8 +35,8 @@ def demo_context(collection, **options) -> ProbeContext:
 
     env = RankerEnv(collection=collection)
     ranking = resolve_candidates(collection, None, 100, env.collection_stats).ranking
-    return ProbeContext(collection=collection, analyzer=env.analyzer,
-                        options={"ranker_env": env, **options}, candidates=lambda: ranking)
+    return ProbeContext(collection=collection, analyzer=env.analyzer, ranker_env=env,
+                        options=options, candidates=lambda: ranking)
 
 
 def run(probes, rankers, context, delta=0.0):
@@ -47,7 +47,8 @@ def run(probes, rankers, context, delta=0.0):
 
 def test_family_names():
     names = [p.name for p in available()]
-    assert names == ["qvp:misspell", "qvp:shuffle-words", "qvp:remove-stops",
+    assert names == ["qvp:misspell", "qvp:misspell-swap", "qvp:misspell-qwerty",
+                     "qvp:misspell-random", "qvp:shuffle-words", "qvp:remove-stops",
                      "qvp:drop-least-informative", "qvp:synonym"]
     assert [p.name for p in select_probes(["qvp"])] == names
 
@@ -68,8 +69,10 @@ def test_doc1_is_scored_under_the_varied_query(demo_collection):
 
 def test_bm25_known_answers(demo_collection):
     context = demo_context(demo_collection)
-    bm25 = build_ranker("bm25", context.options["ranker_env"])
-    probes = [QueryVariationProbe(k) for k in ("remove-stops", "shuffle-words", "misspell")]
+    bm25 = build_ranker("bm25", context.ranker_env)
+    probes = [QueryVariationProbe(k) for k in ("remove-stops", "shuffle-words", "misspell",
+                                               "misspell-swap", "misspell-qwerty",
+                                               "misspell-random")]
     # δ = 1e-9: a reordered query sums the same term weights in another order
     result = run(probes, [bm25], context, delta=1e-9)
     attach_ndcg_change(result)
@@ -80,10 +83,22 @@ def test_bm25_known_answers(demo_collection):
             record = records[(name, subset)]
             assert record["n"] > 0 and record["pos"] == record["neg"] == 0
         assert records[(name, "all")]["ndcg10_change"] == 0.0
-    # a misspelt query term no longer matches: relevant documents can only lose
-    misspelt = records[("qvp:misspell", "relevant")]
-    assert misspelt["pos"] == 0 and misspelt["neg"] > 0
-    assert records[("qvp:misspell", "all")]["ndcg10_queries"] > 0
+    # a misspelt content word no longer matches: relevant documents lose, and a document
+    # can only gain where the typo happens to be another word of the collection
+    # ("tuner" → "tunee", which stems to the query's own "tune")
+    stats = context.ranker_env.collection_stats()
+    analyzer = context.ranker_env.analyzer
+    for name in ("qvp:misspell", "qvp:misspell-swap", "qvp:misspell-qwerty",
+                 "qvp:misspell-random"):
+        misspelt = records[(name, "relevant")]
+        assert misspelt["neg"] > 3 * misspelt["pos"], name
+        assert records[(name, "all")]["ndcg10_queries"] > 0
+        table, scores = result.tables[name], result.probe_scores[(name, bm25.name)]
+        for i in np.flatnonzero(scores.score1 > scores.score2 + 1e-9):
+            meta = table.meta(i)
+            original = demo_collection.queries[meta["qid"]].split()
+            (typo,) = set(meta["query_variation"].split()) - set(original)
+            assert any(t in stats.df for t in analyzer.analyze(typo)), (name, typo)
 
 
 def test_not_applicable_queries_are_counted():
@@ -138,3 +153,77 @@ def test_a_real_biencoder_scores_relevant_documents_lower_under_misspelt_queries
     assert relevant["score"] < -0.3 and relevant["significant"]
     (everything,) = [r for r in output.result.records if r["subset"] == "all"]
     assert everything["ndcg10_change"] < 0
+
+
+def test_ndcg_ideal_is_trec_evals_over_every_judgment():
+    """A relevant judgment whose document is not in the pool still counts in the ideal,
+    as trec_eval counts it: a perfect ranking of the pool scores below 1."""
+    gains = np.array([3.0, 0.0])
+    docnos = np.array(["a", "b"])
+    scores = np.array([1.0, 0.0])
+    assert ndcg_at(scores, gains, docnos) == pytest.approx(1.0)
+    with_missing = ndcg_at(scores, gains, docnos, ideal_gains=np.array([3.0, 0.0, 2.0]))
+    assert with_missing == pytest.approx(3 / (3 + 2 / np.log2(3)))
+
+
+def test_ndcg_fields_agree_with_ir_measures_on_the_demo(demo_collection):
+    """ndcg10_original is the mean of ir_measures' nDCG@10 (trec_eval's definition) of the
+    original query's ranking of each pool, over the queries with a relevant judgment."""
+    ir_measures = pytest.importorskip("ir_measures")
+    context = demo_context(demo_collection)
+    bm25 = build_ranker("bm25", context.ranker_env)
+    probe = QueryVariationProbe("shuffle-words")
+    result = run([probe], [bm25], context)
+    attach_ndcg_change(result)
+    record = next(r for r in result.records if r["subset"] == "all")
+    assert record["ndcg10_ideal"] == "all judgments of the query (trec_eval)"
+    table, scores = result.tables[probe.name], result.probe_scores[(probe.name, bm25.name)]
+    run_rows = [ir_measures.ScoredDoc(table.meta(i)["qid"], table.meta(i)["docno"],
+                                      float(scores.score2[i])) for i in range(len(table))]
+    in_table = {table.meta(i)["qid"] for i in range(len(table))}
+    qrels = [ir_measures.Qrel(q, d, g) for q, docs in demo_collection.qrels.items()
+             if q in in_table for d, g in docs.items()]
+    per_query = {m.query_id: m.value for m in
+                 ir_measures.iter_calc([ir_measures.nDCG @ 10], qrels, run_rows)}
+    relevant = [v for q, v in per_query.items()
+                if any(g > 0 for g in demo_collection.qrels[q].values())]
+    assert record["ndcg10_queries"] == len(relevant)
+    assert record["ndcg10_original"] == pytest.approx(np.mean(relevant), abs=1e-6)
+
+
+def test_collection_statistics_are_built_once_per_run(monkeypatch):
+    """qvp:drop-least-informative takes its idf from the run's ranker environment (the
+    statistics BM25 uses), not from a second pass over the collection."""
+    from abnirml.data.stats import CollectionStats
+    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import run as run_pipeline
+
+    calls: list[int] = []
+    original = CollectionStats.build.__func__
+
+    def counting(cls, texts, analyzer):
+        calls.append(1)
+        return original(cls, texts, analyzer)
+
+    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
+    run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
+                           probes=["qvp:drop-least-informative"], out=None, cache=None,
+                           progress=False, effectiveness=False))
+    assert len(calls) == 1
+
+
+def test_idf_uses_the_collections_statistics_and_whole_words(demo_collection):
+    """The word dropped is the one whose analysed terms have the lowest idf in the ranker
+    environment's statistics; a possessive goes whole."""
+    import math
+
+    from abnirml.probes.query_variation import variation_context
+
+    context = demo_context(demo_collection)
+    idf = variation_context(context, "idf").idf
+    stats = context.ranker_env.collection_stats()
+    analyzer = context.ranker_env.analyzer
+    (term,) = analyzer.analyze("garlic")
+    assert idf("garlic") == pytest.approx(math.log(stats.num_docs / stats.df[term]))
+    assert idf("Garlic's") == idf("garlic")                 # "s" is a stopword: no weight
+    assert idf("the") == 0.0 and idf("qqqzzz") == 0.0

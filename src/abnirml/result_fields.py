@@ -87,7 +87,14 @@ FIELDS: dict[str, tuple[str, str]] = {
                                          "queries"),
     "ndcg10_variation": ("`qvp:` probes", "the same under the varied queries"),
     "ndcg10_change": ("`qvp:` probes", "`ndcg10_variation` − `ndcg10_original`"),
-    "ndcg10_queries": ("`qvp:` probes", "queries with a relevant document in the pool"),
+    "ndcg10_queries": ("`qvp:` probes", "queries with a relevant judgment"),
+    "ndcg10_ideal": ("`qvp:` probes", "how the ideal ranking of nDCG@10 is built (trec_eval's: "
+                                      "every judgment of the query)"),
+    "synonym_source": ("`qvp:synonym`", "where the synonyms come from (`wordnet` or "
+                                        "`counter-fitted`)"),
+    "synonym_content_words": ("`qvp:synonym`", "content words of the queries that were "
+                                               "looked up"),
+    "synonym_words_without": ("`qvp:synonym`", "content words with no synonym in the source"),
     "position_bias": ("pairwise rankers", "share of samples whose verdict follows the input "
                                           "position"),
 }

@@ -18,31 +18,32 @@ the original and the varied queries to the probe's records. Queries the variatio
 apply to are counted as ``not-applicable`` (one per query).
 
 Options (``--option qvp.KEY=VALUE``, :class:`QueryVariationOptions`): ``qvp.depth``
-(candidates per query, default 100; 0 uses the judged documents only).
+(candidates per query, default 100; 0 uses the judged documents only); ``qvp.synonyms``
+(``wordnet``, the default, or ``counter-fitted``) and ``qvp.counter_fitted`` (a local copy
+of the counter-fitted vectors; without one they are downloaded once).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from abnirml.probes.base import ProbeContext, SampleTable
-from abnirml.probes.family import CODESPELL, GLOVE, Requirement
+from abnirml.probes.family import SPACY
 from abnirml.probes.options import setting
-from abnirml.probes.query_variation_generators import (
-    VARIATIONS,
-    NearestNeighbours,
-    VariationContext,
-)
+from abnirml.probes.query_variation_generators import VARIATIONS, VariationContext
 from abnirml.types import Sample, Skip
 
 DEFAULT_DEPTH = 100
 NDCG_DEPTH = 10
+SYNONYM_SOURCES = ("wordnet", "counter-fitted")
+#: what the ``ndcg10_*`` fields' ideal ranking is built from (recorded with them)
+NDCG_IDEAL = "all judgments of the query (trec_eval)"
 
 
 @dataclass(frozen=True)
@@ -50,34 +51,90 @@ class QueryVariationOptions:
     depth: int = setting(DEFAULT_DEPTH, minimum=0, legacy="qvp_depth",
                          help="candidates per query scored under both queries (0: judged "
                               "documents only)")
+    synonyms: str = setting(SYNONYM_SOURCES[0], choices=SYNONYM_SOURCES,
+                            help="qvp:synonym's source: WordNet (offline, Debian's "
+                                 "wordnet-base) or counter-fitted vectors (Penha et al.)")
+    counter_fitted: str | None = setting(None, help="counter-fitted-vectors.txt for "
+                                         "qvp.synonyms=counter-fitted (default: download)")
+
+
+@dataclass(frozen=True)
+class _WordNetData:
+    """qvp:synonym's WordNet requirement: a data directory, not a Python module."""
+
+    module: str = "WordNet"
+    extra: str = "nlp"
+    why: str = "its database files"
+
+    def missing(self) -> bool:
+        from abnirml.text.wordnet import wordnet_dir
+
+        return wordnet_dir() is None
+
+    def message(self, who: str) -> str:
+        return (f"{who} needs the WordNet database: apt-get install wordnet-base (or "
+                "'make wordnet-deps'), or set ABNIRML_WORDNET to a folder of WordNet 3.0 "
+                "index.* and data.* files, or --option qvp.synonyms=counter-fitted")
+
+
+WORDNET = _WordNetData()
+
+
+def _options(context: ProbeContext) -> QueryVariationOptions:
+    return context.family_options("qvp", QueryVariationOptions)
 
 
 def _depth(context: ProbeContext) -> int:
-    return int(context.family_options("qvp", QueryVariationOptions).depth)
+    return int(_options(context).depth)
 
 
 def variation_context(context: ProbeContext, needs: str) -> VariationContext:
-    """The generators' inputs, built once per run (shared by the five probes)."""
+    """The generators' inputs, built once per run (shared by the probes)."""
     stopwords = context.analyzer.stopword_set
-    if needs == "typos":
-        from abnirml.text.typos import load_misspellings
-
-        return VariationContext(stopwords=stopwords, typo_map=load_misspellings())
     if needs == "idf":
         return VariationContext(stopwords=stopwords, idf=context.memo(
             "qvp:idf", lambda: _idf_function(context)))
-    if needs == "embeddings":
-        from abnirml.probes.axioms.semantics import glove_6b_50d
-
-        return VariationContext(stopwords=stopwords, neighbour=context.memo(
-            "qvp:neighbours", lambda: NearestNeighbours(glove_6b_50d())))
+    if needs == "synonyms":
+        return VariationContext(stopwords=stopwords, synonyms=context.memo(
+            "qvp:synonyms", lambda: _synonym_source(context)))
     return VariationContext(stopwords=stopwords)
 
 
+def _synonym_source(context: ProbeContext) -> Any:
+    """The configured synonym source, answers memoised per query."""
+    from functools import lru_cache
+
+    from abnirml.errors import MissingExtra
+    from abnirml.probes import query_variation_synonyms as sources
+
+    options = _options(context)
+    stopwords = context.analyzer.stopword_set
+    if options.synonyms == "counter-fitted":
+        source = sources.load_counter_fitted(
+            sources.counter_fitted_path(options.counter_fitted), stopwords)
+    else:
+        from abnirml.text.wordnet import load_wordnet
+
+        wordnet = load_wordnet()
+        if wordnet is None:
+            raise MissingExtra(WORDNET.message("qvp:synonym"), WORDNET.extra)
+        source = sources.WordNetSynonyms(wordnet, stopwords)
+    return lru_cache(maxsize=None)(source)
+
+
+def _ranker_env(context: ProbeContext) -> Any:
+    """The run's ranker environment: the context's field (a run), else the flat option a
+    hand-built context may carry; None outside a run."""
+    env = context.ranker_env
+    return env if env is not None else context.options.get("ranker_env")
+
+
 def _idf_function(context: ProbeContext):
-    """idf of a lowercased word under the run's analysis: log(N / df) of its analysed term
-    (a stopword or a word no document holds gets 0 and is dropped first)."""
-    env = context.options.get("ranker_env")
+    """idf of a query word under the run's analysis and the collection's statistics — the
+    ones the lexical rankers use, built once per run: the highest log(N / df) among the
+    word's analysed terms (a stopword, or a word no document holds, gets 0 and is dropped
+    first)."""
+    env = _ranker_env(context)
     if env is not None and getattr(env, "analyzer", None) is not None:
         stats = env.collection_stats()
         analyzer = env.analyzer
@@ -88,11 +145,9 @@ def _idf_function(context: ProbeContext):
         stats = CollectionStats.build(context.collection.doc_texts(), analyzer)
 
     def idf(word: str) -> float:
-        analysed = analyzer.analyze(word)
-        if not analysed:
-            return 0.0
-        df = stats.df.get(analysed[0], 0)
-        return math.log(stats.num_docs / df) if df else 0.0
+        values = [math.log(stats.num_docs / df) for term in analyzer.analyze(word)
+                  if (df := stats.df.get(term, 0))]
+        return max(values, default=0.0)
 
     return idf
 
@@ -131,13 +186,19 @@ class QueryVariationProbe:
         return VARIATIONS[self.key][0]
 
     @property
-    def requires(self) -> tuple[Requirement, ...]:
-        needs = VARIATIONS[self.key][2]
-        if needs == "typos":
-            return (CODESPELL,)
-        if needs == "embeddings":
-            return (GLOVE,)
-        return ()
+    def requires(self) -> tuple[Any, ...]:
+        return (SPACY,) if VARIATIONS[self.key][2] == "synonyms" else ()
+
+    def unavailable(self, settings: Mapping[str, Any]) -> str | None:
+        """Why ``qvp:synonym`` cannot run under ``settings`` (no WordNet database and no
+        other source chosen), so that ``all`` or ``qvp`` leave it out with that reason;
+        named explicitly, the run stops with the same line instead."""
+        if VARIATIONS[self.key][2] != "synonyms":
+            return None
+        options = settings.get("qvp")
+        if options is not None and options.synonyms != "wordnet":
+            return None
+        return WORDNET.message(self.name) if WORDNET.missing() else None
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         _, generate, needs = VARIATIONS[self.key]
@@ -152,8 +213,13 @@ class QueryVariationProbe:
         qids: list[str] = []
         docnos: list[str] = []
         skipped: Counter[str] = Counter()
+        synonym_counts: Counter[str] = Counter()
         for qid, pool_docs in pools(context, depth).items():
             query = collection.queries[qid]
+            if text_context.synonyms is not None:
+                found = text_context.synonyms(query)
+                synonym_counts["content_words"] += found.content_words
+                synonym_counts["without_synonym"] += found.without_synonym
             varied = generate(query, text_context, context.rng(f"{self.name}\x00{qid}"))
             if varied is None:
                 skipped["not-applicable"] += 1
@@ -177,6 +243,12 @@ class QueryVariationProbe:
         query_texts = np.asarray(q2, dtype=np.int64)
         varied_texts = np.asarray(q1, dtype=np.int64)
 
+        record: dict[str, Any] = {"qvp_depth": depth}
+        if text_context.synonyms is not None:
+            record["synonym_source"] = _options(context).synonyms
+            record["synonym_content_words"] = synonym_counts["content_words"]
+            record["synonym_words_without"] = synonym_counts["without_synonym"]
+
         def meta(i: int) -> dict[str, Any]:
             g = grades[i]
             return {"qid": qids[i], "docno": docnos[i], "docno2": docnos[i],
@@ -187,7 +259,9 @@ class QueryVariationProbe:
                            grade=np.asarray(grades, dtype=np.float64), skipped=skipped,
                            meta=meta, query1=varied_texts,
                            extra={"qids": np.asarray(qids, dtype=object),
-                                  "record": {"qvp_depth": depth}})
+                                  "qrels": {q: collection.qrels.get(q, {}) for q in
+                                            dict.fromkeys(qids)},
+                                  "record": record})
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         """The samples, with the varied query in ``meta["query_variation"]`` (the engine
@@ -207,40 +281,51 @@ def available() -> list[QueryVariationProbe]:
 # --------------------------------------------------------------------------- nDCG@10
 
 
-def ndcg_at(scores: np.ndarray, gains: np.ndarray, docnos: np.ndarray, k: int = NDCG_DEPTH
-            ) -> float:
-    """nDCG@k of ranking ``scores`` with linear gains, ideal over the same pool; NaN when
-    the pool holds no positive gain. Tied scores are ordered as trec_eval (and so the
-    effectiveness table, through ir_measures) orders them: by docno, descending."""
+def ndcg_at(scores: np.ndarray, gains: np.ndarray, docnos: np.ndarray, k: int = NDCG_DEPTH,
+            ideal_gains: np.ndarray | None = None) -> float:
+    """nDCG@k of ranking ``scores`` with linear gains; NaN when the ideal holds no positive
+    gain. The ideal ranking is built from ``ideal_gains`` — trec_eval's choice, every
+    judgment of the query, including documents the pool lacks — or, when None, from the
+    pool's own gains. Tied scores are ordered as trec_eval (and so the effectiveness table,
+    through ir_measures) orders them: by docno, descending."""
     docno_rank = np.unique(np.asarray(docnos), return_inverse=True)[1].reshape(-1)
     order = np.lexsort((-docno_rank, -scores))[:k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))
     dcg = float((gains[order] * discounts[:order.size]).sum())
-    ideal = np.sort(gains)[::-1][:k]
+    pool = gains if ideal_gains is None else np.asarray(ideal_gains, dtype=np.float64)
+    ideal = np.sort(np.maximum(pool, 0.0))[::-1][:k]
     idcg = float((ideal * discounts[:ideal.size]).sum())
     return dcg / idcg if idcg > 0 else float("nan")
 
 
 def ndcg_change(table: SampleTable, score1: np.ndarray, score2: np.ndarray
                 ) -> dict[str, Any]:
-    """Mean nDCG@10 over the queries with a relevant document, under the original query
-    (score2) and the variation (score1), and their difference."""
+    """Mean nDCG@10 under the original query (score2) and the variation (score1), and their
+    difference, over the queries with a relevant judgment. The ideal ranking is trec_eval's
+    (every judgment of the query, ``NDCG_IDEAL``), so a query whose relevant documents lack
+    text scores below 1 even when ranked perfectly, exactly as trec_eval would score it."""
     qids = table.extra["qids"]
+    qrels = table.extra.get("qrels", {})
     gains = np.nan_to_num(table.grade, nan=0.0)
     docnos = np.array([table.meta(i)["docno"] for i in range(len(table))], dtype=object)
     before, after = [], []
     for qid in dict.fromkeys(qids.tolist()):
         mask = qids == qid
-        original = ndcg_at(score2[mask], gains[mask], docnos[mask].astype(str))
+        judged = qrels.get(qid)
+        ideal = None if judged is None else np.array(list(judged.values()), dtype=np.float64)
+        original = ndcg_at(score2[mask], gains[mask], docnos[mask].astype(str),
+                           ideal_gains=ideal)
         if math.isnan(original):
             continue
         before.append(original)
-        after.append(ndcg_at(score1[mask], gains[mask], docnos[mask].astype(str)))
+        after.append(ndcg_at(score1[mask], gains[mask], docnos[mask].astype(str),
+                             ideal_gains=ideal))
+    fields: dict[str, Any] = {"ndcg10_ideal": NDCG_IDEAL}
     if not before:
-        return {"ndcg10_original": None, "ndcg10_variation": None, "ndcg10_change": None,
-                "ndcg10_queries": 0}
+        return {**fields, "ndcg10_original": None, "ndcg10_variation": None,
+                "ndcg10_change": None, "ndcg10_queries": 0}
     b, a = float(np.mean(before)), float(np.mean(after))
-    return {"ndcg10_original": round(b, 6), "ndcg10_variation": round(a, 6),
+    return {**fields, "ndcg10_original": round(b, 6), "ndcg10_variation": round(a, 6),
             "ndcg10_change": round(a - b, 6), "ndcg10_queries": len(before)}
 
 

@@ -4,56 +4,90 @@ Penha et al. ask how robust a retrieval pipeline is when the *query* changes the
 users' queries vary: typos, word order, dropped function words, shorter (summarised)
 queries and synonyms. Each function here maps a query to one variation of it,
 ``(query, context, rng) -> str | None``; ``None`` means the variation does not apply (no
-word with a known misspelling, a one-word query, no stopword…). Queries are edited in place
-on term spans (:func:`abnirml.text.tokenize.term_spans`), so everything a variation does
-not touch keeps its characters.
+content word to misspell, a one-word query, no stopword…). Queries are edited in place on
+*words* — runs of letters and digits joined by an inner apostrophe or hyphen, so
+"medicare's" and "x-ray" are one word — and everything a variation does not touch keeps
+its characters.
 
-Choices, where the paper leaves room (its generators are neural or list-based; ours are
-deterministic given the seed):
+How each matches the authors' released generators (TextAttack transformations, one
+transformation per query), and where a choice had to be made:
 
-* misspelling: one word, drawn at random among those codespell lists a misspelling for
-  (Penha et al. also misspell one word per query);
-* word order: a random permutation of the words that changes the order;
+* word order (``WordInnerSwapRandom``): two words at different positions, whose texts
+  differ, trade places — exactly one transposition;
+* misspelling (``WordSwapNeighboringCharacterSwap``, ``WordSwapQWERTY``,
+  ``WordSwapRandomCharacterSubstitution``, with ``StopwordModification``): one content word
+  (alphabetic, two letters or more, not a stopword) gets one character edit — two
+  neighbouring, different letters swapped, one letter replaced by a key next to it on a
+  QWERTY keyboard, or one letter replaced by another random letter;
 * stopword removal: every stopword (not applicable when none, or when nothing would remain);
-* "summarisation": drop the single least informative content term (not a stopword), the
-  one with the lowest idf (ties: the earlier), keeping at least one — a cheap stand-in
-  for their T5 summaries, which mostly drop the least specific words;
-* synonym: one word, drawn among those with a GloVe vector, replaced by its nearest GloVe
-  neighbour (cosine) among the ``SYNONYM_VOCABULARY`` most frequent words that is not a
-  form of the same word (same Porter stem) — the paper's embedding-based paraphrase.
+* "summarisation": drop the single least informative content word (not a stopword), the
+  one whose analysed terms have the lowest idf in the collection's statistics (ties: the
+  earlier), keeping at least one — a cheap stand-in for their T5 summaries, which mostly
+  drop the least specific words;
+* synonym (``WordSwapWordNet`` / ``WordSwapEmbedding``): one content word replaced by a
+  synonym from a :mod:`.query_variation_synonyms` source (WordNet by default).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from abnirml.text.casing import match_case
-from abnirml.text.stem import porter
-from abnirml.text.tokenize import term_spans
+from abnirml.text.tokenize import terms
 
-#: Nearest neighbours are searched among this many of GloVe's most frequent words (the
-#: rest of its 400k rows are mostly rare names and noise).
-SYNONYM_VOCABULARY = 50_000
 QueryVariation = Callable[[str, "VariationContext", np.random.Generator], "str | None"]
+#: a word: letters/digits, possibly joined by an inner apostrophe or hyphen
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
+#: the character-level noise kinds of the misspelling probes
+TYPO_KINDS = ("swap", "qwerty", "random")
+_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+#: how far each keyboard row is shifted right, in key widths (a standard staggered layout)
+_ROW_SHIFT = (0.0, 0.25, 0.75)
+
+
+def _keyboard_neighbours() -> dict[str, str]:
+    """letter → the letters on the keys touching it: left and right on its row, and the
+    keys of the rows above and below whose centres are less than one key width away."""
+    position = {key: (row, col + _ROW_SHIFT[row])
+                for row, keys in enumerate(_KEY_ROWS) for col, key in enumerate(keys)}
+    out: dict[str, str] = {}
+    for key, (row, x) in position.items():
+        out[key] = "".join(other for other, (r, ox) in position.items() if other != key and (
+            (r == row and abs(ox - x) == 1.0) or (abs(r - row) == 1 and abs(ox - x) < 1.0)))
+    return out
+
+
+QWERTY_NEIGHBOURS = _keyboard_neighbours()
 
 
 @dataclass(frozen=True)
 class VariationContext:
-    """What the generators read: stopwords, misspellings, idf per (lowercased) term, and a
-    nearest-neighbour function for synonyms (word → neighbour or None)."""
+    """What the generators read: stopwords, idf per word, and a synonym source
+    (query → :class:`~abnirml.probes.query_variation_synonyms.SynonymOptions`)."""
 
     stopwords: frozenset[str] = frozenset()
-    typo_map: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     idf: Callable[[str], float] | None = None
-    neighbour: Callable[[str], str | None] | None = None
+    synonyms: Callable[[str], object] | None = None
 
 
-def _words(query: str) -> list[tuple[int, int]]:
-    return term_spans(query)
+def word_spans(query: str) -> list[tuple[int, int]]:
+    """Character spans of the query's words (see the module docstring)."""
+    return [m.span() for m in _WORD.finditer(query)]
+
+
+def is_stopword(word: str, stopwords: frozenset[str]) -> bool:
+    """A stopword, or a word made of stopwords only ("what's" = "what" + "s")."""
+    return word.lower() in stopwords or all(t in stopwords for t in terms(word))
+
+
+def content_word_spans(query: str, stopwords: frozenset[str]) -> list[tuple[int, int]]:
+    """Spans of the words that are not stopwords."""
+    return [s for s in word_spans(query) if not is_stopword(query[s[0]:s[1]], stopwords)]
 
 
 def _replace(query: str, span: tuple[int, int], text: str) -> str:
@@ -61,7 +95,7 @@ def _replace(query: str, span: tuple[int, int], text: str) -> str:
 
 
 def _delete(query: str, spans: list[tuple[int, int]]) -> str:
-    """``query`` without the terms in ``spans`` and one white-space run next to each."""
+    """``query`` without the words in ``spans`` and one white-space run next to each."""
     out = query
     for start, end in sorted(spans, reverse=True):
         after = end
@@ -77,42 +111,68 @@ def _delete(query: str, spans: list[tuple[int, int]]) -> str:
     return out
 
 
-def misspell(query: str, context: VariationContext, rng: np.random.Generator) -> str | None:
-    """One word with a known misspelling is misspelt (a listed misspelling, at random)."""
-    spans = [s for s in _words(query) if query[s[0]:s[1]].lower() in context.typo_map]
-    if not spans:
-        return None
-    span = spans[int(rng.integers(len(spans)))]
-    word = query[span[0]:span[1]]
-    options = context.typo_map[word.lower()]
-    return _replace(query, span, match_case(word, options[int(rng.integers(len(options)))]))
+def typo_edits(word: str, kind: str) -> list[str]:
+    """Every misspelling of ``word`` by one edit of ``kind`` (lowercase letters; the
+    caller restores the casing): ``swap`` two neighbouring different letters, ``qwerty``
+    one letter for a neighbouring key, ``random`` one letter for any other letter."""
+    lower = word.lower()
+    out: list[str] = []
+    for i, letter in enumerate(lower):
+        if kind == "swap":
+            if i + 1 < len(lower) and lower[i + 1] != letter:
+                out.append(lower[:i] + lower[i + 1] + letter + lower[i + 2:])
+        elif kind == "qwerty":
+            out += [lower[:i] + key + lower[i + 1:] for key in QWERTY_NEIGHBOURS.get(letter, "")]
+        elif kind == "random":
+            out += [lower[:i] + key + lower[i + 1:] for key in string.ascii_lowercase
+                    if key != letter]
+        else:
+            raise ValueError(f"unknown misspelling kind {kind!r}; expected one of {TYPO_KINDS}")
+    return list(dict.fromkeys(out))
 
 
-def shuffle_words(query: str, context: VariationContext, rng: np.random.Generator
-                  ) -> str | None:
-    """The query's terms in a random different order (white space and punctuation stay)."""
-    spans = _words(query)
+def misspell(kind: str | None = None) -> QueryVariation:
+    """A generator misspelling one content word by one edit of ``kind`` (None: a kind drawn
+    per query, the paper's misspelling category as a whole)."""
+
+    def generate(query: str, context: VariationContext, rng: np.random.Generator
+                 ) -> str | None:
+        chosen = kind if kind is not None else TYPO_KINDS[int(rng.integers(len(TYPO_KINDS)))]
+        spans = [s for s in content_word_spans(query, context.stopwords)
+                 if query[s[0]:s[1]].isalpha() and s[1] - s[0] >= 2
+                 and typo_edits(query[s[0]:s[1]], chosen)]
+        if not spans:
+            return None
+        span = spans[int(rng.integers(len(spans)))]
+        word = query[span[0]:span[1]]
+        edits = typo_edits(word, chosen)
+        typo = edits[int(rng.integers(len(edits)))]
+        return _replace(query, span, "".join(c.upper() if o.isupper() else c
+                                             for o, c in zip(word, typo, strict=True)))
+
+    generate.__name__ = f"misspell_{kind or 'any'}"
+    return generate
+
+
+def swap_two_words(query: str, context: VariationContext, rng: np.random.Generator
+                   ) -> str | None:
+    """Two words with different texts trade places (white space and punctuation stay)."""
+    spans = word_spans(query)
     pieces = [query[a:b] for a, b in spans]
-    if len(set(pieces)) < 2:
+    pairs = [(i, j) for i in range(len(pieces)) for j in range(i + 1, len(pieces))
+             if pieces[i].lower() != pieces[j].lower()]
+    if not pairs:
         return None
-    for _ in range(20):
-        order = rng.permutation(len(pieces))
-        shuffled = [pieces[j] for j in order]
-        if shuffled != pieces:
-            break
-    out, pos = [], 0
-    for (start, end), piece in zip(spans, shuffled, strict=True):
-        out += [query[pos:start], piece]
-        pos = end
-    out.append(query[pos:])
-    return "".join(out)
+    i, j = pairs[int(rng.integers(len(pairs)))]
+    (a, b), (c, d) = spans[i], spans[j]
+    return query[:a] + pieces[j] + query[b:c] + pieces[i] + query[d:]
 
 
 def remove_stopwords(query: str, context: VariationContext, rng: np.random.Generator
                      ) -> str | None:
     """Every stopword deleted; not applicable without one, or if only stopwords remain."""
-    spans = _words(query)
-    stops = [s for s in spans if query[s[0]:s[1]].lower() in context.stopwords]
+    spans = word_spans(query)
+    stops = [s for s in spans if is_stopword(query[s[0]:s[1]], context.stopwords)]
     if not stops or len(stops) == len(spans):
         return None
     return _delete(query, stops)
@@ -120,74 +180,39 @@ def remove_stopwords(query: str, context: VariationContext, rng: np.random.Gener
 
 def drop_least_informative(query: str, context: VariationContext, rng: np.random.Generator
                            ) -> str | None:
-    """The content term (not a stopword) with the lowest idf deleted; queries with fewer
-    than two content terms do not apply (dropping a stopword is ``remove_stopwords``' job)."""
+    """The content word (not a stopword) with the lowest idf deleted, whole; queries with
+    fewer than two content words do not apply (dropping a stopword is
+    ``remove_stopwords``' job)."""
     if context.idf is None:
         raise ValueError("drop_least_informative needs an idf function")
-    spans = [s for s in _words(query) if query[s[0]:s[1]].lower() not in context.stopwords]
+    spans = content_word_spans(query, context.stopwords)
     if len(spans) < 2:
         return None
-    values = [context.idf(query[a:b].lower()) for a, b in spans]
+    values = [context.idf(query[a:b]) for a, b in spans]
     lowest = int(np.argmin(values))
     return _delete(query, [spans[lowest]])
 
 
 def synonym(query: str, context: VariationContext, rng: np.random.Generator) -> str | None:
-    """One non-stopword replaced by its nearest embedding neighbour (another word)."""
-    if context.neighbour is None:
-        raise ValueError("synonym needs a neighbour function")
-    choices = []
-    for span in _words(query):
-        word = query[span[0]:span[1]].lower()
-        if word in context.stopwords:
-            continue
-        found = context.neighbour(word)
-        if found is not None:
-            choices.append((span, found))
+    """One content word replaced by a synonym (casing kept); None when the source has none."""
+    if context.synonyms is None:
+        raise ValueError("synonym needs a synonym source")
+    choices = context.synonyms(query).choices
     if not choices:
         return None
     span, found = choices[int(rng.integers(len(choices)))]
     return _replace(query, span, match_case(query[span[0]:span[1]], found))
 
 
-class NearestNeighbours:
-    """word → its nearest neighbour by cosine among the first ``vocabulary`` rows of term
-    vectors, skipping forms of the same word (same Porter stem) and non-alphabetic tokens;
-    answers are memoised (queries repeat words)."""
-
-    def __init__(self, vectors: Any, vocabulary: int = SYNONYM_VOCABULARY):
-        rows = sorted(vectors._row.items(), key=lambda item: item[1])[:vocabulary]
-        self.words = [w for w, _ in rows]
-        matrix = vectors.vectors[[i for _, i in rows]].astype(np.float64)
-        self.units = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        self.vectors = vectors
-        self._memo: dict[str, str | None] = {}
-
-    def __call__(self, word: str) -> str | None:
-        if word in self._memo:
-            return self._memo[word]
-        row = self.vectors._row.get(word)
-        found = None
-        if row is not None:
-            v = self.vectors.vectors[row].astype(np.float64)
-            v = v / max(float(np.linalg.norm(v)), 1e-12)
-            order = np.argsort(-(self.units @ v))
-            stem = porter().stem(word)
-            for k in order[:50].tolist():
-                candidate = self.words[k]
-                if candidate != word and candidate.isalpha() and porter().stem(candidate) != stem:
-                    found = candidate
-                    break
-        self._memo[word] = found
-        return found
-
-
 #: Probe suffix → (label, generator, needs).
 VARIATIONS: dict[str, tuple[str, QueryVariation, str]] = {
-    "misspell": ("Misspelling", misspell, "typos"),
-    "shuffle-words": ("Word order", shuffle_words, ""),
+    "misspell": ("Misspelling (one of the three kinds)", misspell(), ""),
+    "misspell-swap": ("Misspelling: neighbouring letters swapped", misspell("swap"), ""),
+    "misspell-qwerty": ("Misspelling: QWERTY neighbour key", misspell("qwerty"), ""),
+    "misspell-random": ("Misspelling: random letter", misspell("random"), ""),
+    "shuffle-words": ("Word order (two words swapped)", swap_two_words, ""),
     "remove-stops": ("Stopword removal", remove_stopwords, ""),
     "drop-least-informative": ("Summarisation (drop lowest idf)", drop_least_informative,
                                "idf"),
-    "synonym": ("Synonym (GloVe neighbour)", synonym, "embeddings"),
+    "synonym": ("Synonym", synonym, "synonyms"),
 }

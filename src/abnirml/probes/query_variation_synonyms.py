@@ -1,0 +1,242 @@
+"""Synonym sources for ``qvp:synonym``: WordNet (offline) and counter-fitted vectors.
+
+Penha et al. swap one query word for a synonym with TextAttack's ``WordSwapEmbedding``
+(Mrkšić et al.'s counter-fitted GloVe vectors, neighbours with cosine ≥ 0.8) and
+``WordSwapWordNet``. A plain GloVe neighbour is a *related* word, not a synonym ("old" →
+"man"), so neither source here uses one:
+
+* :class:`WordNetSynonyms` (default): the query is tagged with spaCy; each content word
+  (noun, verb, adjective or adverb, not a stopword or a name) is looked up in WordNet under
+  its own part of speech, and the other single words of its most frequent sense are its
+  synonyms. Only uninflected words are replaced, and plural nouns by the plural of the
+  synonym, so the query stays grammatical.
+* :class:`CounterFittedSynonyms`: the paper's embedding swap, for users with internet or a
+  local copy of ``counter-fitted-vectors.txt`` (``qvp.counter_fitted=PATH``): the 15 nearest
+  neighbours with cosine ≥ 0.8 whose part of speech, tagged in the varied query, is the
+  original word's.
+
+Both return :class:`SynonymOptions`: every (word span, replacement) the query allows and how
+many content words it has, so a run reports how many words had no synonym.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.text.stem import porter
+
+#: spaCy's coarse tags → WordNet's parts of speech (proper nouns have no synonyms)
+WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
+#: TextAttack's WordSwapEmbedding and WordEmbeddingDistance settings in Penha et al.
+NEIGHBOURS = 15
+MIN_COSINE = 0.8
+#: the longest WordNet entry looked for around a word ("commonwealth of independent states")
+COLLOCATION_WORDS = 4
+COUNTER_FITTED_URL = ("https://github.com/nmrksic/counter-fitting/raw/master/word_vectors/"
+                      "counter-fitted-vectors.txt.zip")
+COUNTER_FITTED_FILE = "counter-fitted-vectors.txt"
+
+
+@dataclass(frozen=True)
+class SynonymOptions:
+    """What one query allows: ``(word span, replacement)`` pairs, and its content words."""
+
+    choices: tuple[tuple[tuple[int, int], str], ...]
+    content_words: int
+    #: content words for which the source had no replacement
+    without_synonym: int
+
+
+SynonymSource = Callable[[str], SynonymOptions]
+
+
+def _content_tokens(doc: Any, stopwords: frozenset[str]) -> list[Any]:
+    """Words a synonym may replace: nouns, verbs, adjectives and adverbs that are not
+    stopwords and not part of a name spaCy recognises ("Salvation Army", "Commonwealth
+    of Independent States": a name has no synonyms)."""
+    return [t for t in doc if t.is_alpha and t.pos_ in WORDNET_POS
+            and t.lower_ not in stopwords and len(t.text) > 1
+            and not getattr(t, "ent_type_", "")]
+
+
+def _same_word(a: str, b: str) -> bool:
+    stem = porter().stem
+    return stem(a) == stem(b)
+
+
+class WordNetSynonyms:
+    """Content word → the other words of its most frequent WordNet sense, same POS."""
+
+    def __init__(self, wordnet: Any, stopwords: frozenset[str],
+                 parse: Callable[[str], Any] | None = None, senses: int = 1):
+        self.wordnet = wordnet
+        self.stopwords = stopwords
+        self.senses = senses
+        self._parse = parse
+        self._plurals: dict[str, str] | None = None
+
+    def parse(self, text: str) -> Any:
+        if self._parse is None:
+            from abnirml.text.nlp import parse
+
+            self._parse = parse
+        return self._parse(text)
+
+    def plural(self, noun: str) -> str:
+        """A regular English plural, or WordNet's irregular one (``noun.exc``)."""
+        if self._plurals is None:
+            self._plurals = {}
+            path = Path(self.wordnet.folder) / "noun.exc"
+            if path.is_file():
+                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                    fields = line.split()
+                    if len(fields) >= 2:
+                        self._plurals.setdefault(fields[1], fields[0])
+        if noun in self._plurals:
+            return self._plurals[noun]
+        if noun.endswith(("s", "x", "z", "ch", "sh")):
+            return noun + "es"
+        if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+            return noun[:-1] + "ies"
+        return noun + "s"
+
+    def replacement(self, token: Any) -> str | None:
+        """The synonym for one tagged token, inflected like it; None when there is none."""
+        pos = WORDNET_POS[token.pos_]
+        word, lemma = token.lower_, token.lemma_.lower()
+        plural = pos == "n" and token.tag_ == "NNS" and lemma != word
+        if lemma != word and not plural:
+            return None                         # inflected verbs/adjectives: not re-inflected
+        for candidate in self.wordnet.synonyms(lemma, pos, self.senses):
+            if len(candidate) < 3 or not candidate.isalpha() or _same_word(candidate, lemma):
+                continue
+            return self.plural(candidate) if plural else candidate
+        return None
+
+    def in_collocation(self, doc: Any, i: int) -> bool:
+        """Whether token ``i`` belongs to a multi-word WordNet entry with its neighbours
+        ("salvation army", "life cycle", "cerebral palsy"): the entry has its own meaning,
+        and a synonym of one of its words breaks it."""
+        words = [t.lower_ for t in doc]
+        lemmas = [t.lemma_.lower() for t in doc]
+        for size in range(2, COLLOCATION_WORDS + 1):
+            for start in range(max(0, i - size + 1), min(i, len(words) - size) + 1):
+                head = " ".join(words[start:start + size - 1])
+                last = {words[start + size - 1], lemmas[start + size - 1]}
+                if any(self.wordnet.senses(f"{head} {word}", pos)
+                       for word in last for pos in "nvar"):
+                    return True
+        return False
+
+    def __call__(self, query: str) -> SynonymOptions:
+        doc = self.parse(query)
+        content = _content_tokens(doc, self.stopwords)
+        choices = []
+        for token in content:
+            found = None if self.in_collocation(doc, token.i) else self.replacement(token)
+            if found is not None:
+                choices.append(((token.idx, token.idx + len(token.text)), found))
+        return SynonymOptions(tuple(choices), len(content), len(content) - len(choices))
+
+
+class CounterFittedSynonyms:
+    """Penha et al.'s embedding swap: counter-fitted neighbours (cosine ≥ 0.8, top 15) that
+    keep the word's part of speech in the varied query."""
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, stopwords: frozenset[str],
+                 parse: Callable[[str], Any] | None = None):
+        self.words = list(words)
+        self.row = {w: i for i, w in enumerate(self.words)}
+        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        self.units = (vectors / norms).astype(np.float32)
+        self.stopwords = stopwords
+        self._parse = parse
+
+    def parse(self, text: str) -> Any:
+        if self._parse is None:
+            from abnirml.text.nlp import parse
+
+            self._parse = parse
+        return self._parse(text)
+
+    def neighbours(self, word: str) -> list[str]:
+        row = self.row.get(word)
+        if row is None:
+            return []
+        cosine = self.units @ self.units[row]
+        order = np.argsort(-cosine, kind="stable")[:NEIGHBOURS + 1]
+        return [self.words[i] for i in order.tolist()
+                if i != row and cosine[i] >= MIN_COSINE and self.words[i].isalpha()]
+
+    def __call__(self, query: str) -> SynonymOptions:
+        content = _content_tokens(self.parse(query), self.stopwords)
+        choices = []
+        for token in content:
+            start, end = token.idx, token.idx + len(token.text)
+            for candidate in self.neighbours(token.lower_):
+                if _same_word(candidate, token.lower_):
+                    continue
+                varied = self.parse(query[:start] + candidate + query[end:])
+                tagged = [t for t in varied if t.idx == start]
+                if tagged and tagged[0].pos_ == token.pos_:
+                    choices.append(((start, end), candidate))
+                    break
+        return SynonymOptions(tuple(choices), len(content), len(content) - len(choices))
+
+
+def counter_fitted_path(path: str | None) -> Path:
+    """The counter-fitted vectors file: ``path`` if given, else a cached download of the
+    authors' release (needs internet once)."""
+    if path:
+        found = Path(path).expanduser()
+        if not found.is_file():
+            raise ConfigError(f"qvp.counter_fitted: {found} is not a file (expected "
+                              f"{COUNTER_FITTED_FILE}: a word and its 300 numbers per line)")
+        return found
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "abnirml"
+    target = cache / COUNTER_FITTED_FILE
+    if not target.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        archive = cache / (COUNTER_FITTED_FILE + ".zip")
+        try:
+            urllib.request.urlretrieve(COUNTER_FITTED_URL, archive)
+        except OSError as error:
+            raise ConfigError(f"could not download the counter-fitted vectors "
+                              f"({COUNTER_FITTED_URL}: {error}); give a local copy with "
+                              "--option qvp.counter_fitted=PATH or use qvp.synonyms=wordnet"
+                              ) from None
+        with zipfile.ZipFile(archive) as bundle:
+            member = next(n for n in bundle.namelist() if n.endswith(COUNTER_FITTED_FILE))
+            target.write_bytes(bundle.read(member))
+        archive.unlink()
+    return target
+
+
+def load_counter_fitted(path: Path, stopwords: frozenset[str]) -> CounterFittedSynonyms:
+    """Read ``word v1 … vN`` lines; a malformed line stops with its file and line number."""
+    words: list[str] = []
+    rows: list[list[float]] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            fields = line.rstrip("\n").split(" ")
+            try:
+                values = [float(v) for v in fields[1:]]
+            except ValueError:
+                values = []
+            if not values or (rows and len(values) != len(rows[0])):
+                raise ConfigError(f"{path}:{number}: expected a word and "
+                                  f"{len(rows[0]) if rows else 'its'} numbers")
+            words.append(fields[0])
+            rows.append(values)
+    if not rows:
+        raise ConfigError(f"{path}: no vectors in the file")
+    return CounterFittedSynonyms(words, np.asarray(rows, dtype=np.float32), stopwords)

@@ -4,7 +4,8 @@
 2. The texts of all tables (and of the δ-calibration candidates) are interned and the
    *unique* (query, document) pairs collected — a document shared by many samples and
    probes is scored once.
-3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`).
+3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`);
+   a ranker with per-query state scores them per judged query instead (:mod:`.routing`).
 4. δ is calibrated per ranker (unless given), then effects, scores and p-values are
    computed per probe × ranker × subset, with a Bonferroni correction per table (family).
 """
@@ -20,6 +21,7 @@ import numpy as np
 
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
+from abnirml.evaluation.routing import Identities, score_routed
 from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
@@ -31,7 +33,7 @@ from abnirml.evaluation.significance import (
 from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
-from abnirml.rankers.base import Ranker
+from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
 
 ALL = "all"
 
@@ -158,25 +160,39 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     all_codes += [q * base + d for q, d in calib_codes.values()]
     flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
     unique, inverse = np.unique(flat, return_inverse=True)
+    inverse = inverse.reshape(-1)
     texts = interner.texts()
     pairs = [(texts[c // base], texts[c % base]) for c in unique.tolist()]
 
     calibrations: dict[str, Calibration] = {}
-    unique_scores: dict[str, np.ndarray] = {}
+    # each ranker's scores as (values, index): slot i's score is values[index[i]]
+    slot_scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    routed = [r for r in rankers if is_query_routed(r)]
+    if routed:
+        slot_identity, identities = _slot_identities(tables, codes, calib_codes,
+                                                     context.collection)
     for ranker in rankers:
-        unique_scores[ranker.name] = scorer.score(ranker, pairs)
+        if ranker in routed:
+            slot_scores[ranker.name] = score_routed(scorer, ranker, pairs, inverse,
+                                                    slot_identity, identities)
+        else:
+            slot_scores[ranker.name] = (scorer.score(ranker, pairs), inverse)
 
-    # Split the inverse index back into per-table and per-query slices.
-    offsets: dict[str, list[np.ndarray]] = {}
+    # The slot ranges of each table's score rows and of each query's calibration candidates.
+    offsets: dict[str, list[slice]] = {}
     pos = 0
     for name, (_, docs) in codes.items():
         n = docs.shape[1]
-        offsets[name] = [inverse[pos + r * n:pos + (r + 1) * n] for r in range(docs.shape[0])]
+        offsets[name] = [slice(pos + r * n, pos + (r + 1) * n) for r in range(docs.shape[0])]
         pos += docs.shape[0] * n
-    calib_index: dict[str, np.ndarray] = {}
+    calib_index: dict[str, slice] = {}
     for qid, (_, d) in calib_codes.items():
-        calib_index[qid] = inverse[pos:pos + d.shape[0]]
+        calib_index[qid] = slice(pos, pos + d.shape[0])
         pos += d.shape[0]
+
+    def scores_of(ranker_name: str, where: slice) -> np.ndarray:
+        values, index = slot_scores[ranker_name]
+        return values[index[where]]
 
     for ranker in rankers:
         if config.delta_all is not None:
@@ -184,7 +200,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         elif ranker.name in config.deltas:
             calibrations[ranker.name] = fixed(config.deltas[ranker.name])
         else:
-            per_query = {qid: unique_scores[ranker.name][idx] for qid, idx in calib_index.items()}
+            per_query = {qid: scores_of(ranker.name, where)
+                         for qid, where in calib_index.items()}
             calibrations[ranker.name] = calibrate(per_query)
 
     probe_scores: dict[tuple[str, str], ProbeScores] = {}
@@ -197,11 +214,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         queries = tuple(tables[probe.name].texts[i] for i in used.tolist())
         combine = tables[probe.name].combine
         for ranker in rankers:
-            s = unique_scores[ranker.name]
             if combine is None:
-                score1, score2 = s[rows[0]], s[rows[1]]
+                score1, score2 = scores_of(ranker.name, rows[0]), scores_of(ranker.name, rows[1])
             else:
-                score1, score2 = combine([s[r] for r in rows])
+                score1, score2 = combine([scores_of(ranker.name, r) for r in rows])
             probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
                                                                   queries)
 
@@ -247,6 +263,25 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
+
+
+def _slot_identities(tables: Mapping[str, SampleTable],
+                     codes: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                     calib_codes: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                     collection: Any) -> tuple[np.ndarray, list[QueryIdentity]]:
+    """The query identity code of every pair slot, laid out as the engine's flat slots
+    (each table's score rows, then each query's calibration candidates): every column of a
+    sample — a varied query's included — belongs to the sample's judged query."""
+    identities = Identities(getattr(collection, "queries", None) or {})
+    parts: list[np.ndarray] = []
+    for name, (_, docs) in codes.items():
+        per_sample = identities.table_codes(tables[name])
+        parts.extend([per_sample] * docs.shape[0])
+    for qid, (_, d) in calib_codes.items():
+        parts.append(np.full(d.shape[0], identities.of_qid(qid, collection.queries[qid]),
+                             dtype=np.int64))
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return flat, identities.listing()
 
 
 def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]

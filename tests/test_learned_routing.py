@@ -127,3 +127,58 @@ def test_knrm_is_blind_to_a_shuffled_query_through_its_fold_model(one_torch_thre
     np.testing.assert_allclose(scores.score1, scores.score2, rtol=0, atol=1e-5)
     for record in output.result.records:
         assert record["score"] == 0.0 and not record["significant"], record
+
+
+class _QidKeyedPipeline:
+    """A PyTerrier-style pipeline with per-query state: its score is a number it keeps for
+    the frame's qid (say, a first-stage score looked up by qid), whatever the query text."""
+
+    def __init__(self, state):
+        self.state = state
+        self.seen: set[str] = set()
+
+    def transform(self, frame):
+        out = frame[["qid", "docno"]].copy()
+        self.seen.update(frame["qid"])
+        out["score"] = [self.state.get(q, -1.0) for q in frame["qid"]]
+        return out
+
+
+def test_a_per_query_pyterrier_pipeline_sees_the_varied_querys_real_qid(demo_collection):
+    """qvp varies every query; with per_query the frames carry the collection's qid of the
+    original query, so a qid-keyed pipeline scores the varied query as its original (every
+    difference exactly 0) and never sees a made-up id."""
+    pytest.importorskip("pandas")
+    from abnirml.probes.query_variation import QueryVariationProbe
+    from abnirml.rankers.adapters import wrap_pyterrier
+
+    state = {qid: float(i) for i, qid in enumerate(sorted(demo_collection.queries))}
+    pipeline = _QidKeyedPipeline(state)
+    ranker = wrap_pyterrier(pipeline, "keyed", version="1", per_query=True)
+    assert is_query_routed(ranker)
+    context = ProbeContext(collection=demo_collection, options={"qvp.depth": 0})
+    with ScoreCache(None) as cache:
+        result = run_experiment([QueryVariationProbe("remove-stops")], [ranker], context,
+                                Scorer(cache, progress=False), ExperimentConfig(delta_all=0.0))
+    scores = result.probe_scores[("qvp:remove-stops", "keyed")]
+    assert scores.score1.size > 50
+    assert (scores.score1 == scores.score2).all() and (scores.score1 >= 0).all()
+    assert pipeline.seen <= set(demo_collection.queries)
+    # without per_query the frames hold made-up ids, which such a pipeline cannot look up
+    plain = wrap_pyterrier(_QidKeyedPipeline(state), "plain", version="1")
+    assert not is_query_routed(plain)
+
+
+def test_passage_aggregation_keeps_the_inner_rankers_routing(demo_collection):
+    from abnirml.rankers.passages import aggregate_passages
+
+    inner = _model_naming_lgbm(demo_collection)
+    wrapped = aggregate_passages(inner, 5, 5)
+    assert is_query_routed(wrapped)
+    qid = sorted(demo_collection.queries)[0]
+    key = wrapped.route(QueryIdentity(qid, demo_collection.queries[qid]))
+    assert key == f"fold-{inner.manifest.plan.fold_of[qid]}"
+    model = wrapped.routed(key)
+    assert model.fingerprint != wrapped.fingerprint and key in model.fingerprint
+    assert model.score([("a varied query", "one two three four five six seven")]).tolist() \
+        == [float(inner.manifest.plan.fold_of[qid])]

@@ -104,3 +104,30 @@ def test_chunked_intervals_equal_one_draw(monkeypatch):
     monkeypatch.setattr(bootstrap, "CHUNK_ELEMENTS", 30_000)
     parts = bootstrap.clustered_ci(values, cluster, 2000, 0.95, 0, ("k",))
     assert np.array_equal(whole[0], parts[0]) and np.array_equal(whole[1], parts[1])
+
+
+def test_compare_gives_its_resampling_test_the_rounds_its_correction_needs(tmp_path):
+    """`compare` of bm25 with ql on the demo's MMP probes: a named 1,000 bootstrap
+    resamples cannot reject after Bonferroni over the compared probes (warned); at the
+    defaults the comparison finds the probes where the two models differ everywhere."""
+    import warnings
+
+    from abnirml.evaluation.compare import compare
+    from abnirml.evaluation.score_file import load_scores
+    from abnirml.pipeline import RunConfig, run
+
+    out = tmp_path / "run"
+    run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["mmp"], out=str(out),
+                  cache=None, progress=False, effectiveness=False))
+    store = load_scores(out / "scores.npz")
+    named = StatsConfig(test="bootstrap", resamples=1000, rounds_given=True)
+    with pytest.warns(UserWarning, match=r"--bootstrap 1,000 cannot reject any test of the "
+                                         r"comparison"):
+        rows = compare(store, "bm25", store, "ql", stats=named)
+    assert not any(r.significant for r in rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = compare(store, "bm25", store, "ql", stats=StatsConfig(test="bootstrap"))
+    floor = 2 / (rounds_needed("bootstrap", len(rows), 0.01, "bonferroni") + 1)
+    assert floor * len(rows) <= 0.001
+    assert any(r.significant for r in rows)

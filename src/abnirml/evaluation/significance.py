@@ -152,6 +152,21 @@ def cannot_reject(config: StatsConfig, rounds: int, tests: int, alpha: float) ->
     return p_floor(config.test, rounds) * m >= alpha
 
 
+def warned_rounds(config: StatsConfig, tests: int, alpha: float, where: str) -> int:
+    """:func:`test_rounds` for one table of ``tests`` tests, warning (one line) when a
+    count the user named cannot reject any of them."""
+    rounds = test_rounds(config, tests, alpha)
+    if cannot_reject(config, rounds, tests, alpha):
+        import warnings
+
+        flag = "--bootstrap" if config.test == "bootstrap" else "--permutations"
+        need = rounds_needed(config.test, tests, alpha, config.correction)
+        warnings.warn(f"{flag} {rounds:,} cannot reject any test of {where} at α = {alpha:g} "
+                      f"after the {config.correction} correction; use at least {need:,} "
+                      f"(or leave {flag} out)", stacklevel=3)
+    return rounds
+
+
 def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
             config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = (),
             rounds: int | None = None) -> float:

@@ -182,3 +182,18 @@ def test_passage_aggregation_keeps_the_inner_rankers_routing(demo_collection):
     assert model.fingerprint != wrapped.fingerprint and key in model.fingerprint
     assert model.score([("a varied query", "one two three four five six seven")]).tolist() \
         == [float(inner.manifest.plan.fold_of[qid])]
+
+
+def test_reranking_scores_each_judged_query_with_its_fold_model(demo_collection):
+    """The effectiveness re-ranking (and masking) know each pair's qid: a learned ranker
+    scores every query's candidates with the model that held that query out."""
+    from abnirml.evaluation.rank_origin import rerank
+
+    ranker = _model_naming_lgbm(demo_collection)
+    fold_of = ranker.manifest.plan.fold_of
+    run = {qid: [(d, 1.0) for d in sorted(judged)]
+           for qid, judged in demo_collection.qrels.items()}
+    reranked = rerank(run, demo_collection.queries, demo_collection.docs, ranker)
+    assert reranked
+    for qid, ranking in reranked.items():
+        assert {score for _, score in ranking} == {float(fold_of[qid])}

@@ -84,3 +84,32 @@ def score_routed(scorer: Scorer, ranker, pairs: Sequence[Pair], pair_index: np.n
             chosen = (unique[members] % n).tolist()
             values[members] = scorer.score(ranker.routed(key), [pairs[i] for i in chosen])
     return values, index.reshape(-1)
+
+
+def score_judged(scorer: Scorer | None, ranker, pairs: Sequence[Pair],
+                 identities: Sequence[QueryIdentity]) -> np.ndarray:
+    """Scores of ``pairs`` whose judged queries are known (``identities``, one per pair):
+    through the cache when ``scorer`` is given, each unique pair once, and by each pair's
+    route for a ranker with per-query state. Re-ranking and masking use it."""
+    from abnirml.rankers.base import checked_scores, is_query_routed
+
+    def plain(target, items: list[Pair]) -> np.ndarray:
+        if not items:
+            return np.zeros(0)
+        if scorer is not None:
+            return scorer.score(target, items)
+        return checked_scores(target.name, target.score(items), len(items))
+
+    routed = is_query_routed(ranker)
+    keys = [(ranker.route(identity) if routed else "", pair)
+            for identity, pair in zip(identities, pairs, strict=True)]
+    unique = list(dict.fromkeys(keys))
+    position = {key: i for i, key in enumerate(unique)}
+    values = np.empty(len(unique), dtype=np.float64)
+    by_route: dict[str, list[int]] = {}
+    for i, (route, _) in enumerate(unique):
+        by_route.setdefault(route, []).append(i)
+    for route, members in by_route.items():
+        target = ranker.routed(route) if routed else ranker
+        values[members] = plain(target, [unique[i][1] for i in members])
+    return values[[position[key] for key in keys]] if keys else np.zeros(0)

@@ -131,3 +131,22 @@ def test_compare_gives_its_resampling_test_the_rounds_its_correction_needs(tmp_p
     floor = 2 / (rounds_needed("bootstrap", len(rows), 0.01, "bonferroni") + 1)
     assert floor * len(rows) <= 0.001
     assert any(r.significant for r in rows)
+
+
+def test_run_json_and_report_state_the_rounds_used(tmp_path, capsys):
+    import json
+
+    from abnirml.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", "--collection", "demo", "--ranker", "bm25", "--probe", "mmp",
+                 "--test", "permutation", "--no-cache", "--quiet", "--no-effectiveness",
+                 "--out", str(out)]) == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").open()]
+    tests = records[0]["tests_in_table"]
+    expected = max(10_000, rounds_needed("permutation", tests, 0.01, "bonferroni"))
+    assert {r["test_rounds"] for r in records} == {expected}
+    statistics = json.loads((out / "run.json").read_text())["statistics"]
+    assert statistics["test_rounds"] == {"mmp": expected}
+    assert f"sign-flip rounds per table: mmp {expected:,}" in (out / "report.md").read_text()
+    assert "warning" not in capsys.readouterr().err

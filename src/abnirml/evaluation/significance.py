@@ -38,7 +38,7 @@ relative to its noise (|d_z| ≈ 0.2 small, 0.5 medium, 0.8 large by Cohen's rul
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -327,10 +327,16 @@ def test_words(test: str, correction: str, alpha: float) -> str:
 
 
 def caption(test: str, correction: str, alpha: float, ci_level: float | None,
-            resamples: int) -> str:
-    """One paragraph for report captions: which test, correction, α and interval."""
+            resamples: int, test_rounds: Mapping[str, int] | None = None) -> str:
+    """One paragraph for report captions: which test, correction, α and interval, and the
+    rounds a resampling test used per table."""
     text = (f"Significance: {test_words(test, correction, alpha)}; with fewer than 2 "
             "samples p is undefined (–) and the score is never marked significant.")
+    if test_rounds:
+        unit = "resamples of queries" if test == "bootstrap" else "sign-flip rounds"
+        text += (f" The test drew {unit} per table: "
+                 + ", ".join(f"{family} {count:,}" for family, count in test_rounds.items())
+                 + ".")
     if ci_level is not None and resamples > 0:
         text += (f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
                  f"interval ({resamples:,} resamples of queries); a score that every sample "

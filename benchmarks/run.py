@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: (script, arguments) in the order the README's performance section lists them.
+#: (script, arguments) in the order docs/performance.md lists them.
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("core.py", []),
     ("memory.py", []),

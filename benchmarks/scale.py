@@ -1,6 +1,6 @@
 """Millions of passages: wall time and peak memory of ``abnirml run`` on a synthetic collection.
 
-The README says a passages file above ``ABNIRML_STREAM_DOCS_BYTES`` (256 MiB) is read from
+docs/guide/scaling.md: a passages file above ``ABNIRML_STREAM_DOCS_BYTES`` (256 MiB) is read from
 disk through an offset index, so that a large collection runs in little memory. This
 benchmark writes such a collection into a temporary folder (never the repository) and runs
 the lexical rankers and a probe set over it, once streamed from disk and, where asked, once

@@ -199,7 +199,7 @@ def test_missing_optional_dependency_is_named_with_its_extra(echo_family):
     register_family(needy)
     try:
         with pytest.raises(ConfigError, match=r"needs abnirml_no_such_module \(spells\): "
-                                              r"pip install 'abnirml\[magic\]'"):
+                                              r"pip install -e '\.\[magic\]' in "):
             check_requirements([EchoProbe(name="needy:x", family="needy")])
         check_requirements([EchoProbe()])                 # echo needs nothing
     finally:

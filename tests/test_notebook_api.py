@@ -1,4 +1,5 @@
-"""Notebook use: quiet imports, progress bars easy to turn off, and the README example runs."""
+"""Notebook use: quiet imports, progress bars easy to turn off, and the Python guide's
+notebook example runs."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from abnirml.pipeline import RunConfig, run
 from abnirml.progress import ENV, progress_enabled
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-README_DL19 = "../shared/data/trec-dl-2019"
+PYTHON_GUIDE = ROOT / "docs" / "guide" / "python.md"
+GUIDE_DL19 = "../shared/data/trec-dl-2019"
 
 
 def test_importing_abnirml_prints_nothing_and_loads_nothing_heavy():
@@ -67,12 +68,12 @@ def test_progress_bars_follow_the_environment_and_the_argument(monkeypatch, caps
     assert "scoring bm25" not in _stderr_of_run(capsys, config)
 
 
-def readme_python_example() -> str:
-    """The first python block of the README's 'Python API' section."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Python API\n", 1)[1]
+def guide_notebook_example() -> str:
+    """The first python block of the Python guide's 'From a notebook' section."""
+    text = PYTHON_GUIDE.read_text(encoding="utf-8")
+    section = text.split("\n## From a notebook\n", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the README's Python API section has no python example"
+    assert match, "the Python guide's notebook section has no python example"
     return match.group(1)
 
 
@@ -83,15 +84,15 @@ def example_collection(request) -> str:
     return str(request.getfixturevalue("dl19"))          # skips without ../shared
 
 
-def test_readme_notebook_example_runs(example_collection, tmp_path, monkeypatch):
+def test_the_guides_notebook_example_runs(example_collection, tmp_path, monkeypatch):
     pytest.importorskip("pandas")
     pytest.importorskip("matplotlib")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)
-    code = readme_python_example()
-    assert README_DL19 in code
+    code = guide_notebook_example()
+    assert GUIDE_DL19 in code
     namespace: dict = {}
-    exec(compile(code.replace(README_DL19, example_collection), "README.md", "exec"),
+    exec(compile(code.replace(GUIDE_DL19, example_collection), str(PYTHON_GUIDE), "exec"),
          namespace)
     import matplotlib.pyplot as plt
 

@@ -70,6 +70,9 @@ def checked_config(config: Any) -> Any:
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
     check_progress(config.progress, "RunConfig.progress")
+    if not isinstance(config.skip_unavailable, bool):
+        raise ConfigError(f"RunConfig.skip_unavailable must be True or False, got "
+                          f"{_described(config.skip_unavailable)}")
     _check_grade_bands(config.grade_bands)
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -166,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mmp-tolerance", type=parse_tolerance,
                      help="control tolerance: a number or control=value,…")
     run.add_argument("--option", action="append", default=[], metavar="FAMILY.KEY=VALUE",
-                     help="probe option, e.g. tmp.typo_rate=0.2 (see the README), repeatable")
+                     help="probe option, e.g. tmp.typo_rate=0.2 (each family's options: "
+                          "docs/reference/probes.md), repeatable")
     run.add_argument("--transfer-data", metavar="DIR",
                      help="folder holding the dataset-transfer corpora (mrpc/, jfleg/, "
                           "turkcorpus/, asset/, gyafc/, wnc/, xsum/, cnndm/, nq/); "
@@ -188,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rankers that are seeds/checkpoints of one model (variance table)")
     run.add_argument("--no-effectiveness", action="store_true",
                      help="skip re-ranking the candidates for nDCG@10 / MAP / MRR")
+    run.add_argument("--skip-unavailable", action="store_true",
+                     help="run the probes whose optional dependencies are installed and list "
+                          "the others as left out (default: stop, naming what is missing)")
 
     report = sub.add_parser("report", help="rebuild report.md, report.html and tables/ "
                                            "from a results directory")
@@ -212,7 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="lowest grade counted relevant by MAP and MRR (2)")
 
     sub.add_parser("probes", help="list the available probes")
-    sub.add_parser("rankers", help="list the ranker families")
+    sub.add_parser("rankers", help="list the ranker families, their parameters and whether "
+                                      "each is installed and runs offline here")
     train = sub.add_parser("train", help="train a learned ranker (knrm, cknrm, lgbm) with "
                                          "query-level cross-validation")
     train.add_argument("--collection", default="demo", help="as for run (needs judgments)")
@@ -273,7 +278,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         options=options, progress=False if args.quiet else None, examples_per_probe=args.examples,
         allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
         test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
-        permutations=args.permutations)
+        permutations=args.permutations, skip_unavailable=args.skip_unavailable)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 
@@ -290,6 +295,10 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{counts['unique_pairs']:,} unique pairs ({counts['scored']:,} scored, "
           f"{counts['from_cache']:,} cached) → {output.out}/report.md, "
           f"{output.out}/report.html")
+    left_out = output.run_info.get("omitted_probes") or []
+    if args.skip_unavailable and left_out:
+        print(f"abnirml: left out {len(left_out)} probes whose optional dependencies are "
+              f"missing or that have no data (listed in {output.out}/run.json and the report)")
     return 0
 
 
@@ -362,10 +371,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rankers(_: argparse.Namespace) -> int:
+    from abnirml.rankers.availability import status
     from abnirml.rankers.registry import describe_family, families
 
     for family in families():
-        print(f"{family}\t{describe_family(family) or '(no description)'}")
+        print(f"{family}\t{describe_family(family) or '(no description)'}\t{status(family)}")
     return 0
 
 

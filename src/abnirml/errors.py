@@ -39,6 +39,32 @@ class MissingExtra(ConfigError):
         self.extra = extra
 
 
+def install_hint(extra: str, *, located: bool = True) -> str:
+    """The command that installs ``extra`` the way this abnirml is installed.
+
+    abnirml is installed from a checkout (no package index serves it), where the command is
+    ``pip install -e '.[extra]'`` run in the checkout's folder; only an installed wheel is
+    extended by ``pip install 'abnirml[extra]'``. ``located`` adds the checkout's folder, for
+    messages a person reads at the terminal (reports leave it out: they travel).
+    """
+    root = _checkout_root()
+    if root is None:
+        return f"pip install 'abnirml[{extra}]'"
+    where = f" in {root}" if located else " in abnirml's checkout"
+    return f"pip install -e '.[{extra}]'{where}"
+
+
+def _checkout_root() -> Path | None:
+    """The source checkout this package is imported from (``src/abnirml`` beside a
+    ``pyproject.toml`` naming abnirml), or None for an installed wheel."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return root if 'name = "abnirml"' in text else None
+
+
 class ScoringError(AbnirmlError):
     """A ranker produced unusable scores (NaN, infinite, wrong count)."""
 

@@ -25,9 +25,9 @@ def _pandas() -> Any:
     try:
         import pandas as pd
     except ImportError:
-        from abnirml.errors import ConfigError
+        from abnirml.errors import ConfigError, install_hint
 
-        raise ConfigError("DataFrames need pandas: pip install 'abnirml[adapters]'") from None
+        raise ConfigError(f"DataFrames need pandas: {install_hint('adapters')}") from None
     return pd
 
 

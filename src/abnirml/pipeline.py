@@ -59,6 +59,9 @@ class RunConfig:
     ci: float = 0.95                       # interval coverage
     #: rounds of the permutation test; None: at least 10,000, more when the correction needs
     permutations: int | None = None
+    #: leave out (and list in run.json) probes whose optional dependencies are missing,
+    #: instead of stopping before any work
+    skip_unavailable: bool = False
 
     def stats(self) -> StatsConfig:
         given = ((self.test == "bootstrap" and self.bootstrap is not None)
@@ -114,7 +117,12 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         config = dataclasses.replace(config, progress=progress)
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import SessionSettings, Workspace
-    from abnirml.probes.family_registry import check_requirements, get_family, resolve_options
+    from abnirml.probes.family_registry import (
+        check_requirements,
+        get_family,
+        resolve_options,
+        without_missing_requirements,
+    )
     from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
     from abnirml.run_folder import RunFolder
 
@@ -133,10 +141,13 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         warnings.warn(note, FutureWarning, stacklevel=2)
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)
+    if config.skip_unavailable:
+        probes, missing = without_missing_requirements(probes, resolved.settings)
+        omitted += missing
     if not probes:
         raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
                           f"{omitted[0]['reason']}")
-    check_requirements(probes)
+    check_requirements(probes, resolved.settings)
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abnirml.data.trec import Qrels, Run
-from abnirml.errors import ConfigError, InputError
+from abnirml.errors import ConfigError, InputError, install_hint
 
 CANDIDATE_DEPTH = 100
 
@@ -34,7 +34,7 @@ def read_irds(dataset_id: str) -> IrdsData:
     try:
         import ir_datasets
     except ImportError:
-        raise ConfigError("irds: collections need ir_datasets (pip install 'abnirml[irds]')") \
+        raise ConfigError(f"irds: collections need ir_datasets ({install_hint('irds')})") \
             from None
     try:
         dataset = ir_datasets.load(dataset_id)

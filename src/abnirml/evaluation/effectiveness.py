@@ -134,7 +134,9 @@ def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates,
     try:
         import ir_measures  # noqa: F401
     except ImportError:
-        return {"skipped": "ir_measures is not installed (pip install 'abnirml[eval]')"}
+        from abnirml.errors import install_hint
+
+        return {"skipped": f"ir_measures is not installed ({install_hint('eval', located=False)})"}
 
     ranking = candidates.ranking
     qrels = collection.qrels

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.evaluation.effectiveness import REL_LEVEL
 from abnirml.evaluation.routing import score_judged
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
@@ -139,7 +139,7 @@ def evaluate(run: Run, qrels: Mapping[str, Mapping[str, int]],
         import ir_measures
     except ImportError:
         raise ConfigError("the masking analysis needs ir_measures: "
-                          "pip install 'abnirml[eval]'") from None
+                          f"{install_hint('eval')}") from None
     parsed = [ir_measures.parse_measure(name) for name in measures]
     judged = {qid: {d: int(g) for d, g in docs.items()} for qid, docs in qrels.items()
               if qid in run}

@@ -1,7 +1,7 @@
 """Probing pairwise preference rankers directly.
 
 A probe sample ⟨q, d1, d2⟩ asks whether a ranker prefers d1 to d2; a pairwise ranker answers
-that question itself. Definitions (README, *Pairwise preference rankers*):
+that question itself. Definitions (docs/guide/rankers.md, *Pairwise preference rankers*):
 
 * both orders are asked, p₁₂ = P(d1 ≻ d2) and p₂₁ = P(d2 ≻ d1), and the **symmetrised
   preference** is p = (p₁₂ + 1 − p₂₁) / 2, which cancels a constant bias towards either

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, install_hint, user_line
 from abnirml.rankers.base import Pair, Ranker
 
 _WORKER_RANKER: Ranker | None = None
@@ -167,7 +167,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ConfigError("--ray needs Ray: pip install 'abnirml[ray]'") from None
+            raise ConfigError(f"--ray needs Ray: {install_hint('ray')}") from None
         if not ray.is_initialized():
             if self.address == "local":
                 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,

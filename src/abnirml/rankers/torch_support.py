@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import RankerHints
 
 _DEVICES = ("cpu", "cuda", "mps", "auto")
@@ -17,8 +17,7 @@ def import_torch(ranker: str, extra: str = "neural") -> Any:
     try:
         import torch
     except ImportError:
-        raise ConfigError(f"ranker {ranker} needs PyTorch: pip install 'abnirml[{extra}]'"
-                          ) from None
+        raise ConfigError(f"ranker {ranker} needs PyTorch: {install_hint(extra)}") from None
     return torch
 
 
@@ -30,7 +29,7 @@ def import_or_explain(module: str, ranker: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise ConfigError(f"ranker {ranker} needs the {module!r} package: "
-                          f"pip install 'abnirml[{extra}]'") from None
+                          f"{install_hint(extra)}") from None
 
 
 def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> str:

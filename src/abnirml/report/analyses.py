@@ -401,7 +401,9 @@ def _add_figure(section: Section, draw) -> None:
     try:
         section.figures.append(draw())
     except ImportError:
-        note = " (Figures need matplotlib: pip install 'abnirml[report]'.)"
+        from abnirml.errors import install_hint
+
+        note = f" (Figures need matplotlib: {install_hint('report', located=False)}.)"
         if note not in section.intro:
             section.intro += note
 

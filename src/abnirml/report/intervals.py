@@ -244,7 +244,10 @@ def statistics_section(store: Any, records: Sequence[Mapping[str, Any]],
         try:
             png = interval_figure(records, family)
         except ImportError:
-            section.intro += " (Error bars need matplotlib: pip install 'abnirml[report]'.)"
+            from abnirml.errors import install_hint
+
+            section.intro += (" (Error bars need matplotlib: "
+                              f"{install_hint('report', located=False)}.)")
             break
         if png is not None:
             section.figures.append(Figure(f"Intervals: {family}", png,

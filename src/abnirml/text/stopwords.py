@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from abnirml.errors import InputError, MissingExtra
+from abnirml.errors import InputError, MissingExtra, install_hint
 from abnirml.text.lines import decoded_lines
 
 DEFAULT = "default"
@@ -57,7 +57,7 @@ def _builtin(spec: str) -> frozenset[str]:
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
     except ImportError:
-        raise MissingExtra("--stopwords spacy needs spaCy: pip install 'abnirml[nlp]'",
+        raise MissingExtra(f"--stopwords spacy needs spaCy: {install_hint('nlp')}",
                            "nlp") from None
 
     return frozenset(w.lower() for w in STOP_WORDS)

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from abnirml.errors import MissingExtra
+from abnirml.errors import MissingExtra, install_hint
 
 _TERM = re.compile(r"[^\W_]+")
 
@@ -42,5 +42,5 @@ def load_misspellings() -> dict[str, tuple[str, ...]]:
         text = data.read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
         raise MissingExtra("the typo probe needs codespell's dictionary: "
-                           "pip install 'abnirml[typos]'", "typos") from None
+                           f"{install_hint('typos')}", "typos") from None
     return parse_dictionary(text)

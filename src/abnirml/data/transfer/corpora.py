@@ -21,7 +21,7 @@ Formats (one sentence per line where files are line-aligned):
   from the linked Yahoo Answers question when ``gyafc/questions.tsv`` (L6 id ⟶ question
   subject) and ``<Genre>/<split>/<src>.qids`` (one L6 id per source line, ``_`` for none)
   are present; a line without a question is then discarded as ``no-question``. Without
-  them the probe falls back to the shared-noun-chunk query (said in the README).
+  them the probe falls back to the shared-noun-chunk query (said in docs/guide/transfer.md).
 """
 
 from __future__ import annotations

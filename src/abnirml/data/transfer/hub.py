@@ -1,7 +1,7 @@
 """Online copies of the transfer datasets: Hugging Face ``datasets`` and ``ir_datasets``.
 
 Used only when ``dtp.online`` setting is set and the local folder is absent. Both
-libraries are optional (``pip install 'abnirml[transfer]'``) and imported here, lazily.
+libraries are optional (the ``transfer`` extra) and imported here, lazily.
 Only hub copies that carry what a probe needs are wired in:
 
 =============  ==================================  =============================================
@@ -33,7 +33,7 @@ from typing import Any
 from abnirml.data.pairs import TextPair
 from abnirml.data.transfer import SUB_SAMPLED, Item, Keep
 from abnirml.data.transfer.nq import NQRecord, Passage
-from abnirml.errors import ConfigError, InputError
+from abnirml.errors import ConfigError, InputError, install_hint
 from abnirml.types import Skip
 
 MRPC = ("nyu-mll/glue", "mrpc", ("train", "validation"))
@@ -51,7 +51,7 @@ def hf_rows(dataset_id: str, config: str | None,
         import datasets
     except ImportError:
         raise ConfigError("online transfer data needs Hugging Face datasets: "
-                          "pip install 'abnirml[transfer]'") from None
+                          f"{install_hint('transfer')}") from None
     for split in splits:
         try:
             rows = datasets.load_dataset(dataset_id, config, split=split)
@@ -126,7 +126,7 @@ def irds_nq(dataset_id: str = NQ_IRDS) -> Iterator[NQRecord]:
     try:
         import ir_datasets
     except ImportError:
-        raise ConfigError("online NQ data needs ir_datasets: pip install 'abnirml[irds]'") \
+        raise ConfigError(f"online NQ data needs ir_datasets: {install_hint('irds')}") \
             from None
     dataset = ir_datasets.load(dataset_id)
     positives: dict[str, list[str]] = {}

@@ -214,6 +214,10 @@ class IraxAxiomProbe(AxiomProbe):
     def definition(self) -> Axiom:
         return IRAX_AXIOMS[self.axiom]
 
+    @property
+    def uses_term_vectors(self) -> bool:
+        return DEFINITIONS[self.axiom][3] in ("similarity", "doc-similarity")
+
     def preferences(self, features: QueryFeatures, data: AxiomData,
                     context: ProbeContext) -> np.ndarray:
         """The axiom's n × n preference matrix for one query's pool (1: row preferred)."""

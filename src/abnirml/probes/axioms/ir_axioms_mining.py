@@ -13,11 +13,11 @@ document's *sequence* is its analysed terms in text order (positions count kept 
 only, as ir_axioms' tokenizer sees them). ``IraxQuery`` holds what the definitions read
 beyond :class:`~.features.QueryFeatures`.
 
-Known differences from ir_axioms (see the README's axiom table): none in the definitions
-ported here; term similarity (REG, ANTI-REG, STMC1, STMC2) uses the run's word vectors on
-each analysed term's first surface form, where ir_axioms looks up the term itself (the same
-word when stemming is off, as in the agreement benchmark). LB1's retrieval scores are the
-candidate run's own.
+Known differences from ir_axioms (see the axiom table in docs/guide/probes.md): none in the
+definitions ported here; term similarity (REG, ANTI-REG, STMC1, STMC2) uses the run's word
+vectors on each analysed term's first surface form, where ir_axioms looks up the term itself
+(the same word when stemming is off, as in the agreement benchmark). LB1's retrieval scores
+are the candidate run's own.
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ def tfc1(q: IraxQuery) -> Matrix:
     """ir_axioms' TFC1 (under LEN): the document whose query terms' relative frequencies
     sum higher, unless the two sums are within 10 %. The sum runs over the query's terms
     with repeats, as ir_axioms iterates them (a term twice in the query counts twice).
-    Rennings et al.'s TFC1 (``axiom:rennings-tfc1``) instead asks every query term to be at least as
-    frequent, in absolute counts, under an absolute length tolerance."""
+    Rennings et al.'s TFC1 (``axiom:rennings-tfc1``) instead asks every query term to be at
+    least as frequent, in absolute counts, under an absolute length tolerance."""
     sums = (q.tf * q.qtf[None, :]).sum(axis=1)
     prefs = np.where(close(sums[:, None], sums[None, :]), 0, greater(sums))
     return _masked(prefs, length_precondition(q))

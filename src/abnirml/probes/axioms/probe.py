@@ -31,8 +31,10 @@ import numpy as np
 from abnirml.probes.axioms import mining
 from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
 from abnirml.probes.axioms.options import AxiomOptions, axiom_options, axiom_settings
+from abnirml.probes.axioms.semantics import GLOVE as GLOVE_NAME
 from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
+from abnirml.probes.family import GLOVE, Requirement
 from abnirml.types import Sample, Skip
 
 Instances = tuple[np.ndarray, ...]
@@ -162,6 +164,22 @@ class AxiomProbe:
     @property
     def definition(self) -> Axiom:
         return AXIOM_BY_KEY[self.axiom]
+
+    @property
+    def uses_term_vectors(self) -> bool:
+        """Whether the axiom compares term embeddings (Câmara & Hauff's STMC1–3)."""
+        return self.axiom in ("stmc1", "stmc2", "stmc3")
+
+    def missing_for(self, settings: Any) -> Requirement | None:
+        """The optional dependency this probe lacks under the run's ``settings``: an axiom
+        that compares term embeddings reads the packaged GloVe vectors unless
+        ``axiom.embeddings`` hands it others, so it needs them only then."""
+        if not self.uses_term_vectors:
+            return None
+        embeddings = getattr(settings.get("axiom"), "embeddings", None)
+        if embeddings is not None and embeddings != GLOVE_NAME:
+            return None
+        return GLOVE if GLOVE.missing() else None
 
     def mine(self, features: QueryFeatures, data: AxiomData, context: ProbeContext
              ) -> Instances:

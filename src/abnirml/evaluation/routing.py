@@ -45,12 +45,16 @@ class Identities:
         return self.code(QueryIdentity(self._qid_of_text.get(text), text))
 
     def table_codes(self, table: SampleTable) -> np.ndarray:
-        """The identity code of each sample of ``table`` (its ``qids``, else its ``query``)."""
+        """The identity code of each sample of ``table``: its ``qids`` (or the per-sample
+        ``extra["qids"]`` the query-variation tables keep), else its ``query`` text."""
         if not len(table):
             return np.zeros(0, dtype=np.int64)
-        if table.qids is not None:
+        qids = table.qids
+        if qids is None and len(table.extra.get("qids", ())) == len(table):
+            qids = np.asarray(table.extra["qids"], dtype=object)
+        if qids is not None:
             keys = [(None if q is None else str(q), int(t))
-                    for q, t in zip(table.qids.tolist(), table.query.tolist(), strict=True)]
+                    for q, t in zip(qids.tolist(), table.query.tolist(), strict=True)]
             memo: dict[tuple[str | None, int], int] = {}
             return np.fromiter((memo.setdefault(k, self.of_qid(k[0], table.texts[k[1]]))
                                 for k in keys), dtype=np.int64, count=len(keys))

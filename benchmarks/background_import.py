@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--probe", action="append", default=None)
     args = parser.parse_args(argv)
-    probes = args.probe or ["mmp:*", "tmp:shuffle-words", "axiom:tfc1"]
+    probes = args.probe or ["mmp:*", "tmp:shuffle-words", "axiom:rennings-tfc1"]
     print(f"device: CPU ({os.cpu_count()} cores, shared); abnirml run --collection demo "
           f"--ranker biencoder --probe {' --probe '.join(probes)} --no-cache, cold each time",
           flush=True)

@@ -53,10 +53,10 @@ TMP_PROBES = ("remove-stops", "remove-punct", "remove-stops-punct", "shuffle-wor
               "reverse-sentences", "replace-with-query", "add-nonrel-sentence", "prepend-query",
               "append-query", "duplicate-k2")
 BATTERY = ("mmp:*", *(f"tmp:{p}" for p in TMP_PROBES),
-           "axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1")
+           "axiom:rennings-tfc1", "axiom:tfc2", "axiom:rennings-m-tdc", "axiom:camara-lnc1")
 # one probe of each table shape: measure-and-match, manipulation, axiom pair and triple
-SMOKE_BATTERY = ("mmp:relevance:tf", "tmp:shuffle-words", "tmp:prepend-query", "axiom:tfc1",
-                 "axiom:tfc2")
+SMOKE_BATTERY = ("mmp:relevance:tf", "tmp:shuffle-words", "tmp:prepend-query",
+                 "axiom:rennings-tfc1", "axiom:tfc2")
 IMAGE_ONLY = "ABNIRML_GPU_IMAGE_ONLY"      # set: refuse imports the GPU image lacks
 CARRIED_WHEELS = ("PyStemmer",)
 WHEEL_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",

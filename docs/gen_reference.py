@@ -94,12 +94,10 @@ def _probe_source(probe) -> str:
     if family in ("mmp", "tmp", "dtp"):
         return ABNIRML
     if family == "axiom":
-        suffix = name.removeprefix("axiom:")
-        if suffix.startswith("stmc"):
-            return CAMARA
-        if suffix in ("tfc1", "tfc2", "m-tdc", "lnc1", "lnc2", "tp"):
-            return RENNINGS
-        return IR_AXIOMS
+        from abnirml.probes.axioms import names
+
+        return {names.RENNINGS: RENNINGS, names.CAMARA: CAMARA,
+                names.IR_AXIOMS: IR_AXIOMS}.get(names.source_of(name) or "", "")
     if family == "qvp":
         return PENHA
     return ""

@@ -60,8 +60,9 @@ def test_run_records_and_report_carry_both(tmp_path):
     from abnirml.cli import main
 
     out = tmp_path / "out"
-    assert main(["run", "--ranker", "bm25", "--probe", "axiom:tfc1", "--probe", "axiom:prox1",
-                 "--no-cache", "--quiet", "--no-effectiveness", "--out", str(out)]) == 0
+    assert main(["run", "--ranker", "bm25", "--probe", "axiom:rennings-tfc1", "--probe",
+                 "axiom:prox1", "--no-cache", "--quiet", "--no-effectiveness", "--out",
+                 str(out)]) == 0
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     for record in records:
         split = record["overlap_split"]
@@ -109,8 +110,8 @@ def test_overlap_split_carries_each_rankers_ndcg_per_group(tmp_path):
     from abnirml.evaluation.axiom_breakdown import per_query_ndcg10, query_overlap_choices
 
     out = tmp_path / "out"
-    assert main(["run", "--ranker", "bm25", "--probe", "axiom:tfc1", "--no-cache", "--quiet",
-                 "--bootstrap", "0", "--out", str(out)]) == 0
+    assert main(["run", "--ranker", "bm25", "--probe", "axiom:rennings-tfc1", "--no-cache",
+                 "--quiet", "--bootstrap", "0", "--out", str(out)]) == 0
     record = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     collection = load_collection("demo")
     ndcg = per_query_ndcg10(read_run(out / "reranked" / "bm25.run"), collection.qrels)

@@ -168,10 +168,19 @@ def test_lnc1_matches_definition(seed):
 
 # ---- TP, STMC1–3 ------------------------------------------------------------------------
 
-def test_tp_prefers_the_closer_query_terms():
+def test_tp_relaxed_prefers_the_closer_query_terms():
     gamma = np.array([3, INF, 1, 3, 7])
     # doc 1 holds fewer than two distinct query terms; docs 0 and 3 tie
-    assert pairs(mining.tp(gamma)) == {(0, 4), (2, 0), (2, 3), (2, 4), (3, 4)}
+    assert pairs(mining.tp_relaxed(gamma)) == {(0, 4), (2, 0), (2, 3), (2, 4), (3, 4)}
+
+
+def test_tp_pairs_only_documents_with_the_same_query_term_counts():
+    gamma = np.array([3, INF, 1, 3, 7])
+    counts = np.array([[1, 1], [2, 0], [1, 1], [2, 1], [1, 1]])
+    lengths = np.array([10, 10, 10, 10, 30])
+    # same counts: docs 0, 2, 4; doc 4 is 20 tokens longer than the others
+    assert pairs(mining.tp(gamma, counts, lengths, math.inf)) == {(0, 4), (2, 0), (2, 4)}
+    assert pairs(mining.tp(gamma, counts, lengths, 10)) == {(2, 0)}
 
 
 def test_stmc1_hand_made():

@@ -60,20 +60,21 @@ def q1(*items: str) -> set[tuple[str, ...]]:
 
 def test_registry_lists_the_nine_axioms_first():
     names = [p.name for p in select_probes(["axiom:*"])][:9]
-    assert names == ["axiom:tfc1", "axiom:tfc2", "axiom:m-tdc", "axiom:lnc1", "axiom:lnc2",
-                     "axiom:tp", "axiom:stmc1", "axiom:stmc2", "axiom:stmc3"]
+    assert names == ["axiom:rennings-tfc1", "axiom:tfc2", "axiom:rennings-m-tdc",
+                     "axiom:camara-lnc1", "axiom:lnc2", "axiom:tp", "axiom:tp-relaxed",
+                     "axiom:camara-stmc1", "axiom:camara-stmc2"]
     assert {p.family for p in select_probes(["axiom"])} == {"axiom"}
 
 
 def test_tfc1_instances():
-    assert mined("tfc1") == q1("ab", "ca", "cb", "cd", "db", "ae", "be", "ce", "de", "cf",
+    assert mined("rennings-tfc1") == q1("ab", "ca", "cb", "cd", "db", "ae", "be", "ce", "de", "cf",
                                "fb", "fe", "ga", "gb", "gd", "ge", "gf") | {("q2", "h", "a")}
 
 
 def test_tfc1_length_tolerance():
     # e is 4 tokens longer than a, b, c, d, g (but only 2 longer than f): a tolerance of 3
     # drops those pairs with e
-    tight = mined("tfc1", context({"axiom_length_tolerance": 3}))
+    tight = mined("rennings-tfc1", context({"axiom_length_tolerance": 3}))
     assert tight == q1("ab", "ca", "cb", "cd", "db", "cf", "fb", "fe", "ga", "gb", "gd",
                        "gf") | {("q2", "h", "a")}
 
@@ -84,15 +85,40 @@ def test_tfc2_instances_are_triples():
 
 def test_mtdc_uses_collection_idf():
     # banana (df 4) is rarer than apple (df 5): g, with more bananas, beats c
-    assert mined("m-tdc") == q1("gc")
+    assert mined("rennings-m-tdc") == q1("gc")
 
 
 def test_lnc1_prefers_the_shorter_of_equal_matches():
-    assert mined("lnc1") == q1("af", "df")
+    assert mined("camara-lnc1") == q1("af", "df")
 
 
-def test_tp_prefers_closer_query_terms():
-    assert mined("tp") == q1("ad", "cd", "fd", "gd")
+def test_tp_fixes_query_term_counts_and_varies_only_proximity():
+    # a, d, f hold apple and banana once each: a and f have them adjacent (Γ 1), d three
+    # apart; c and g are closer than d too, but with other counts — not TP instances
+    assert mined("tp") == q1("ad", "fd")
+    # f is two tokens longer than d: a length tolerance of 1 keeps only (a, d)
+    assert mined("tp", context({"axiom_length_tolerance": 1})) == q1("ad")
+
+
+def test_tp_relaxed_compares_proximity_alone():
+    assert mined("tp-relaxed") == q1("ad", "cd", "fd", "gd")
+
+
+@pytest.mark.parametrize("ranker_spec", ["bm25", "ql", "tfidf"])
+def test_bag_of_words_rankers_tie_on_every_tp_instance_of_equal_length(ranker_spec):
+    """With lengths equal (tolerance 0) a TP pair differs only in where the query terms
+    stand, which bag-of-words rankers cannot see: every instance is an exact tie."""
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    ctx = context({"axiom_length_tolerance": 0})
+    ranker = build_ranker(ranker_spec, RankerEnv(collection=ctx.collection,
+                                                 analyzer=ctx.analyzer))
+    with ScoreCache(None) as cache:
+        result = run_experiment([AxiomProbe("tp")], [ranker], ctx,
+                                Scorer(cache, progress=False), ExperimentConfig(delta_all=0.0))
+    scores = result.probe_scores[("axiom:tp", ranker.name)]
+    assert scores.score1.size == 1
+    assert (scores.score1 - scores.score2).tolist() == [0.0]
 
 
 def test_lnc2_duplicates_documents():
@@ -109,7 +135,7 @@ def test_lnc2_duplicates_documents():
 
 
 def test_relevance_statistics_follow_the_grades():
-    record = AxiomProbe("tfc1").sample_table(context()).extra["record"]
+    record = AxiomProbe("rennings-tfc1").sample_table(context()).extra["record"]
     # instances with a (grade 2) or c (grade 3): ab ae ca ga cb cd ce cf; all but ga
     # order the axiom's preferred document above the other (in q2, h is only grade 1)
     assert record["instances_relevant"] == 8
@@ -123,7 +149,7 @@ def test_relevance_statistics_follow_the_grades():
 def test_equal_grades_are_ties_not_disagreement(monkeypatch):
     # With a and c both grade 2, "ca" (and "ac" if mined) are ordered by no judgment.
     monkeypatch.setitem(QRELS, "q1", {"a": 2, "c": 2, "b": 0})
-    record = AxiomProbe("tfc1").sample_table(context()).extra["record"]
+    record = AxiomProbe("rennings-tfc1").sample_table(context()).extra["record"]
     agree, disagree, tie = (record["relevance_agree"], record["relevance_disagree"],
                             record["relevance_ties"])
     assert agree + disagree + tie == record["instances_relevant"] == 8
@@ -133,20 +159,21 @@ def test_equal_grades_are_ties_not_disagreement(monkeypatch):
 
 
 def test_cap_samples_per_query_and_reports_the_uncapped_count():
-    full = mined("tfc1")
+    full = mined("rennings-tfc1")
     ctx = context({"axiom_cap": 5})
-    capped = mined("tfc1", ctx)
+    capped = mined("rennings-tfc1", ctx)
     # q1 has 17 instances, cut to 5; q2 has one
     assert len(capped) == 6 and capped <= full and ("q2", "h", "a") in capped
-    assert mined("tfc1", context({"axiom_cap": 5})) == capped
-    record = AxiomProbe("tfc1").sample_table(ctx).extra["record"]
+    assert mined("rennings-tfc1", context({"axiom_cap": 5})) == capped
+    record = AxiomProbe("rennings-tfc1").sample_table(ctx).extra["record"]
     assert (record["instances"], record["instances_uncapped"]) == (6, 18)
-    others = {frozenset(mined("tfc1", context({"axiom_cap": 5}, seed=s))) for s in range(1, 6)}
+    others = {frozenset(mined("rennings-tfc1", context({"axiom_cap": 5}, seed=s)))
+              for s in range(1, 6)}
     assert len(others) > 1
 
 
 def test_judged_pool_uses_only_judged_documents():
-    assert mined("tfc1", context({"axiom_pool": "judged"})) == q1("ab", "cb", "ca")
+    assert mined("rennings-tfc1", context({"axiom_pool": "judged"})) == q1("ab", "cb", "ca")
 
 
 def test_stemming_and_stopwords_come_from_the_analyzer():
@@ -173,12 +200,12 @@ def test_semantic_axioms_use_glove_similarity():
         return {(table.meta(i)["docno1"], table.meta(i)["docno2"]) for i in range(len(table))}
 
     # every document covers the one query term; vehicle words beat fruit words
-    stmc1 = found("stmc1")
+    stmc1 = found("camara-stmc1")
     assert ("near", "far") in stmc1 and ("far", "near") not in stmc1
     # exact (3 matches) vs near (1 match, 4 related words): more matches, less similar
     assert ("exact", "near") in found("stmc3")
     assert ("near", "exact") not in found("stmc3")
-    stmc2 = found("stmc2")
+    stmc2 = found("camara-stmc2")
     assert ("exact", "near") in stmc2 and ("near", "exact") not in stmc2
 
 
@@ -195,7 +222,7 @@ def test_similarity_is_pluggable():
     ctx = ProbeContext(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
                        candidates=lambda: {"q": list(docs)},
                        options={"axiom_similarity": negated})
-    table = AxiomProbe("stmc1").sample_table(ctx)
+    table = AxiomProbe("camara-stmc1").sample_table(ctx)
     assert [table.meta(i)["docno1"] for i in range(len(table))] == ["far"]
 
 
@@ -226,7 +253,7 @@ class _CountRanker:
 
 def test_engine_scores_tfc2_as_score_differences():
     ctx = context()
-    probes = [AxiomProbe("tfc2"), AxiomProbe("tfc1")]
+    probes = [AxiomProbe("tfc2"), AxiomProbe("rennings-tfc1")]
     rankers = [_CountRanker("concave", np.sqrt), _CountRanker("convex", np.square)]
     with ScoreCache(None) as cache:
         result = run_experiment(probes, rankers, ctx, Scorer(cache, progress=False),
@@ -241,17 +268,18 @@ def test_engine_scores_tfc2_as_score_differences():
     assert np.allclose(scores.score2, np.sqrt(3) - np.sqrt(2))
     assert concave["instances_uncapped"] == 3 and concave["axiom_pool"] == "candidates"
     # q1's 17 TFC1 pairs; q2's (h, a) counts only cherry, which this ranker ignores
-    assert records[("axiom:tfc1", "convex")]["satisfied"] == 17
+    assert records[("axiom:rennings-tfc1", "convex")]["satisfied"] == 17
 
 
 def test_report_prints_both_camara_tables():
     base = {"family": "axiom", "subset": "all", "axiom_pool": "candidates",
             "length_tolerance": "10", "axiom_queries": 2}
     records = [
-        {**base, "probe": "axiom:tfc1", "ranker": "bm25", "n": 10, "satisfied": 9, "ties": 1,
+        {**base, "probe": "axiom:rennings-tfc1", "ranker": "bm25", "n": 10, "satisfied": 9,
+         "ties": 1,
          "satisfied_delta": 7, "ties_delta": 3, "instances": 10, "instances_uncapped": 40,
          "instances_relevant": 4, "relevance_agreement": 0.75},
-        {**base, "probe": "axiom:tfc1", "ranker": "biencoder", "n": 10, "satisfied": 5,
+        {**base, "probe": "axiom:rennings-tfc1", "ranker": "biencoder", "n": 10, "satisfied": 5,
          "ties": 0, "satisfied_delta": 4, "ties_delta": 2, "instances": 10,
          "instances_uncapped": 40, "instances_relevant": 4, "relevance_agreement": 0.75},
         {**base, "probe": "axiom:lnc2", "ranker": "bm25", "n": 4, "satisfied": 4, "ties": 0,
@@ -282,15 +310,16 @@ def test_pipeline_writes_axiom_fields_and_tables(tmp_path):
     from abnirml.pipeline import RunConfig, run
 
     run(RunConfig(collection="demo", rankers=["bm25", "ql"],
-                  probes=["axiom:tfc1", "axiom:tfc2", "axiom:lnc2"], out=str(tmp_path),
+                  probes=["axiom:rennings-tfc1", "axiom:tfc2", "axiom:lnc2"], out=str(tmp_path),
                   cache=None, progress=False, options={"axiom.length_tolerance": "any"}))
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").open()]
-    assert {r["probe"] for r in records} == {"axiom:tfc1", "axiom:tfc2", "axiom:lnc2"}
+    assert {r["probe"] for r in records} == {"axiom:rennings-tfc1", "axiom:tfc2", "axiom:lnc2"}
     for r in records:
         assert r["length_tolerance"] == "any"
         assert r["instances"] == r["n"] == r["satisfied"] + r["violated"] + r["ties"]
     report = (tmp_path / "report.md").read_text()
-    assert "Câmara & Hauff, Table 2" in report and "| Ranker | TFC1 | TFC2 | LNC2 |" in report
+    assert "Câmara & Hauff, Table 2" in report
+    assert "| Ranker | TFC1 (Rennings et al.) | TFC2 | LNC2 |" in report
 
 
 def test_text_store_analyses_like_the_analyzer(demo_collection):

@@ -114,7 +114,7 @@ def test_every_results_field_is_documented_and_written(tmp_path):
     done = run_abnirml(["run", "--collection", "demo", "--ranker", "bm25", "--probe",
                         "mmp:tf:length", "--probe", "tmp:shuffle-words", "--probe",
                         "tmp:add-nonrel-sentence", "--probe", "dtp:fluency-jfleg", "--probe",
-                        "axiom:tfc1", "--probe", "axiom:ir-tfc1", "--probe",
+                        "axiom:rennings-tfc1", "--probe", "axiom:ir-tfc1", "--probe",
                         "qvp:shuffle-words", "--probe", "qvp:synonym", "--transfer-data",
                         "demo", "--no-cache",
                         "--quiet", "--out", "out"], tmp_path)
@@ -123,7 +123,8 @@ def test_every_results_field_is_documented_and_written(tmp_path):
     for line in (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines():
         written |= set(json.loads(line))
     assert written - set(FIELDS) == set(), "fields results.jsonl has but the docs lack"
-    need_more = {"position_bias", "axiom_label"}
+    # and a resampling test (the run uses the t-test)
+    need_more = {"position_bias", "axiom_label", "test_rounds"}
     if not any(json.loads(line)["probe"] == "qvp:synonym" for line in
                (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()):
         need_more |= {"synonym_source", "synonym_content_words", "synonym_words_without"}

@@ -45,9 +45,9 @@ def _axiom(ranker, probe, satisfied, violated, ties):
 
 def test_axiom_fulfilment_and_correlation_with_synthetic_records():
     records = [
-        _axiom("a", "axiom:tfc1", 90, 10, 0), _axiom("a", "axiom:lnc2", 50, 50, 0),
-        _axiom("b", "axiom:tfc1", 60, 20, 20), _axiom("b", "axiom:lnc2", 40, 60, 0),
-        _axiom("c", "axiom:tfc1", 30, 70, 0), _axiom("c", "axiom:lnc2", 10, 80, 10),
+        _axiom("a", "axiom:rennings-tfc1", 90, 10, 0), _axiom("a", "axiom:lnc2", 50, 50, 0),
+        _axiom("b", "axiom:rennings-tfc1", 60, 20, 20), _axiom("b", "axiom:lnc2", 40, 60, 0),
+        _axiom("c", "axiom:rennings-tfc1", 30, 70, 0), _axiom("c", "axiom:lnc2", 10, 80, 10),
         {"family": "mmp", "probe": "mmp:tf:length", "ranker": "a", "subset": "all", "n": 5},
     ]
     fulfilment = axiom_fulfilment(records)

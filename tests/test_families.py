@@ -228,8 +228,10 @@ def test_probes_command_lists_every_option_with_its_default(capsys):
 def test_every_axiom_is_one_object_with_a_claim_and_a_precondition():
     from abnirml.probes.axioms.probe import AXIOM_LIST, AxiomProbe
 
-    assert [a.label for a in AXIOM_LIST] == ["TFC1", "TFC2", "M-TDC", "LNC1", "LNC2", "TP",
-                                             "STMC1", "STMC2", "STMC3"]
+    assert [a.label for a in AXIOM_LIST] == [
+        "TFC1 (Rennings et al.)", "TFC2", "M-TDC (Rennings et al.)", "LNC1 (Câmara & Hauff)",
+        "LNC2", "TP", "TP (relaxed)", "STMC1 (Câmara & Hauff)", "STMC2 (Câmara & Hauff)",
+        "STMC3"]
     assert all(a.claim.startswith("S(") and a.precondition for a in AXIOM_LIST)
     assert {a.shape for a in AXIOM_LIST} == {"pair", "triple", "duplicate"}
     assert AxiomProbe("lnc2").definition.shape == "duplicate"

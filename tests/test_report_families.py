@@ -25,7 +25,7 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
         records.append(_record("tmp:shuffle-words", "tmp", ranker, -0.2, subset="relevant"))
         records.append(_record("dtp:paraphrase", "dtp", ranker, 0.3, symmetric=True,
                                significant=False))
-        records.append(_record("axiom:tfc1", "axiom", ranker, 0.2 * i, n=10,
+        records.append(_record("axiom:rennings-tfc1", "axiom", ranker, 0.2 * i, n=10,
                                satisfied=5 + i, violated=3, ties=2 - i))
     run_info = {
         "rankers": [{"name": r, "delta": 0.1, "delta_source": "calibrated",
@@ -56,7 +56,7 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
     counts = (tmp_path / "tables" / "axiom-counts.csv").read_text().splitlines()
     assert counts[0] == ("Probe,r1 satisfied,r1 violated,r1 ties,r2 satisfied,r2 violated,"
                          "r2 ties,r3 satisfied,r3 violated,r3 ties")
-    assert counts[1] == "axiom:tfc1,5,3,2,6,3,1,7,3,0"          # one number per cell
+    assert counts[1] == "axiom:rennings-tfc1,5,3,2,6,3,1,7,3,0"          # one number per cell
     effectiveness = (tmp_path / "tables" / "effectiveness.csv").read_text().splitlines()
     assert effectiveness[0] == "Ranker,nDCG@10,Axiom fulfilment"
     assert effectiveness[1] == "r1,0.3000,0.5000"

@@ -20,7 +20,7 @@ def _files(folder):
 
 def test_rerun_into_the_same_folder_leaves_no_file_of_the_earlier_run(tmp_path):
     out = tmp_path / "out"
-    _run(out, ["axiom:tfc1", "mmp:tf:length"], rankers=["bm25", "ql"])
+    _run(out, ["axiom:rennings-tfc1", "mmp:tf:length"], rankers=["bm25", "ql"])
     first = _files(out)
     assert "tables/axiom-counts.csv" in first and "reranked/ql.run" in first
     (out / "rank_origin.csv").write_text("left by abnirml rank-origin\n")

@@ -105,8 +105,8 @@ def test_passages_read_from_disk_give_the_same_results_as_in_memory(tmp_path, mo
         out = tmp_path / label
         code = main(["run", "--collection", str(root), "--ranker", "bm25", "--ranker", "ql",
                      "--ranker", "tfidf", "--probe", "mmp:*", "--probe", "tmp:shuffle-words",
-                     "--probe", "tmp:drop-query", "--probe", "axiom:tfc1", "--probe",
-                     "axiom:m-tdc", "--probe", "qvp:drop-least-informative", "--no-cache",
+                     "--probe", "tmp:drop-query", "--probe", "axiom:rennings-tfc1", "--probe",
+                     "axiom:rennings-m-tdc", "--probe", "qvp:drop-least-informative", "--no-cache",
                      "--quiet", "--out", str(out), *extra])
         assert code == 0
         info = json.loads((out / "run.json").read_text())

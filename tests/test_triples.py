@@ -17,7 +17,7 @@ def read(path) -> list[dict]:
 
 
 def test_preferred_sides():
-    assert preferred_side("axiom:tfc1") == "doc1"
+    assert preferred_side("axiom:rennings-tfc1") == "doc1"
     assert preferred_side("axiom:prox1") == "doc1"
     assert preferred_side("axiom:tfc2") is None                  # a triple of documents
     assert preferred_side("mmp:relevance:length") == "doc1"
@@ -64,28 +64,29 @@ def test_manipulation_triples_put_the_original_first(tmp_path, capsys):
 
 def test_only_violated_keeps_exactly_the_pairs_the_ranker_gets_wrong(tmp_path):
     out = tmp_path / "v.jsonl"
-    assert main(["export-triples", str(out), "--probe", "axiom:tfc1", "--probe", "axiom:m-and",
-                 "--ranker", "tfidf", "--only", "violated", "--no-cache", "--quiet"]) == 0
+    assert main(["export-triples", str(out), "--probe", "axiom:rennings-tfc1", "--probe",
+                 "axiom:m-and", "--ranker", "tfidf", "--only", "violated", "--no-cache",
+                 "--quiet"]) == 0
     lines = read(out)
     output = run(RunConfig(collection="demo", rankers=["tfidf"],
-                           probes=["axiom:tfc1", "axiom:m-and"], out=None, cache=None,
+                           probes=["axiom:rennings-tfc1", "axiom:m-and"], out=None, cache=None,
                            progress=False, effectiveness=False))
     delta = next(iter(output.result.calibrations.values())).delta
-    for probe in ("axiom:tfc1", "axiom:m-and"):
+    for probe in ("axiom:rennings-tfc1", "axiom:m-and"):
         (record,) = [r for r in output.result.records if r["probe"] == probe]
         mine = [line for line in lines if line["probe"] == probe]
         assert len(mine) == record["neg"]
         assert all(line["score_negative"] - line["score_positive"] > delta for line in mine)
     assert sum(line["probe"] == "axiom:m-and" for line in lines) > 0   # TF-IDF misses some
     everything = tmp_path / "all.jsonl"
-    assert main(["export-triples", str(everything), "--probe", "axiom:tfc1", "--ranker",
+    assert main(["export-triples", str(everything), "--probe", "axiom:rennings-tfc1", "--ranker",
                  "tfidf", "--no-cache", "--quiet"]) == 0
-    (record,) = [r for r in output.result.records if r["probe"] == "axiom:tfc1"]
+    (record,) = [r for r in output.result.records if r["probe"] == "axiom:rennings-tfc1"]
     assert len(read(everything)) == record["n"]
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--probe", "axiom:tfc1", "--only", "violated"], "needs --ranker"),
+    (["--probe", "axiom:rennings-tfc1", "--only", "violated"], "needs --ranker"),
     (["--probe", "tmp:case-fold"], "none of the selected probes says which text should win"),
     (["--probe", "axiom:nope"], "unknown probe"),
 ])
@@ -98,6 +99,6 @@ def test_bad_requests_are_one_line_errors(tmp_path, capsys, argv, message):
 
 
 def test_missing_output_folder_is_an_error(tmp_path, capsys):
-    assert main(["export-triples", str(tmp_path / "no" / "x.jsonl"), "--probe", "axiom:tfc1",
-                 "--quiet"]) == 2
+    assert main(["export-triples", str(tmp_path / "no" / "x.jsonl"), "--probe",
+                 "axiom:rennings-tfc1", "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err

@@ -233,8 +233,8 @@ def test_axiom_table_csvs_split_compound_cells_into_numbers(tmp_path):
     import json
 
     out = tmp_path / "ax"
-    assert main(["run", "--probe", "axiom:tfc1", "--probe", "axiom:m-and", "--ranker", "bm25",
-                 "--ranker", "ql", "--out", str(out), "--quiet", "--no-effectiveness"]) == 0
+    assert main(["run", "--probe", "axiom:rennings-tfc1", "--probe", "axiom:m-and", "--ranker",
+                 "bm25", "--ranker", "ql", "--out", str(out), "--quiet", "--no-effectiveness"]) == 0
     records = {(r["probe"], r["ranker"]): r for r in map(
         json.loads, (out / "results.jsonl").read_text().splitlines()) if r["subset"] == "all"}
 
@@ -245,23 +245,26 @@ def test_axiom_table_csvs_split_compound_cells_into_numbers(tmp_path):
     def plain(value):
         return value == "" or float(value) == float(value)     # raises on '1,234' or '(…)'
 
-    tfc1 = records[("axiom:tfc1", "bm25")]
-    counts = {r["Probe"]: r for r in rows("axiom-counts")}["axiom:tfc1"]
+    tfc1 = records[("axiom:rennings-tfc1", "bm25")]
+    TFC1 = "TFC1 (Rennings et al.)"             # the report's label names the source
+    counts = {r["Probe"]: r for r in rows("axiom-counts")}["axiom:rennings-tfc1"]
     assert int(counts["bm25 satisfied"]) == tfc1["satisfied"]
     assert int(counts["bm25 violated"]) == tfc1["violated"]
     assert int(counts["bm25 ties"]) == tfc1["ties"]
     for slug, (sat, tie) in (("axiom-satisfied", ("satisfied", "ties")),
                              ("axiom-satisfied-delta", ("satisfied_delta", "ties_delta"))):
         row = {r["Ranker"]: r for r in rows(slug)}["bm25"]
-        assert float(row["TFC1 satisfied"]) == pytest.approx(tfc1[sat] / tfc1["n"], abs=0.005)
-        assert float(row["TFC1 ties"]) == pytest.approx(tfc1[tie] / tfc1["n"], abs=0.005)
+        assert float(row[f"{TFC1} satisfied"]) == pytest.approx(tfc1[sat] / tfc1["n"],
+                                                                abs=0.005)
+        assert float(row[f"{TFC1} ties"]) == pytest.approx(tfc1[tie] / tfc1["n"], abs=0.005)
     overlap = rows("axiom-overlap")
-    assert sum(int(r["TFC1 instances"]) for r in overlap if r["Ranker"] == "bm25") == tfc1["n"]
+    assert sum(int(r[f"{TFC1} instances"]) for r in overlap
+               if r["Ranker"] == "bm25") == tfc1["n"]
     datasets = {r[""]: r for r in rows("axiom-datasets")}
-    assert int(datasets["Diagnostic dataset size"]["TFC1"]) == tfc1["instances"]
-    assert int(datasets["Agree with relevance"]["TFC1"]) == tfc1["relevance_agree"]
-    assert int(datasets["Disagree with relevance"]["TFC1"]) == tfc1["relevance_disagree"]
-    assert int(datasets["Tie with relevance"]["TFC1"]) == tfc1["relevance_ties"]
+    assert int(datasets["Diagnostic dataset size"][TFC1]) == tfc1["instances"]
+    assert int(datasets["Agree with relevance"][TFC1]) == tfc1["relevance_agree"]
+    assert int(datasets["Disagree with relevance"][TFC1]) == tfc1["relevance_disagree"]
+    assert int(datasets["Tie with relevance"][TFC1]) == tfc1["relevance_ties"]
     for slug in ("axiom-counts", "axiom-satisfied", "axiom-satisfied-delta", "axiom-overlap",
                  "axiom-datasets"):
         for row in rows(slug):

@@ -54,6 +54,8 @@ def checked_config(config: Any) -> Any:
         _check_real(f"deltas[{ranker!r}]", value)
     for name in ("seed", "candidate_depth", "examples_per_probe", "workers", "bootstrap",
                  "permutations"):
+        if name in ("bootstrap", "permutations") and getattr(config, name) is None:
+            continue                      # None: the automatic count
         _check_int(name, getattr(config, name))
     if config.batch_size is not None:
         _check_int("batch_size", config.batch_size)

@@ -341,13 +341,18 @@ def cmd_masking(args: argparse.Namespace) -> int:
 
 
 def cmd_probes(_: argparse.Namespace) -> int:
+    from abnirml.probes.axioms.names import side_by_side, source_of
     from abnirml.probes.family_registry import families
     from abnirml.probes.options import describe
     from abnirml.probes.registry import all_probes
 
     for probe in all_probes():
         flag = " (symmetric)" if probe.symmetric else ""
-        print(f"{probe.name}\t{probe.family}{flag}")
+        source = source_of(probe.name)
+        print(f"{probe.name}\t{probe.family}{flag}" + (f"\t{source}" if source else ""))
+    print("\naxioms both sources define (the bare name is refused):")
+    for line in side_by_side():
+        print(line)
     print("\noptions (--option KEY=VALUE):")
     for family in families():
         for key, default, text in describe(family.options, family.key):

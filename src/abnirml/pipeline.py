@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.bootstrap import DEFAULT_RESAMPLES
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
-from abnirml.evaluation.significance import StatsConfig
+from abnirml.evaluation.significance import DEFAULT_PERMUTATIONS, StatsConfig
 from abnirml.evaluation.significance import check_config as check_stats
 from abnirml.evaluation.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
@@ -52,18 +53,24 @@ class RunConfig:
     effectiveness: bool = True             # re-rank the candidates and evaluate (needs qrels)
     test: str = "ttest"                    # significance test (evaluation/significance.py)
     correction: str = "bonferroni"         # multiple-comparison correction per table
-    bootstrap: int = 1000                  # query-clustered bootstrap resamples (0: no CIs)
+    #: query-clustered bootstrap resamples (0: no CIs); None: 1,000 for the intervals and,
+    #: with test="bootstrap", as many as the table's correction needs to reject
+    bootstrap: int | None = None
     ci: float = 0.95                       # interval coverage
-    permutations: int = 10_000             # rounds of the permutation test
+    #: rounds of the permutation test; None: at least 10,000, more when the correction needs
+    permutations: int | None = None
     #: leave out (and list in run.json) probes whose optional dependencies are missing,
     #: instead of stopping before any work
     skip_unavailable: bool = False
 
     def stats(self) -> StatsConfig:
-        return check_stats(StatsConfig(test=self.test, correction=self.correction,
-                                       permutations=self.permutations,
-                                       resamples=self.bootstrap, ci_level=self.ci,
-                                       seed=self.seed))
+        given = ((self.test == "bootstrap" and self.bootstrap is not None)
+                 or (self.test == "permutation" and self.permutations is not None))
+        return check_stats(StatsConfig(
+            test=self.test, correction=self.correction,
+            permutations=DEFAULT_PERMUTATIONS if self.permutations is None else self.permutations,
+            resamples=DEFAULT_RESAMPLES if self.bootstrap is None else self.bootstrap,
+            ci_level=self.ci, seed=self.seed, rounds_given=given))
 
 
 @dataclass
@@ -194,7 +201,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                      "calibration_queries": result.calibrations[r.name].queries}
                     for r in rankers],
         "candidates": result.summary.get("candidates"),
-        "statistics": stats.as_dict(),
+        "statistics": {**stats.as_dict(), **result.summary.get("test_rounds", {})},
         "delta_calibration": calibration_info(config.candidate_depth,
                                               result.summary.get("candidates")),
         "skipped": skipped,

@@ -30,6 +30,9 @@ FIELDS: dict[str, tuple[str, str]] = {
     "mean_diff": (EVERY_RECORD, "mean of R(q,d1) − R(q,d2)"),
     "p_value": (EVERY_RECORD, "the test's uncorrected p-value (`--test`); null below 2 "
                               "samples"),
+    "test_rounds": ("`--test permutation` or `bootstrap`", "rounds the resampling test drew "
+                    "for this record's table: enough for its correction to reject at α, "
+                    "or the count `--permutations`/`--bootstrap` named"),
     "significant": (EVERY_RECORD, "adjusted p < α after the correction over the table "
                                   "(`--correction`, Bonferroni by default; `--alpha`)"),
     "delta": (EVERY_RECORD, "the ranker's δ: calibrated from its candidate score gaps, or "

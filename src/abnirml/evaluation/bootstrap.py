@@ -11,7 +11,9 @@ statistics.
 Everything is vectorised: each query's sum and count are computed once (``np.bincount``),
 and every resample is one row of a (resamples × queries) multiplicity matrix (drawn
 indices counted with one ``bincount``), so a probe costs one matrix product however many
-samples it has.
+samples it has. The matrix is drawn in row blocks of at most :data:`CHUNK_ELEMENTS` cells
+(the same random stream as one draw), so memory stays bounded for any number of queries;
+counts above :data:`MAX_RESAMPLES` are refused.
 
 Two cases where resampling cannot show any uncertainty get no percentile interval.
 With fewer than two queries every resample draws the same query, so the interval would be
@@ -29,12 +31,18 @@ paired — and the result does not depend on the order records are built in.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
+CHUNK_ELEMENTS = 1 << 22
+"""Cells of one block of the multiplicity matrix (32 MiB of float64)."""
+MAX_RESAMPLES = 2_000_000
+"""The most resamples (and permutation rounds) a run accepts: the intervals keep one
+statistic per resample, and beyond this the p-value floor is far below any α in use."""
 
 
 def stable_seed(*parts: object) -> list[int]:
@@ -62,6 +70,14 @@ def resample_weights(k: int, resamples: int, rng: np.random.Generator) -> np.nda
     drawn += np.arange(resamples, dtype=drawn.dtype)[:, None] * k
     counts = np.bincount(drawn.ravel(), minlength=resamples * k)
     return counts.reshape(resamples, k).astype(np.float64)
+
+
+def weight_blocks(k: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """:func:`resample_weights` in row blocks of at most :data:`CHUNK_ELEMENTS` cells; the
+    rows are exactly those of one (resamples × k) draw from ``rng``."""
+    rows = max(1, CHUNK_ELEMENTS // max(k, 1))
+    for start in range(0, resamples, rows):
+        yield resample_weights(k, min(rows, resamples - start), rng)
 
 
 def clustered_means(values: np.ndarray, codes: np.ndarray, k: int,
@@ -102,8 +118,13 @@ def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
     codes, k = cluster_codes(cluster, n)
     if k < 2:
         return None
-    weights = seeded_weights(k, resamples, seed, tuple(map(str, key)))
-    return percentile_interval(clustered_means(values, codes, k, weights), level)
+    if resamples * k <= CHUNK_ELEMENTS:
+        weights = seeded_weights(k, resamples, seed, tuple(map(str, key)))
+        return percentile_interval(clustered_means(values, codes, k, weights), level)
+    rng = np.random.default_rng(stable_seed(seed, *map(str, key)))
+    means = np.concatenate([clustered_means(values, codes, k, block)
+                            for block in weight_blocks(k, resamples, rng)])
+    return percentile_interval(means, level)
 
 
 @lru_cache(maxsize=8)

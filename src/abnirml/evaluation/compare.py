@@ -26,7 +26,7 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
-from abnirml.evaluation.significance import StatsConfig, p_value, significant
+from abnirml.evaluation.significance import StatsConfig, p_value, significant, warned_rounds
 from abnirml.evaluation.statistics import defined_p, effects
 
 
@@ -75,6 +75,10 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
     delta_a = store_a.calibrations[ranker_a].delta
     delta_b = store_b.calibrations[ranker_b].delta
     probes_b = {p.name: p for p in store_b.probes}
+    rounds = None
+    if stats.test in ("permutation", "bootstrap"):     # enough for the correction to reject
+        tests = sum(1 for p in store_a.probes if p.name in probes_b) * len(subsets)
+        rounds = warned_rounds(stats, tests, alpha, "the comparison")
     out: list[ProbeComparison] = []
     for probe in store_a.probes:
         other = probes_b.get(probe.name)
@@ -101,7 +105,8 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
             n = int(ea.shape[0])
             cluster = None if a.cluster is None else a.cluster[mask]
             key = ("compare", probe.name, subset)
-            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key)) if n else None
+            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key, rounds)) if n \
+                else None
             change = eb - ea
             interval = clustered_ci(change, cluster, stats.resamples, stats.ci_level,
                                     stats.seed, key)

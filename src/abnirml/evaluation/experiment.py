@@ -4,7 +4,8 @@
 2. The texts of all tables (and of the δ-calibration candidates) are interned and the
    *unique* (query, document) pairs collected — a document shared by many samples and
    probes is scored once.
-3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`).
+3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`);
+   a ranker with per-query state scores them per judged query instead (:mod:`.routing`).
 4. δ is calibrated per ranker (unless given), then effects, scores and p-values are
    computed per probe × ranker × subset, with a Bonferroni correction per table (family).
 """
@@ -20,18 +21,22 @@ import numpy as np
 
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
+from abnirml.evaluation.routing import Identities, score_routed
 from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
     adjust,
+    cannot_reject,
     p_value,
     record_fields,
+    rounds_needed,
     significant,
+    test_rounds,
 )
 from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
-from abnirml.rankers.base import Ranker
+from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
 
 ALL = "all"
 
@@ -158,25 +163,39 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     all_codes += [q * base + d for q, d in calib_codes.values()]
     flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
     unique, inverse = np.unique(flat, return_inverse=True)
+    inverse = inverse.reshape(-1)
     texts = interner.texts()
     pairs = [(texts[c // base], texts[c % base]) for c in unique.tolist()]
 
     calibrations: dict[str, Calibration] = {}
-    unique_scores: dict[str, np.ndarray] = {}
+    # each ranker's scores as (values, index): slot i's score is values[index[i]]
+    slot_scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    routed = [r for r in rankers if is_query_routed(r)]
+    if routed:
+        slot_identity, identities = _slot_identities(tables, codes, calib_codes,
+                                                     context.collection)
     for ranker in rankers:
-        unique_scores[ranker.name] = scorer.score(ranker, pairs)
+        if ranker in routed:
+            slot_scores[ranker.name] = score_routed(scorer, ranker, pairs, inverse,
+                                                    slot_identity, identities)
+        else:
+            slot_scores[ranker.name] = (scorer.score(ranker, pairs), inverse)
 
-    # Split the inverse index back into per-table and per-query slices.
-    offsets: dict[str, list[np.ndarray]] = {}
+    # The slot ranges of each table's score rows and of each query's calibration candidates.
+    offsets: dict[str, list[slice]] = {}
     pos = 0
     for name, (_, docs) in codes.items():
         n = docs.shape[1]
-        offsets[name] = [inverse[pos + r * n:pos + (r + 1) * n] for r in range(docs.shape[0])]
+        offsets[name] = [slice(pos + r * n, pos + (r + 1) * n) for r in range(docs.shape[0])]
         pos += docs.shape[0] * n
-    calib_index: dict[str, np.ndarray] = {}
+    calib_index: dict[str, slice] = {}
     for qid, (_, d) in calib_codes.items():
-        calib_index[qid] = inverse[pos:pos + d.shape[0]]
+        calib_index[qid] = slice(pos, pos + d.shape[0])
         pos += d.shape[0]
+
+    def scores_of(ranker_name: str, where: slice) -> np.ndarray:
+        values, index = slot_scores[ranker_name]
+        return values[index[where]]
 
     for ranker in rankers:
         if config.delta_all is not None:
@@ -184,7 +203,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         elif ranker.name in config.deltas:
             calibrations[ranker.name] = fixed(config.deltas[ranker.name])
         else:
-            per_query = {qid: unique_scores[ranker.name][idx] for qid, idx in calib_index.items()}
+            per_query = {qid: scores_of(ranker.name, where)
+                         for qid, where in calib_index.items()}
             calibrations[ranker.name] = calibrate(per_query)
 
     probe_scores: dict[tuple[str, str], ProbeScores] = {}
@@ -197,11 +217,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         queries = tuple(tables[probe.name].texts[i] for i in used.tolist())
         combine = tables[probe.name].combine
         for ranker in rankers:
-            s = unique_scores[ranker.name]
             if combine is None:
-                score1, score2 = s[rows[0]], s[rows[1]]
+                score1, score2 = scores_of(ranker.name, rows[0]), scores_of(ranker.name, rows[1])
             else:
-                score1, score2 = combine([s[r] for r in rows])
+                score1, score2 = combine([scores_of(ranker.name, r) for r in rows])
             probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
                                                                   queries)
 
@@ -244,9 +263,35 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
         "alpha": config.alpha, "stats": config.stats.as_dict(),
+        **_rounds_summary(records),
         "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
+
+
+def _slot_identities(tables: Mapping[str, SampleTable],
+                     codes: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                     calib_codes: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                     collection: Any) -> tuple[np.ndarray, list[QueryIdentity]]:
+    """The query identity code of every pair slot, laid out as the engine's flat slots
+    (each table's score rows, then each query's calibration candidates): every column of a
+    sample — a varied query's included — belongs to the sample's judged query."""
+    identities = Identities(getattr(collection, "queries", None) or {})
+    parts: list[np.ndarray] = []
+    for name, (_, docs) in codes.items():
+        per_sample = identities.table_codes(tables[name])
+        parts.extend([per_sample] * docs.shape[0])
+    for qid, (_, d) in calib_codes.items():
+        parts.append(np.full(d.shape[0], identities.of_qid(qid, collection.queries[qid]),
+                             dtype=np.int64))
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return flat, identities.listing()
+
+
+def _rounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"test_rounds": {family: rounds}}`` when a resampling test ran, else nothing."""
+    used = {r["family"]: r["test_rounds"] for r in records if "test_rounds" in r}
+    return {"test_rounds": {"test_rounds": dict(sorted(used.items()))}} if used else {}
 
 
 def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]
@@ -275,6 +320,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     keys = family_keys()
     order = {family: i for i, family in enumerate(keys)}
     records: list[dict[str, Any]] = []
+    rounds = family_rounds(probes, rankers, probe_scores, grade_bands, alpha, stats)
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
         extra_fields = get_family(probe.family).record_fields if probe.family in order else None
         for ranker in rankers:
@@ -286,7 +332,8 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 cluster = None if ps.cluster is None else ps.cluster[mask]
                 key = (probe.name, subset)
                 p = defined_p(summary.p_value if stats.test == "ttest" else p_value(
-                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker)))
+                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker),
+                    rounds.get(probe.family)))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
@@ -299,11 +346,42 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 if extra_fields is not None:
                     record.update(extra_fields(s1, s2, summary))
                 record.update(probe.record_fields)
+                if probe.family in rounds:
+                    record["test_rounds"] = rounds[probe.family]
                 record.update({name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 records.append(record)
     apply_bonferroni(records, alpha, stats.correction)
     return records
+
+
+def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
+                  probe_scores: Mapping[tuple[str, str], ProbeScores],
+                  grade_bands: Sequence[tuple[str, int, int]], alpha: float,
+                  stats: StatsConfig) -> dict[str, int]:
+    """Rounds of the resampling test per table (family), from the number of tests the
+    table's correction will count (at most: every probe × ranker × subset); empty for the
+    t-test and Wilcoxon. A count the user named that cannot reject is warned about once."""
+    if stats.test not in ("permutation", "bootstrap"):
+        return {}
+    tests: dict[str, int] = {}
+    for probe in probes:
+        for ranker in rankers:
+            grade = probe_scores[(probe.name, ranker)].grade
+            tests[probe.family] = tests.get(probe.family, 0) + len(subset_masks(grade,
+                                                                                grade_bands))
+    rounds = {family: test_rounds(stats, m, alpha) for family, m in tests.items()}
+    blocked = sorted(f for f, m in tests.items() if cannot_reject(stats, rounds[f], m, alpha))
+    if blocked:
+        import warnings
+
+        flag = "--bootstrap" if stats.test == "bootstrap" else "--permutations"
+        need = max(rounds_needed(stats.test, tests[f], alpha, stats.correction)
+                   for f in blocked)
+        warnings.warn(f"{flag} {rounds[blocked[0]]:,} cannot reject any test of "
+                      f"{', '.join(blocked)} at α = {alpha:g} after the {stats.correction} "
+                      f"correction; use at least {need:,} (or leave {flag} out)", stacklevel=3)
+    return rounds
 
 
 def apply_bonferroni(records: list[dict[str, Any]], alpha: float,

@@ -31,11 +31,12 @@ import numpy as np
 
 from abnirml.errors import ConfigError, install_hint
 from abnirml.evaluation.effectiveness import REL_LEVEL
+from abnirml.evaluation.routing import score_judged
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
 from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
-from abnirml.rankers.base import Ranker, hints, spec_of
+from abnirml.rankers.base import QueryIdentity, Ranker, hints, spec_of
 
 ORIGINAL = "original"
 ONLY_QUERY = "only-query"
@@ -109,13 +110,15 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
         for variant in VARIANTS:
             keys: list[tuple[str, str]] = []
             pairs: list[tuple[str, str]] = []
+            identities: list[QueryIdentity] = []
             for qid, docnos in candidates.items():
                 query = collection.queries[qid]
                 for docno in docnos:
                     keys.append((qid, docno))
+                    identities.append(QueryIdentity(qid, query))
                     pairs.append((query, masked_document(variant, query,
                                                          collection.docs[docno], text_context)))
-            scores = _score_unique(scorer, ranker, pairs)
+            scores = score_judged(scorer, ranker, pairs, identities)
             run: Run = {}
             for (qid, docno), score in zip(keys, scores, strict=True):
                 run.setdefault(qid, {})[docno] = float(score)
@@ -127,13 +130,6 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
                                           len(set(run) & set(qrels)), broken.mean,
                                           broken.tied, broken.tie_breaks, broken.sd))
     return result
-
-
-def _score_unique(scorer: Any, ranker: Ranker, pairs: list[tuple[str, str]]) -> np.ndarray:
-    unique = list(dict.fromkeys(pairs))
-    index = {pair: i for i, pair in enumerate(unique)}
-    scores = scorer.score(ranker, unique)
-    return np.asarray([scores[index[p]] for p in pairs], dtype=np.float64)
 
 
 def evaluate(run: Run, qrels: Mapping[str, Mapping[str, int]],

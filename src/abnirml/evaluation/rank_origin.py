@@ -205,9 +205,11 @@ def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker
     Scores go through ``scorer`` (an :class:`~abnirml.evaluation.scoring.Scorer`, so cached)
     when given, else straight to the ranker. Ties keep the docno order for determinism.
     """
-    import numpy as np
+    from abnirml.evaluation.routing import score_judged
+    from abnirml.rankers.base import QueryIdentity
 
     pairs: list[tuple[str, str]] = []
+    identities: list[QueryIdentity] = []
     spans: list[tuple[str, list[str]]] = []
     for qid in sorted(run):
         if qid not in queries:
@@ -215,13 +217,9 @@ def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker
         docnos = [d for d, _ in run[qid][:depth] if d in docs]
         spans.append((qid, docnos))
         pairs.extend((queries[qid], docs[d]) for d in docnos)
-    if scorer is not None:
-        scores = scorer.score(ranker, pairs) if pairs else np.zeros(0)
-    else:
-        from abnirml.rankers.base import checked_scores
-
-        scores = checked_scores(ranker.name, ranker.score(pairs), len(pairs)) if pairs \
-            else np.zeros(0)
+        identities.extend([QueryIdentity(qid, queries[qid])] * len(docnos))
+    # each pair scored once (through the cache when a scorer is given), by its query's model
+    scores = score_judged(scorer, ranker, pairs, identities)
     out: Run = {}
     pos = 0
     for qid, docnos in spans:

@@ -13,6 +13,14 @@ answer known objections:
   (:mod:`.bootstrap`): the only choice that respects that samples of one query are
   correlated. p is twice the share of resampled means on the far side of 0.
 
+Rounds of the resampling tests. Their smallest attainable p is 1/(R+1) (permutation) or
+2/(R+1) (two-sided bootstrap); a correction over m tests multiplies it by m, so too few
+rounds can never reject, however large the effect. Unless the user names the count
+(``--permutations N`` / ``--bootstrap N`` with the matching ``--test``), a table (family)
+of m tests gets :func:`rounds_needed` rounds — the floor times m at most α/10 — or the
+configured count when that is larger; each record says how many it used (``test_rounds``).
+A count the user named that cannot reject is used as given, with one warning line.
+
 For symmetric probes every test asks the one-sided question the score asks: is
 |R(q,d1) − R(q,d2)| − δ greater than 0 on average?
 
@@ -30,7 +38,7 @@ relative to its noise (|d_z| ≈ 0.2 small, 0.5 medium, 0.8 large by Cohen's rul
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,10 +46,11 @@ import numpy as np
 from abnirml.evaluation.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
+    MAX_RESAMPLES,
     cluster_codes,
     clustered_means,
-    resample_weights,
     stable_seed,
+    weight_blocks,
 )
 from abnirml.evaluation.statistics import greater_than_zero_p, paired_ttest_p
 
@@ -61,8 +70,10 @@ CORRECTION_LABELS = {"bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamin
 class StatsConfig:
     """Test, correction, rounds of the resampling tests, interval coverage and the seed.
 
-    ``resamples`` is the bootstrap size of both the intervals and the bootstrap test;
-    0 turns intervals off. ``ci_level`` is the intervals' coverage.
+    ``resamples`` is the bootstrap size of the intervals (0 turns them off) and the least
+    the bootstrap test uses; ``ci_level`` is the intervals' coverage. ``rounds_given``: the
+    user named the count of the chosen resampling test's rounds, which is then used as
+    given instead of being raised to what the table's correction needs.
     """
 
     test: str = DEFAULT_TEST
@@ -71,6 +82,7 @@ class StatsConfig:
     resamples: int = DEFAULT_RESAMPLES
     ci_level: float = DEFAULT_LEVEL
     seed: int = 0
+    rounds_given: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {"test": self.test, "correction": self.correction,
@@ -90,6 +102,11 @@ def check_config(config: StatsConfig) -> StatsConfig:
         raise ConfigError(f"--ci must be a coverage in (0, 1), e.g. 0.95, got {config.ci_level}")
     if config.permutations < 1:
         raise ConfigError(f"--permutations must be ≥ 1, got {config.permutations}")
+    for flag, count in (("--bootstrap", config.resamples), ("--permutations",
+                                                            config.permutations)):
+        if count > MAX_RESAMPLES:
+            raise ConfigError(f"{flag} {count:,} is above the {MAX_RESAMPLES:,} this tool "
+                              "accepts (the intervals keep one value per resample)")
     if test == "bootstrap" and config.resamples < 1:
         raise ConfigError("--test bootstrap needs --bootstrap N ≥ 1 resamples")
     if test not in TESTS:
@@ -100,10 +117,61 @@ def check_config(config: StatsConfig) -> StatsConfig:
     return config
 
 
+REJECT_MARGIN = 10
+"""Automatic rounds leave the smallest attainable corrected p at most α / this."""
+
+
+def p_floor(test: str, rounds: int) -> float:
+    """The smallest p-value ``rounds`` rounds of the resampling ``test`` can give."""
+    return (2.0 if test == "bootstrap" else 1.0) / (rounds + 1)
+
+
+def rounds_needed(test: str, tests: int, alpha: float, correction: str) -> int:
+    """Rounds whose smallest p, corrected over ``tests`` tests, is at most α/10 (rounded
+    up to a thousand). Bonferroni, Holm and BH all multiply the smallest p by the count."""
+    m = 1 if correction == "none" else max(tests, 1)
+    need = math.ceil((2.0 if test == "bootstrap" else 1.0) * m * REJECT_MARGIN / alpha) - 1
+    return min(MAX_RESAMPLES, 1000 * math.ceil(need / 1000))
+
+
+def configured_rounds(config: StatsConfig) -> int:
+    return config.resamples if config.test == "bootstrap" else config.permutations
+
+
+def test_rounds(config: StatsConfig, tests: int, alpha: float) -> int:
+    """The rounds the resampling test uses in a table of ``tests`` tests."""
+    configured = configured_rounds(config)
+    if config.rounds_given:
+        return configured
+    return max(configured, rounds_needed(config.test, tests, alpha, config.correction))
+
+
+def cannot_reject(config: StatsConfig, rounds: int, tests: int, alpha: float) -> bool:
+    """True when no data can make a test of this table significant with ``rounds``."""
+    m = 1 if config.correction == "none" else max(tests, 1)
+    return p_floor(config.test, rounds) * m >= alpha
+
+
+def warned_rounds(config: StatsConfig, tests: int, alpha: float, where: str) -> int:
+    """:func:`test_rounds` for one table of ``tests`` tests, warning (one line) when a
+    count the user named cannot reject any of them."""
+    rounds = test_rounds(config, tests, alpha)
+    if cannot_reject(config, rounds, tests, alpha):
+        import warnings
+
+        flag = "--bootstrap" if config.test == "bootstrap" else "--permutations"
+        need = rounds_needed(config.test, tests, alpha, config.correction)
+        warnings.warn(f"{flag} {rounds:,} cannot reject any test of {where} at α = {alpha:g} "
+                      f"after the {config.correction} correction; use at least {need:,} "
+                      f"(or leave {flag} out)", stacklevel=3)
+    return rounds
+
+
 def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
-            config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = ()
-            ) -> float:
+            config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = (),
+            rounds: int | None = None) -> float:
     """The chosen test's p-value; NaN when undefined (fewer than two samples).
+    ``rounds``: the resampling test's rounds (None: the configured count).
 
     Values with no variation get 1 when all are 0 (every test agrees); the t-test's other
     degenerate case is in :mod:`.statistics`.
@@ -118,9 +186,10 @@ def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: boo
     if config.test == "wilcoxon":
         return wilcoxon_p(values, one_sided=symmetric)
     rng = np.random.default_rng(stable_seed(config.seed, config.test, *key))
+    count = configured_rounds(config) if rounds is None else rounds
     if config.test == "permutation":
-        return permutation_p(values, config.permutations, rng, one_sided=symmetric)
-    return bootstrap_p(values, cluster, config.resamples, rng, one_sided=symmetric)
+        return permutation_p(values, count, rng, one_sided=symmetric)
+    return bootstrap_p(values, cluster, count, rng, one_sided=symmetric)
 
 
 def wilcoxon_p(values: np.ndarray, one_sided: bool = False) -> float:
@@ -169,15 +238,21 @@ def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
 def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
                 rng: np.random.Generator, one_sided: bool = False) -> float:
     """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided);
-    NaN with one query, whose every resample is itself (no variation to test against)."""
+    NaN with one query, whose every resample is itself (no variation to test against).
+    Resamples are drawn and counted in blocks, so memory does not grow with their number."""
     codes, k = cluster_codes(cluster, values.shape[0])
     if k < 2:
         return math.nan
-    means = clustered_means(values, codes, k, resample_weights(k, max(resamples, 1), rng))
-    below = (1 + int((means <= 0).sum())) / (1 + means.shape[0])
+    resamples = max(resamples, 1)
+    low = high = 0
+    for block in weight_blocks(k, resamples, rng):
+        means = clustered_means(values, codes, k, block)
+        low += int((means <= 0).sum())
+        high += int((means >= 0).sum())
+    below = (1 + low) / (1 + resamples)
     if one_sided:
         return min(1.0, below)
-    above = (1 + int((means >= 0).sum())) / (1 + means.shape[0])
+    above = (1 + high) / (1 + resamples)
     return min(1.0, 2.0 * min(below, above))
 
 
@@ -252,10 +327,16 @@ def test_words(test: str, correction: str, alpha: float) -> str:
 
 
 def caption(test: str, correction: str, alpha: float, ci_level: float | None,
-            resamples: int) -> str:
-    """One paragraph for report captions: which test, correction, α and interval."""
+            resamples: int, test_rounds: Mapping[str, int] | None = None) -> str:
+    """One paragraph for report captions: which test, correction, α and interval, and the
+    rounds a resampling test used per table."""
     text = (f"Significance: {test_words(test, correction, alpha)}; with fewer than 2 "
             "samples p is undefined (–) and the score is never marked significant.")
+    if test_rounds:
+        unit = "resamples of queries" if test == "bootstrap" else "sign-flip rounds"
+        text += (f" The test drew {unit} per table: "
+                 + ", ".join(f"{family} {count:,}" for family, count in test_rounds.items())
+                 + ".")
     if ci_level is not None and resamples > 0:
         text += (f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
                  f"interval ({resamples:,} resamples of queries); a score that every sample "
@@ -307,13 +388,15 @@ def add_arguments(parser: object, inherit: bool = False) -> None:
         help="significance test (default: paired t-test, as the papers)")
     add("--correction", choices=CORRECTIONS, default=None if inherit else DEFAULT_CORRECTION,
         help="multiple-comparison correction per table (default: Bonferroni)")
-    add("--bootstrap", type=int, metavar="N", default=None if inherit else DEFAULT_RESAMPLES,
-        help=f"query-clustered bootstrap resamples for intervals ({DEFAULT_RESAMPLES}; 0: off)")
+    add("--bootstrap", type=int, metavar="N", default=None,
+        help=f"query-clustered bootstrap resamples for intervals ({DEFAULT_RESAMPLES}; 0: off); "
+             "with --test bootstrap also the test's resamples (default: enough for the "
+             "table's correction to reject at α)")
     add("--ci", type=float, metavar="LEVEL", default=None if inherit else DEFAULT_LEVEL,
         help=f"interval coverage ({DEFAULT_LEVEL})")
-    add("--permutations", type=int, metavar="N",
-        default=None if inherit else DEFAULT_PERMUTATIONS,
-        help=f"rounds of the permutation test ({DEFAULT_PERMUTATIONS:,})")
+    add("--permutations", type=int, metavar="N", default=None,
+        help=f"rounds of the permutation test (default: at least {DEFAULT_PERMUTATIONS:,}, "
+             "more when the table's correction needs them to reject at α)")
 
 
 def from_arguments(args: object, base: StatsConfig | None = None, seed: int | None = None
@@ -325,8 +408,11 @@ def from_arguments(args: object, base: StatsConfig | None = None, seed: int | No
         value = getattr(args, name, None)
         return default if value is None else value
 
+    test = str(pick("test", base.test))
+    named = {"bootstrap": "bootstrap", "permutation": "permutations"}.get(test)
+    given = base.rounds_given or (named is not None and getattr(args, named, None) is not None)
     return check_config(StatsConfig(
-        test=str(pick("test", base.test)), correction=str(pick("correction", base.correction)),
+        test=test, correction=str(pick("correction", base.correction)), rounds_given=given,
         permutations=int(pick("permutations", base.permutations)),  # type: ignore[arg-type]
         resamples=int(pick("bootstrap", base.resamples)),  # type: ignore[arg-type]
         ci_level=float(pick("ci", base.ci_level)),  # type: ignore[arg-type]

@@ -114,6 +114,12 @@ class SampleTable:
     "score1" and "score2". ``extra["record"]`` (a dict of JSON values) is copied into every
     result record of the probe. Query-side probes set ``query1``: ``doc1`` is then scored
     with that query instead of ``query`` (the same document under a varied query).
+
+    ``qids`` (optional, one collection qid or None per sample) names the judged query each
+    sample belongs to; without it a sample belongs to the judged query whose text is its
+    ``query``. Rankers with per-query state (learned fold models) score every pair of the
+    sample as that query's — so a probe that rewrites the query keeps ``query`` the
+    original text (and puts the rewrite in ``query1``) or sets ``qids``.
     """
 
     texts: list[str]
@@ -128,6 +134,8 @@ class SampleTable:
     combine: Callable[[Sequence[np.ndarray]], tuple[np.ndarray, np.ndarray]] | None = None
     #: query-side probes (qvp): the query ``doc1`` is scored with (default: ``query``)
     query1: np.ndarray | None = None
+    #: the judged query of each sample (object array of qid strings or None); None: by text
+    qids: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
@@ -147,6 +155,7 @@ def table_from_samples(items: Iterator[Sample | Skip], probe: str = "") -> Sampl
     doc2: list[int] = []
     grade: list[float] = []
     metas: list[Mapping[str, Any]] = []
+    qids: list[str | None] = []
     skipped: Counter[str] = Counter()
     for item in items:
         if isinstance(item, Skip):
@@ -162,10 +171,13 @@ def table_from_samples(items: Iterator[Sample | Skip], probe: str = "") -> Sampl
         g = item.meta.get("grade")
         grade.append(float("nan") if g is None else float(g))
         metas.append(item.meta)
+        qid = item.meta.get("qid")
+        qids.append(None if qid is None else str(qid))
     return SampleTable(
         texts=list(pool), query=np.asarray(query, dtype=np.int64),
         doc1=np.asarray(doc1, dtype=np.int64), doc2=np.asarray(doc2, dtype=np.int64),
-        grade=np.asarray(grade, dtype=np.float64), skipped=skipped, meta=metas.__getitem__)
+        grade=np.asarray(grade, dtype=np.float64), skipped=skipped, meta=metas.__getitem__,
+        qids=np.asarray(qids, dtype=object) if any(q is not None for q in qids) else None)
 
 
 def build_table(probe: Probe, context: ProbeContext) -> SampleTable:

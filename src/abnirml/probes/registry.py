@@ -128,6 +128,11 @@ def select_probes(patterns: list[str]) -> list[Probe]:
         else:
             matched = [n for n in names if fnmatch.fnmatchcase(n.lower(), folded)]
         if not matched:
+            from abnirml.probes.axioms.names import ambiguity
+
+            shared = ambiguity(pattern)
+            if shared is not None:
+                raise ConfigError(shared)
             raise ConfigError(f"unknown probe {pattern!r}{did_you_mean(pattern, names)}; "
                               "see 'abnirml probes' for the list")
         chosen.update(matched)

@@ -1,11 +1,15 @@
 """Adapters for models abnirml does not implement: PyTerrier transformers and HTTP services.
 
-PyTerrier — ``pyterrier:<module>:<factory>[+version=V][+batch_size=N][+key=value…]``: imports
-``module``, calls ``factory(**params)`` (the extra parameters as strings) and wraps what it
-returns; from Python, :func:`wrap_pyterrier` wraps any object with PyTerrier's
-``transform(DataFrame)``. The frame it receives has columns ``qid``, ``query``, ``docno`` and
-``text`` (ids made up per call); it must return those ``qid``/``docno`` rows with a
-``score`` column, in any order. PyTerrier itself (and Java) is only needed by the factory.
+PyTerrier — ``pyterrier:<module>:<factory>[+version=V][+batch_size=N][+per_query=yes]
+[+key=value…]``: imports ``module``, calls ``factory(**params)`` (the extra parameters as
+strings) and wraps what it returns; from Python, :func:`wrap_pyterrier` wraps any object with
+PyTerrier's ``transform(DataFrame)``. The frame it receives has columns ``qid``, ``query``,
+``docno`` and ``text`` (ids made up per call); it must return those ``qid``/``docno`` rows
+with a ``score`` column, in any order. A pipeline that keeps state per query (a first-stage
+run or features looked up by qid) needs the real ids: with ``per_query=yes`` (or
+``wrap_pyterrier(..., per_query=True)``) the ``qid`` column is the collection's qid of the
+judged query each pair belongs to — a varied query included — and each qid's scores are
+cached apart. PyTerrier itself (and Java) is only needed by the factory.
 
 HTTP — ``http:<url>[+batch_size=64][+timeout=60][+version=V]`` (``http:http://host:8000/score``;
 ``https`` works too): POSTs ``{"pairs": [{"query": …, "text": …}, …]}`` as JSON and expects
@@ -37,10 +41,11 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.base import Pair, QueryIdentity, RankerHints, RankerSpec, checked_scores
 from abnirml.rankers.hf import first_line
 from abnirml.rankers.identity import scorer_identity
 from abnirml.rankers.torch_support import positive_int
+from abnirml.switches import switch_value
 
 DEFAULT_HTTP_BATCH = 64
 DEFAULT_PYTERRIER_BATCH = 256
@@ -78,7 +83,9 @@ class PyTerrierRanker:
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         return _score_in_chunks(self.name, pairs, self.batch_size, self._score_chunk)
 
-    def _score_chunk(self, pairs: Sequence[Pair]) -> np.ndarray:
+    def _score_chunk(self, pairs: Sequence[Pair], fixed_qid: str | None = None) -> np.ndarray:
+        """Scores through one ``transform`` call; ``fixed_qid`` (pairs of one query text)
+        is the qid every row carries instead of a made-up one."""
         import pandas as pd
 
         qids: dict[str, str] = {}
@@ -86,7 +93,7 @@ class PyTerrierRanker:
         rows = []
         keys = []
         for query, text in pairs:
-            qid = qids.setdefault(query, f"q{len(qids)}")
+            qid = fixed_qid or qids.setdefault(query, f"q{len(qids)}")
             docno = docnos.setdefault(text, f"d{len(docnos)}")
             keys.append((qid, docno))
             rows.append({"qid": qid, "query": query, "docno": docno, "text": text})
@@ -109,25 +116,66 @@ class PyTerrierRanker:
         return np.array([scored[k] for k in keys], dtype=np.float64)
 
 
+class QueryRoutedPyTerrierRanker(PyTerrierRanker):
+    """A PyTerrier pipeline with per-query state: a
+    :class:`~abnirml.rankers.base.QueryRoutedRanker` whose frames carry real qids."""
+
+    def route(self, identity: QueryIdentity) -> str:
+        """The judged query's qid ("" for a pair of no judged query: made-up ids)."""
+        return identity.qid or ""
+
+    def routed(self, key: str) -> _QidScorer:
+        return _QidScorer(self, key)
+
+
+class _QidScorer:
+    """The pairs of one judged query, each ``transform`` call holding one query text (a
+    varied query and its original must not share a (qid, docno) row)."""
+
+    def __init__(self, parent: PyTerrierRanker, qid: str):
+        self.parent = parent
+        self.qid = qid
+        self.name = parent.name
+        self.fingerprint = f"{parent.fingerprint}[qid={qid}]" if qid else parent.fingerprint
+        self.cacheable = parent.cacheable
+        self.hints = parent.hints
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        if not self.qid:
+            return self.parent.score(pairs)
+        out = np.empty(len(pairs), dtype=np.float64)
+        by_query: dict[str, list[int]] = {}
+        for i, (query, _) in enumerate(pairs):
+            by_query.setdefault(query, []).append(i)
+        for idx in by_query.values():
+            out[idx] = _score_in_chunks(
+                self.name, [pairs[i] for i in idx], self.parent.batch_size,
+                lambda chunk: self.parent._score_chunk(chunk, fixed_qid=self.qid))
+        return out
+
+
 def wrap_pyterrier(transformer: Any, name: str = "pyterrier", version: str = "",
-                   batch_size: int = DEFAULT_PYTERRIER_BATCH) -> PyTerrierRanker:
+                   batch_size: int = DEFAULT_PYTERRIER_BATCH, per_query: bool = False
+                   ) -> PyTerrierRanker:
     """Wrap a PyTerrier-style transformer for scoring.
 
     ``version`` names the model for the score cache; without one the fingerprint hashes
     the transformer's functions and data (two ``pt.apply.doc_score`` functions differ), and
     a transformer holding something unreadable (a loaded model) is scored without caching.
+    ``per_query``: the pipeline keeps state per qid, so its frames carry the real qids.
     """
+    kind = QueryRoutedPyTerrierRanker if per_query else PyTerrierRanker
     cls = f"{type(transformer).__module__}.{type(transformer).__qualname__}"
     if version:
-        return PyTerrierRanker(transformer, name, f"{cls}@{version}", batch_size)
+        return kind(transformer, name, f"{cls}@{version}", batch_size)
     code = scorer_identity(transformer)
     if code is not None:
-        return PyTerrierRanker(transformer, name, f"{cls}#{code}", batch_size)
+        return kind(transformer, name, f"{cls}#{code}", batch_size)
     warnings.warn(f"ranker {name}: cannot tell what {cls} computes from its code and data, "
                   "so its scores are not cached; pass version=... to cache them",
                   stacklevel=2)
-    return PyTerrierRanker(transformer, name, f"{cls}#uncached-{id(transformer):x}",
-                           batch_size, cacheable=False)
+    return kind(transformer, name, f"{cls}#uncached-{id(transformer):x}", batch_size,
+                cacheable=False)
 
 
 def _path_hint(module_name: str, exc: ImportError) -> str:
@@ -159,6 +207,9 @@ def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
         raise ConfigError(f"ranker {name}: {module_name} has no callable {factory_name!r}")
     params = dict(spec.params)
     version = params.pop("version", "")
+    per_query = switch_value(params.pop("per_query", "no"))
+    if per_query is None:
+        raise ConfigError(f"ranker {name}: per_query must be yes or no")
     batch = positive_int(params.pop("batch_size", None), env.batch_size or DEFAULT_PYTERRIER_BATCH,
                          name, "batch_size")
     try:
@@ -168,7 +219,8 @@ def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
                           f"{exc}") from exc
     extra = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
     identity = f"{module_name}:{factory_name}({extra})@{version}"
-    return PyTerrierRanker(transformer, name, identity, batch)
+    kind = QueryRoutedPyTerrierRanker if per_query else PyTerrierRanker
+    return kind(transformer, name, identity, batch)
 
 
 class HttpRanker:

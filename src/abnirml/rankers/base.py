@@ -34,6 +34,52 @@ class Ranker(Protocol):
 
 
 @dataclass(frozen=True)
+class QueryIdentity:
+    """Which judged query a scored pair belongs to, whatever a probe did to its text.
+
+    ``qid`` is the collection's id of the sample's query (None when the pair belongs to no
+    judged query) and ``text`` that query's original text. A query-side probe scores a
+    varied text, but the pair keeps the identity of the query it was varied from.
+    """
+
+    qid: str | None
+    text: str
+
+
+@runtime_checkable
+class QueryRoutedRanker(Protocol):
+    """A ranker with per-query state: what scores a pair depends on the judged query it
+    belongs to (cross-validation fold models, per-qid features, a PyTerrier pipeline keyed
+    on qid). The engine groups pairs by :meth:`route` of their :class:`QueryIdentity` and
+    scores each group with :meth:`routed`, so a varied query is scored exactly as its
+    original would be, and each route's scores are cached under its own fingerprint.
+
+    ``score(pairs)`` alone stays available for callers that know no identity (it may route
+    by text); the engine never uses it for such a ranker when identities are known.
+    """
+
+    name: str
+    fingerprint: str
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray: ...
+
+    def route(self, identity: QueryIdentity) -> str:
+        """The key of the scorer for pairs of this query (equal keys score alike)."""
+        ...
+
+    def routed(self, key: str) -> Ranker:
+        """A plain ranker for one route, whose ``fingerprint`` names the route."""
+        ...
+
+
+def is_query_routed(ranker: object) -> bool:
+    """True for a ranker whose scores depend on the pair's judged query (see
+    :class:`QueryRoutedRanker`)."""
+    return callable(getattr(ranker, "route", None)) and callable(getattr(ranker, "routed",
+                                                                         None))
+
+
+@dataclass(frozen=True)
 class RankerHints:
     """Optional, engine-facing facts about a ranker (read with :func:`hints`)."""
 

@@ -24,7 +24,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, Ranker, RankerHints, RankerSpec, hints
+from abnirml.rankers.base import (
+    Pair,
+    QueryIdentity,
+    Ranker,
+    RankerHints,
+    RankerSpec,
+    hints,
+    is_query_routed,
+)
 
 AGGREGATES = ("max", "first", "mean")
 OWN_PARAMS = ("passage_length", "passage_stride", "aggregate")
@@ -91,6 +99,26 @@ class PassageAggregate:
         return out
 
 
+class RoutedPassageAggregate(PassageAggregate):
+    """Passage aggregation over a ranker with per-query state (a learned ``knrm``): routes
+    each pair as the wrapped ranker does, so the wrapper keeps its query-identity contract."""
+
+    def route(self, identity: QueryIdentity) -> str:
+        return self.inner.route(identity)  # type: ignore[attr-defined]
+
+    def routed(self, key: str) -> PassageAggregate:
+        return PassageAggregate(self.inner.routed(key),  # type: ignore[attr-defined]
+                                self.length, self.stride, self.aggregate, name=self.name)
+
+
+def aggregate_passages(inner: Ranker, passage_length: int = DEFAULT_LENGTH,
+                       passage_stride: int = DEFAULT_STRIDE, aggregate: str = "max",
+                       name: str | None = None) -> PassageAggregate:
+    """The wrapper for ``inner``: query-routed when ``inner`` is."""
+    kind = RoutedPassageAggregate if is_query_routed(inner) else PassageAggregate
+    return kind(inner, passage_length, passage_stride, aggregate, name=name)
+
+
 def build(spec: RankerSpec, env) -> PassageAggregate:
     """Registry factory for ``maxp:<inner spec>`` (see the module docstring)."""
     from abnirml.rankers.registry import build_ranker
@@ -107,5 +135,5 @@ def build(spec: RankerSpec, env) -> PassageAggregate:
     except ValueError:
         raise ConfigError(f"ranker {spec.canonical}: passage_length and passage_stride must "
                           "be integers") from None
-    return PassageAggregate(inner, length, stride, own.get("aggregate", "max"),
-                            name=spec.canonical)
+    return aggregate_passages(inner, length, stride, own.get("aggregate", "max"),
+                              name=spec.canonical)

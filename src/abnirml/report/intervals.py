@@ -46,7 +46,8 @@ def caption(run_info: Mapping[str, Any]) -> str:
     return stats_caption(str(raw.get("test", default.test)),
                          str(raw.get("correction", default.correction)), float(alpha),
                          float(raw.get("ci", default.ci_level)),
-                         int(raw.get("bootstrap", default.resamples)))
+                         int(raw.get("bootstrap", default.resamples)),
+                         raw.get("test_rounds"))
 
 
 def _num(value: float | None, signed: bool = True, digits: int = 2) -> str:

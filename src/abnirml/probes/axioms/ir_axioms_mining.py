@@ -120,8 +120,8 @@ def tfc1(q: IraxQuery) -> Matrix:
     """ir_axioms' TFC1 (under LEN): the document whose query terms' relative frequencies
     sum higher, unless the two sums are within 10 %. The sum runs over the query's terms
     with repeats, as ir_axioms iterates them (a term twice in the query counts twice).
-    Rennings et al.'s TFC1 (``axiom:tfc1``) instead asks every query term to be at least as
-    frequent, in absolute counts, under an absolute length tolerance."""
+    Rennings et al.'s TFC1 (``axiom:rennings-tfc1``) instead asks every query term to be at
+    least as frequent, in absolute counts, under an absolute length tolerance."""
     sums = (q.tf * q.qtf[None, :]).sum(axis=1)
     prefs = np.where(close(sums[:, None], sums[None, :]), 0, greater(sums))
     return _masked(prefs, length_precondition(q))
@@ -174,7 +174,7 @@ def len_m_tdc(q: IraxQuery) -> Matrix:
 def lnc1(q: IraxQuery) -> Matrix:
     """ir_axioms' LNC1: when every distinct query term's relative frequency is within 10 %
     in both documents (two absences count as equal), the document with fewer terms.
-    Rennings et al.'s LNC1 (``axiom:lnc1``) asks for identical absolute counts instead."""
+    Câmara & Hauff's LNC1 (``axiom:camara-lnc1``) asks for identical absolute counts instead."""
     tf = q.tf
     alike = close(tf[:, None, :], tf[None, :, :]).all(axis=2)
     return _masked(less(q.lengths), alike)
@@ -487,7 +487,7 @@ def stmc2(q: IraxQuery, margin: float = 0.2) -> Matrix:
     |d2| / |d1| is within 20 % of tf(t, d2) / tf(q, d1) (relative frequencies) — d2 uses
     the similar term about as often as d1 uses the query term, for its length.
 
-    Unlike our ``axiom:stmc2`` (Câmara & Hauff) there is no condition on how similar the
+    Unlike our ``axiom:camara-stmc2`` (Câmara & Hauff) there is no condition on how similar the
     documents' non-query parts are. The pairs of a document pair are those of whichever
     document holds the higher maximum (both documents' on a tie), so each document's own
     maximum pairs suffice: the condition is checked per document k against every other

@@ -121,12 +121,28 @@ def lnc1(counts: np.ndarray, lengths: np.ndarray) -> Pairs:
     return _nonzero(same & (lengths[:, None] < lengths[None, :]))
 
 
-def tp(gamma: np.ndarray) -> Pairs:
-    """TP: Γ(d_i) < Γ(d_j), Γ the minimum distance between two distinct query terms
-    (infinite when a document holds fewer than two of them: such documents are left out)."""
+def tp(gamma: np.ndarray, counts: np.ndarray, lengths: np.ndarray, tol: float) -> Pairs:
+    """TP: identical query-term counts, lengths within tol, Γ(d_i) < Γ(d_j): S(d_i) > S(d_j).
+
+    The proximity axiom compares a document with one whose query terms are moved (Tao &
+    Zhai's D′ is D with query-term positions switched), so only proximity differs; a pair
+    that also differs in query-term frequency would credit a bag-of-words model with
+    "proximity". Γ is the minimum distance between two distinct query terms (infinite when a
+    document holds fewer than two of them: such documents are left out).
+    """
+    same = (counts[:, None, :] == counts[None, :, :]).all(axis=2)
+    return _nonzero(same & length_close(lengths, tol) & _closer(gamma))
+
+
+def tp_relaxed(gamma: np.ndarray) -> Pairs:
+    """TP as Câmara & Hauff's adapted formula reads: Γ(d_i) < Γ(d_j), nothing else fixed
+    (term frequencies and lengths may differ too)."""
+    return _nonzero(_closer(gamma))
+
+
+def _closer(gamma: np.ndarray) -> np.ndarray:
     finite = np.isfinite(gamma)
-    mask = (gamma[:, None] < gamma[None, :]) & finite[:, None] & finite[None, :]
-    return _nonzero(mask)
+    return (gamma[:, None] < gamma[None, :]) & finite[:, None] & finite[None, :]
 
 
 def stmc1(covered: np.ndarray, query_similarity: np.ndarray) -> Pairs:

@@ -7,7 +7,7 @@ names still work with a deprecation note):
                             or ``judged`` (the query's judged documents with text).
 ``axiom.depth``             how many candidates per query (default 100; the candidate run's
                             own depth, ``--candidate-depth``, is an upper bound).
-``axiom.length_tolerance``  δ_len in analysed tokens for TFC1, TFC2, M-TDC and STMC3
+``axiom.length_tolerance``  δ_len in analysed tokens for TFC1, TFC2, M-TDC, TP and STMC3
                             (default 10, Câmara & Hauff); ``any`` accepts every length
                             difference, as Rennings et al. did for passages.
 ``axiom.cap``               instances kept per query and axiom (default 5000, a seeded

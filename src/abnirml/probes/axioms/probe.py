@@ -84,7 +84,7 @@ def _gammas(f: QueryFeatures, a: int, b: int) -> dict[str, Any]:
 
 
 AXIOM_LIST: tuple[Axiom, ...] = (
-    Axiom("tfc1", "TFC1", "S(d1) > S(d2)",
+    Axiom("rennings-tfc1", "TFC1 (Rennings et al.)", "S(d1) > S(d2)",
           "lengths within δ_len; d1 holds every query term at least as often as d2, and "
           "query terms more often in total",
           lambda f, data, _: mining.tfc1(f.counts, f.lengths, data.options.length_tolerance)),
@@ -93,25 +93,31 @@ AXIOM_LIST: tuple[Axiom, ...] = (
           "step from d1 to d2 to d3",
           lambda f, data, _: mining.tfc2(f.counts, f.lengths, data.options.length_tolerance),
           shape="triple"),
-    Axiom("m-tdc", "M-TDC", "S(d1) ≥ S(d2)",
+    Axiom("rennings-m-tdc", "M-TDC (Rennings et al.)", "S(d1) ≥ S(d2)",
           "lengths within δ_len and equal query-term totals; where counts differ, d1 holds "
           "the rarer (higher-idf) term of a swapped pair more often",
           lambda f, data, _: mining.m_tdc(f.counts, f.lengths, data.options.length_tolerance,
                                           data.df(f), f.qtf)),
-    Axiom("lnc1", "LNC1", "S(d1) ≥ S(d2)",
+    Axiom("camara-lnc1", "LNC1 (Câmara & Hauff)", "S(d1) ≥ S(d2)",
           "identical query-term counts; d2 is longer (more non-query terms)",
           lambda f, _data, _ctx: mining.lnc1(f.counts, f.lengths)),
     Axiom("lnc2", "LNC2", "S(d1) ≥ S(d2)",
           "d1 is d2 repeated k times (k from axiom.lnc2_k, up to axiom.lnc2_max_length words)",
           _lnc2, shape="duplicate"),
     Axiom("tp", "TP", "S(d1) > S(d2)",
-          "both hold two distinct query terms; d1's closest pair of them is nearer together",
-          lambda f, _data, _ctx: mining.tp(f.gamma), meta=_gammas),
-    Axiom("stmc1", "STMC1", "S(d1) > S(d2)",
+          "identical query-term counts, lengths within δ_len, both hold two distinct query "
+          "terms; d1's closest pair of them is nearer together (only proximity differs)",
+          lambda f, data, _: mining.tp(f.gamma, f.counts, f.lengths,
+                                       data.options.length_tolerance), meta=_gammas),
+    Axiom("tp-relaxed", "TP (relaxed)", "S(d1) > S(d2)",
+          "both hold two distinct query terms; d1's closest pair of them is nearer together "
+          "(term counts and lengths may differ)",
+          lambda f, _data, _ctx: mining.tp_relaxed(f.gamma), meta=_gammas),
+    Axiom("camara-stmc1", "STMC1 (Câmara & Hauff)", "S(d1) > S(d2)",
           "both cover the same number of distinct query terms; d1's other terms are more "
           "similar to the query",
           lambda f, data, ctx: mining.stmc1(f.covered, _semantic(f, data, ctx)[0])),
-    Axiom("stmc2", "STMC2", "S(d1) ≥ S(d2)",
+    Axiom("camara-stmc2", "STMC2 (Câmara & Hauff)", "S(d1) ≥ S(d2)",
           "the non-query parts of d1 and d2 are similar (> axiom.stmc2_threshold) and d2 has "
           "more related non-query terms than d1 has query-term matches",
           lambda f, data, ctx: mining.stmc2(f.sums, f.nonquery, _semantic(f, data, ctx)[1],

@@ -4,11 +4,16 @@ Queries are grouped by normalised text (so two qids with the same question alway
 fold) and the groups dealt round-robin in an order fixed by a hash of their text: balanced
 folds that do not depend on the training seed, so every seed sees the same held-out split.
 
-At scoring time only a text is known. A text equal to a training query — exactly, or after
-lowercasing and dropping punctuation and extra spaces — is scored by the model that held its
-fold out. Any other text (a query from another collection, or a manipulated query that no
-longer matches) is scored by the model trained on all queries: no fold model is "clean" for
-it, and the all-queries model is the best one available.
+A scored pair is routed by the identity of its judged query (:class:`QueryIdentity`: the
+qid and that query's original text), not by the text being scored: a probe that varies the
+query (shuffles, drops or respells words) is scored by the same fold model as its original,
+the one that never saw that query's judgments. A qid of the training plan whose original
+text matches the plan's is routed to its fold; otherwise the original text decides — equal
+to a training query, exactly or after lowercasing and dropping punctuation and extra spaces,
+it goes to that query's fold, and any other query (one of another collection) goes to the
+model trained on all queries, for which it is unseen anyway.
+
+Callers that score bare texts without an identity get the same text rule on the text itself.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.errors import ConfigError
+from abnirml.rankers.base import QueryIdentity
 from abnirml.text.tokenize import terms
 
 ALL = "all"
@@ -65,6 +71,15 @@ class FoldPlan:
         if fold is None:
             fold = self._by_normalised.get(normalise_query(query_text))
         return fold
+
+    def route_query(self, identity: QueryIdentity) -> int | None:
+        """The held-out fold whose model scores pairs of the judged query ``identity``,
+        whatever text a probe scores in its place; None → the all-queries model."""
+        fold = self.fold_of.get(identity.qid) if identity.qid is not None else None
+        if fold is not None and (self.texts[identity.qid] == identity.text or normalise_query(
+                self.texts[identity.qid]) == normalise_query(identity.text)):
+            return fold
+        return self.route(identity.text)
 
     def to_json(self) -> list[dict[str, Any]]:
         return [{"qid": q, "text": self.texts[q], "fold": self.fold_of[q]}

@@ -1,5 +1,9 @@
 """Scoring with a trained model directory: each pair goes to the model whose held-out fold
-contains its query (see :mod:`.folds`), or to the all-queries model."""
+contains its judged query (see :mod:`.folds`), or to the all-queries model.
+
+A :class:`FoldedRanker` is a :class:`~abnirml.rankers.base.QueryRoutedRanker`: the engine
+routes pairs by their query's identity and scores each fold's pairs with :meth:`routed`, so
+a probe's varied query meets the model that held the original query out."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, RankerHints, checked_scores
+from abnirml.rankers.base import Pair, QueryIdentity, RankerHints, checked_scores
 from abnirml.rankers.hf import directory_digest
 from abnirml.rankers.learned.folds import model_key
 from abnirml.rankers.learned.model_directory import ModelManifest, read_manifest, weights_name
@@ -21,7 +25,7 @@ _KERNEL_BATCH = 256
 
 
 class FoldedRanker:
-    """Routes pairs by query text to per-fold predictors."""
+    """Per-fold predictors, routed by query identity (engine) or by query text (``score``)."""
 
     def __init__(self, name: str, fingerprint: str, manifest: ModelManifest,
                  predictors: dict[str, Predict] | Callable[[], dict[str, Predict]],
@@ -44,7 +48,18 @@ class FoldedRanker:
         """``fold-i`` for a training query of fold i, ``all`` for any other text."""
         return model_key(self.manifest.plan.route(query_text))
 
+    def route(self, identity: QueryIdentity) -> str:
+        """``fold-i`` when the judged query ``identity`` was held out of fold i's training,
+        ``all`` for a query no model was trained on."""
+        return model_key(self.manifest.plan.route_query(identity))
+
+    def routed(self, key: str) -> FoldModel:
+        if key not in self.manifest.model_keys():
+            raise ConfigError(f"ranker {self.name}: no model {key!r} in its directory")
+        return FoldModel(self, key)
+
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """Scores of bare pairs, each routed by its own query text (no identity known)."""
         groups: dict[str, list[int]] = {}
         routes: dict[str, str] = {}
         for i, (query, _) in enumerate(pairs):
@@ -56,6 +71,22 @@ class FoldedRanker:
         for key, idx in groups.items():
             out[idx] = self.predictors[key]([pairs[i] for i in idx])
         return checked_scores(self.name, out, len(pairs))
+
+
+class FoldModel:
+    """One model of a :class:`FoldedRanker`, as a plain ranker: its fingerprint names the
+    model, so each fold's scores are cached apart."""
+
+    def __init__(self, parent: FoldedRanker, key: str):
+        self.parent = parent
+        self.key = key
+        self.name = parent.name
+        self.fingerprint = f"{parent.fingerprint}[route={key}]"
+        self.hints = parent.hints
+
+    def score(self, pairs: Sequence[Pair]) -> np.ndarray:
+        return checked_scores(self.name, self.parent.predictors[self.key](list(pairs)),
+                              len(pairs))
 
 
 def load_folded(directory: Path, kind: str, name: str, env: Any) -> FoldedRanker:

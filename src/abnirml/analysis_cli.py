@@ -105,6 +105,11 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         section.figures.append(Figure(title, png, title))
     (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
                                           encoding="utf-8")
+    from abnirml.owned_files import record_written
+
+    # written into an ``abnirml run`` folder: the next run may replace them like its own
+    record_written(out, [p for p in out.iterdir()
+                         if p.name.startswith("rank_origin") or p.name == "reranked.run"])
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
     print(f"abnirml: rank origin over {origin.queries} queries"
           + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")

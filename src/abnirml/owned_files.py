@@ -168,6 +168,41 @@ def check_overwritable(folder: Path, relative: Iterable[str], what: str) -> None
                                       "away to rebuild it)")
 
 
+def check_replaceable_folder(path: Path, label: str) -> None:
+    """Refuse (before any work) to replace a folder holding anything this tool did not
+    write there: a file not in its manifest or changed since, a link, a FIFO… The message
+    names the first such entry."""
+    folder = Path(os.path.realpath(path))
+    if kind_of(folder) != "folder":
+        return
+    manifest = read_manifest(folder)
+    foreign = first_foreign(folder, manifest)
+    if foreign is not None:
+        why = ("this folder has no abnirml manifest" if manifest is None else
+               "abnirml did not write it there, or it changed since")
+        raise ConfigError(f"{label} {path} holds {foreign!r} ({why}); refusing to replace "
+                          "the folder: choose a new or empty folder")
+
+
+def swap_in(staging: Path, target: Path) -> None:
+    """Put the finished ``staging`` folder in ``target``'s place with renames inside one
+    parent folder; the earlier ``target`` (checked replaceable) is removed only after."""
+    import shutil
+
+    (staging / STAGING_MARK).unlink(missing_ok=True)
+    if not os.path.lexists(target):
+        os.replace(staging, target)
+        return
+    retired = retired_name(target.parent, target.name)
+    os.replace(target, retired)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        os.replace(retired, target)  # put the earlier output back
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
+
+
 def write_file_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` under a fresh temporary sibling name, then rename it over ``path``:
     a reader never sees half a file, and the file's mode follows the umask."""

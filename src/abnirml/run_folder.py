@@ -85,23 +85,25 @@ class RunFolder:
         """Refuse (before any work) a path that is a file or holds anything this tool did not
         write (a file not in the folder's manifest, or changed since)."""
         from abnirml.output_files import refuse_unusable_folder
-        from abnirml.owned_files import first_foreign, read_manifest
+        from abnirml.owned_files import check_replaceable_folder
 
         refuse_unusable_folder(self.path)
-        folder = self.real_path
-        if not folder.is_dir():
+        check_replaceable_folder(self.path, "--out")
+
+    def refuse_inside(self, path: str | Path | None, flag: str) -> None:
+        """Refuse (before any work) a file that would sit inside this folder, which every run
+        replaces whole: a ``--cache`` there would fail, or vanish, only after all scoring."""
+        if path is None:
             return
-        manifest = read_manifest(folder)
-        foreign = first_foreign(folder, manifest)
-        if foreign is not None:
-            why = ("this folder has no abnirml manifest" if manifest is None else
-                   "it is not a file an abnirml run wrote there, or it changed since")
-            raise ConfigError(f"--out {self.path} holds {foreign!r} ({why}); refusing to "
-                              "replace the folder: choose a new or empty folder")
+        folder = self.real_path
+        inner = Path(os.path.realpath(path))
+        if inner == folder or folder in inner.parents:
+            raise ConfigError(f"{flag} {path} is inside --out {self.path}, which each run "
+                              "replaces whole; put it outside the output folder")
 
     def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
         """Write every output of ``result`` and swap it in place of the folder's contents."""
-        from abnirml.owned_files import clean_leftovers, make_staging_folder
+        from abnirml.owned_files import clean_leftovers, make_staging_folder, swap_in
 
         self.check_replaceable()
         target = self.real_path
@@ -111,27 +113,10 @@ class RunFolder:
         try:
             _write_all(staging, result, run_info)
             self.check_replaceable()     # nobody put a file there while the run worked
-            self._swap_in(staging, target)
+            swap_in(staging, target)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-
-    @staticmethod
-    def _swap_in(staging: Path, target: Path) -> None:
-        from abnirml.owned_files import STAGING_MARK, retired_name
-
-        (staging / STAGING_MARK).unlink()
-        if not os.path.lexists(target):
-            os.replace(staging, target)
-            return
-        retired = retired_name(target.parent, target.name)
-        os.replace(target, retired)      # both renames stay inside one parent directory
-        try:
-            os.replace(staging, target)
-        except BaseException:
-            os.replace(retired, target)  # put the earlier run back
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
 
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:

@@ -205,6 +205,8 @@ def check_target(path: Path) -> None:
     from abnirml.output_files import refuse_path_under_file
     from abnirml.owned_files import kind_of
 
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(f"{path}: is a symbolic link to a missing file; give a plain file name")
     if path.is_symlink():
         # replacing it would swap the link for a file; writing through it would change a
         # file elsewhere that this name only points to

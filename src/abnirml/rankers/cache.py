@@ -393,8 +393,11 @@ class ScoreCache:
         rid = self._ranker_ids.get(fingerprint)
         if rid is None:
             if not self.read_only:
-                self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) VALUES (?)",
-                                   (fingerprint,))
+                try:
+                    self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) "
+                                       "VALUES (?)", (fingerprint,))
+                except sqlite3.OperationalError as exc:     # a full disk: one line
+                    raise storage_error(self.path, exc) from None
             row = self._conn.execute("SELECT id FROM rankers WHERE fingerprint = ?",
                                      (fingerprint,)).fetchone()
             rid = self._ranker_ids[fingerprint] = -1 if row is None else int(row[0])

@@ -172,3 +172,15 @@ def test_a_cache_inside_out_is_refused_before_scoring(cli, tmp_path):
     out = tmp_path / "out"
     line = cli(*RUN[:-2], "--quiet", "--cache", out / "scores.sqlite", "--out", out).error_line()
     assert "is inside --out" in line
+
+
+def test_compare_never_writes_through_a_linked_output_file(cli, tmp_path):
+    out = tmp_path / "a"
+    assert _run(cli, out).code == 0
+    mine = tmp_path / "my-table.csv"
+    mine.write_text("name,value\n")
+    folder = tmp_path / "cmp"
+    folder.mkdir()
+    (folder / "compare.csv").symlink_to(mine)
+    line = cli("compare", out, out, "--a", "bm25", "--b", "bm25", "--out", folder).error_line()
+    assert "compare.csv is a symbolic link" in line

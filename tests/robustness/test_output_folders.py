@@ -120,6 +120,9 @@ def test_train_replaces_its_own_model_folder(cli, tmp_path):
     from abnirml.owned_files import MANIFEST
 
     assert (models / MANIFEST).is_file() and (models / "abnirml-model.json").is_file()
+    (models / "my-notes.txt").write_text("which seeds I tried\n")    # beside a real model
+    line = cli("train", "--model", "lgbm+rounds=5", "--out", models, "--quiet").error_line()
+    assert "holds 'my-notes.txt'" in line
 
 
 def _killed_writer_staging(parent: Path, name: str) -> Path:

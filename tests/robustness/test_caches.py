@@ -219,3 +219,23 @@ def test_a_healthy_cache_on_a_read_only_mount_is_used_read_only(cli, tmp_path):
             subprocess.run(["umount", str(disk)], check=True)
         else:
             disk.chmod(0o755)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "other-app"])
+def test_the_parse_store_beside_the_cache_leaves_a_fifo_or_another_database_alone(tmp_path,
+                                                                                  kind):
+    from abnirml.probes.parse_cache import ParseCache
+
+    from .fs_snapshot import snapshot
+
+    path = tmp_path / "parses.sqlite"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        _other_app(path)
+    before = snapshot(tmp_path)
+    with pytest.warns(UserWarning, match="parsing without a store"):
+        got = ParseCache(path).get_or_build("k", ["a"], lambda texts: [1] * len(texts),
+                                            lambda v: v, lambda v: v)
+    assert got == {"a": 1}
+    assert snapshot(tmp_path) == before

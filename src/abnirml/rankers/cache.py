@@ -30,6 +30,9 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x41424E4D
 _CACHE_TABLES = frozenset({"meta", "rankers", "scores"})
 _SQLITE_DAMAGED_CODES = {11, 26}     # SQLITE_CORRUPT, SQLITE_NOTADB
+#: SQLITE_IOERR_SHORT_READ: the file is shorter than its own header says (cut off, or a
+#: header overwritten); unlike other I/O errors it describes the file, not the disk
+_SQLITE_SHORT_READ = 522
 _SQLITE_FULL = 13
 _SQLITE_CANTOPEN = 14
 
@@ -126,7 +129,7 @@ def _is_damaged(exc: BaseException) -> bool:
     moved aside): not a full disk, a read-only mount, a permission or a lock."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
-        return code & 0xFF in _SQLITE_DAMAGED_CODES
+        return code & 0xFF in _SQLITE_DAMAGED_CODES or code == _SQLITE_SHORT_READ
     message = str(exc).lower()
     return any(m in message for m in ("malformed", "not a database", "integrity check failed",
                                       "no scores table"))
@@ -158,6 +161,22 @@ def storage_error(path: Path | None, exc: BaseException) -> ConfigError:
                            "as it was; free some space, or give another --cache or --no-cache")
     return ConfigError(f"--cache {path}: cannot use the score cache ({exc}); it is left as "
                        "it was")
+
+
+def foreign_database(conn: sqlite3.Connection, tables_of_ours: frozenset[str],
+                     key_table: str) -> str:
+    """'' when ``conn``'s database is abnirml's to use — marked with :data:`APPLICATION_ID`,
+    empty, or unmarked but holding only ``tables_of_ours`` including ``key_table`` (written
+    before the mark existed) — else what it holds, for the one-line refusal. Reads only."""
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if app_id == APPLICATION_ID:
+        return ""
+    tables = {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    if app_id == 0 and (not tables or (key_table in tables and tables <= tables_of_ours)):
+        return ""
+    shown = ", ".join(sorted(tables)[:3]) + (" …" if len(tables) > 3 else "")
+    return f"application id {app_id:#x}, tables: {shown or 'none'}"
 
 
 def _is_busy(exc: BaseException) -> bool:
@@ -299,19 +318,12 @@ class ScoreCache:
         """Refuse, before anything is written, a database that is not an abnirml cache:
         another application's data must never gain our tables or be switched to WAL.
         Returns whether the file still needs our application id."""
-        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        if app_id == APPLICATION_ID:
-            return False
-        tables = {row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        ours = not tables or ("scores" in tables and tables <= _CACHE_TABLES)
-        if app_id != 0 or not ours:
-            shown = ", ".join(sorted(tables)[:3]) + (" …" if len(tables) > 3 else "")
+        foreign = foreign_database(conn, _CACHE_TABLES, "scores")
+        if foreign:
             raise ConfigError(f"--cache {self.path}: is another application's SQLite database "
-                              f"(application id {app_id:#x}, tables: {shown or 'none'}), "
-                              "not an abnirml score cache; refusing to use or change it "
-                              "(give another --cache)")
-        return True
+                              f"({foreign}), not an abnirml score cache; refusing to use or "
+                              "change it (give another --cache)")
+        return int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID
 
     def _connect_checked(self) -> sqlite3.Connection:
         assert self.path is not None

@@ -187,3 +187,20 @@ def test_compare_never_writes_through_a_linked_output_file(cli, tmp_path):
     (folder / "compare.csv").symlink_to(mine)
     line = cli("compare", out, out, "--a", "bm25", "--b", "bm25", "--out", folder).error_line()
     assert "compare.csv is a symbolic link" in line
+
+
+def test_rank_origin_files_in_a_run_folder_are_the_runs_to_replace_and_nothing_else(
+        cli, tmp_path):
+    out = tmp_path / "out"
+    assert _run(cli, out).code == 0
+    reference = tmp_path / "candidates.run"
+    reference.write_bytes((out / "reranked" / "candidates.run").read_bytes())
+    assert cli("rank-origin", reference, out / "reranked" / "bm25.run", "--out", out,
+               may_change=[out]).code == 0
+    assert (out / "rank_origin.csv").is_file()
+    assert _run(cli, out).code == 0                    # rank-origin's files: replaceable
+    assert not (out / "rank_origin.csv").exists()
+    assert cli("rank-origin", reference, out / "reranked" / "bm25.run", "--out", out,
+               may_change=[out]).code == 0
+    (out / "rank_origin_notes.txt").write_text("mine\n")       # a user's file of like name
+    assert "holds 'rank_origin_notes.txt'" in cli(*RUN, "--out", out).error_line()

@@ -137,7 +137,8 @@ def test_trained_directory_round_trips_through_the_cli(demo_collection, tmp_path
     assert config["kind"] == "knrm" and config["seed"] == 3 and config["folds"] == 5
     assert config["params"]["steps"] == 30
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["abnirml-model.json", "all.safetensors"] + [f"fold-{i}.safetensors" for i in range(5)])
+        [".abnirml-manifest.json", "abnirml-model.json", "all.safetensors"]
+        + [f"fold-{i}.safetensors" for i in range(5)])
     env = RankerEnv(collection=demo_collection)
     loaded = build_ranker(f"knrm:{out}", env)
     on_the_fly = build_ranker("knrm+steps=30+seed=3", env)

@@ -24,6 +24,9 @@ def test_rerun_into_the_same_folder_leaves_no_file_of_the_earlier_run(tmp_path):
     first = _files(out)
     assert "tables/axiom-counts.csv" in first and "reranked/ql.run" in first
     (out / "rank_origin.csv").write_text("left by abnirml rank-origin\n")
+    from abnirml.owned_files import record_written
+
+    record_written(out, [out / "rank_origin.csv"])      # what rank-origin does after writing
 
     _run(out, ["mmp:tf:length"])
     second = _files(out)
@@ -60,7 +63,8 @@ def test_a_folder_with_foreign_files_is_refused_and_untouched(tmp_path):
     out = tmp_path / "thesis"
     out.mkdir()
     (out / "chapter1.tex").write_text("mine")
-    with pytest.raises(ConfigError, match=r"holds 'chapter1.tex', which no abnirml run wrote"):
+    with pytest.raises(ConfigError,
+                       match=r"holds 'chapter1.tex' \(this folder has no abnirml manifest\)"):
         _run(out, ["mmp:tf:length"])
     assert _files(out) == ["chapter1.tex"]
 

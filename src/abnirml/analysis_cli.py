@@ -84,8 +84,10 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
               else ranges_for_depth(run_depth(reference, run)))
     origin = rank_origin(reference, run, qrels, ranges)
     out.mkdir(parents=True, exist_ok=True)
+    written = [out / "rank_origin.csv", out / "rank_origin.json", out / "rank_origin.html"]
     if args.rerank:
         write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
+        written.append(out / "reranked.run")
     write_csv(origin, out / "rank_origin.csv")
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,
@@ -102,9 +104,14 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
                             "reference rank", "run rank")
         name = "rank_origin_" + "".join(c if c.isalnum() else "-" for c in subset) + ".png"
         (out / name).write_bytes(png)
+        written.append(out / name)
         section.figures.append(Figure(title, png, title))
     (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
                                           encoding="utf-8")
+    from abnirml.owned_files import record_written
+
+    # written into an ``abnirml run`` folder: the next run may replace them like its own
+    record_written(out, written)
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
     print(f"abnirml: rank origin over {origin.queries} queries"
           + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")

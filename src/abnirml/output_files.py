@@ -28,6 +28,10 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
     sources = {Path(p).resolve() for p in inputs if Path(p).exists()}
     for pattern, signature in signatures.items():
         for path in sorted(out.glob(pattern)):
+            if path.is_symlink():   # writing would change the file it points to, elsewhere
+                raise ConfigError(f"{flag} {out}: {path.name} is a symbolic link; abnirml "
+                                  "writes only its own regular files (remove the link or "
+                                  "choose another folder)")
             if path.resolve() in sources:
                 raise ConfigError(f"{flag} {out}: writing {path.name} would replace an input "
                                   "of this command; choose another folder")

@@ -151,6 +151,11 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()
+        if config.cache is not None:
+            from abnirml.rankers.cache import default_cache_path
+
+            folder.refuse_inside(default_cache_path() if config.cache == "default"
+                                 else config.cache, "--cache")
     in_process = config.workers == 1 and config.ray_address is None
     if in_process:      # rankers that load their model when built: import while data loads
         background_import.for_specs([*config.rankers,

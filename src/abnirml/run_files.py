@@ -34,9 +34,19 @@ def table_file(slug: str, extension: str) -> str:
     return f"{TABLES_DIR}/{slug}.{extension}"
 
 
+_MAX_BASE = 120    # characters of a run file's stem (ASCII after the substitution above)
+
+
 def run_file_name(name: str, taken: set[str]) -> str:
     """A safe, unique file name for a ranker's run (ranker names may hold ``/`` or ``:``)."""
     base = re.sub(r"[^A-Za-z0-9._+=-]+", "_", name).strip("._") or "ranker"
+    if len(base) > _MAX_BASE:
+        # file systems cap a name at 255 bytes: a long ranker spec keeps its start and a
+        # digest of the whole, so two long specs differing at the end stay apart
+        import hashlib
+
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=6)
+        base = f"{base[:_MAX_BASE - 13]}-{digest.hexdigest()}"
     candidate, i = base, 2
     while candidate + ".run" in taken or candidate + ".run" == CANDIDATE_RUN:
         candidate, i = f"{base}-{i}", i + 1

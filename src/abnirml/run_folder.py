@@ -4,15 +4,15 @@ Writing is all-or-nothing. Everything is written into a temporary sibling direct
 then replaces ``--out``, so a rerun into the same folder never leaves files of an earlier
 run behind (an axiom table, a rank-origin table or a re-ranked run the new run did not
 produce), and a run killed while writing leaves the previous output whole, never a mix.
-A folder that holds anything but an earlier run's output is refused rather than replaced:
-a user's files are never touched.
+The folder is replaced only when every file in it is one abnirml wrote, unchanged (its
+manifest, :mod:`abnirml.owned_files`); anything else stops the run before any work, naming
+the first foreign file: a user's files are never touched.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,22 +22,28 @@ from abnirml.run_files import (
     CALIBRATION,
     CANDIDATE_RUN,
     EXAMPLES,
-    OWNED,
     RERANKED_DIR,
     RESULTS,
     RUN_INFO,
     SCORES,
 )
 
-_STAGING = ".abnirml-staging-"
-_RETIRED = ".abnirml-retired-"
-
 
 class RunFolder:
-    """An ``abnirml run`` output directory."""
+    """An ``abnirml run`` output directory.
+
+    A ``path`` that is a symbolic link to a folder names that folder: the folder is what is
+    written or replaced, the link itself is never replaced.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+
+    @property
+    def real_path(self) -> Path:
+        """The folder itself (a linked ``--out`` resolved), absolute."""
+        return Path(os.path.realpath(self.path)) if self.path.is_symlink() \
+            else self.path.absolute()
 
     # -- reading ------------------------------------------------------------------------
 
@@ -65,55 +71,58 @@ class RunFolder:
                       ) -> list[Path]:
         """(Re)write report.md, report.html and tables/* from the folder's files (what
         ``abnirml report DIR`` does); returns the paths written."""
+        from abnirml.owned_files import check_overwritable, record_written
         from abnirml.report.analyses import render_reports
 
-        return _write_rendered(self.path, render_reports(self.path, records, run_info))
+        rendered = render_reports(self.path, records, run_info)
+        # before writing anything: never through a linked tables/, never over an edited file
+        check_overwritable(self.path, rendered, "report")
+        written = _write_rendered(self.path, rendered)
+        record_written(self.path, written)
+        return written
 
     def check_replaceable(self) -> None:
-        """Refuse (before any work) a path that is a file or holds files we did not write."""
+        """Refuse (before any work) a path that is a file or holds anything this tool did not
+        write (a file not in the folder's manifest, or changed since)."""
         from abnirml.output_files import refuse_unusable_folder
+        from abnirml.owned_files import check_replaceable_folder
 
         refuse_unusable_folder(self.path)
-        if not self.path.is_dir():
+        check_replaceable_folder(self.path, "--out")
+
+    def refuse_inside(self, path: str | Path | None, flag: str) -> None:
+        """Refuse (before any work) a file that would sit inside this folder, which every run
+        replaces whole: a ``--cache`` there would fail, or vanish, only after all scoring."""
+        if path is None:
             return
-        foreign = sorted(p.name for p in self.path.iterdir() if p.name not in OWNED)
-        if foreign:
-            raise ConfigError(f"--out {self.path} holds {foreign[0]!r}"
-                              + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "")
-                              + ", which no abnirml run wrote; choose a new or empty folder")
+        folder = self.real_path
+        inner = Path(os.path.realpath(path))
+        if inner == folder or folder in inner.parents:
+            raise ConfigError(f"{flag} {path} is inside --out {self.path}, which each run "
+                              "replaces whole; put it outside the output folder")
 
     def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
         """Write every output of ``result`` and swap it in place of the folder's contents."""
+        from abnirml.owned_files import clean_leftovers, make_staging_folder, swap_in
+
         self.check_replaceable()
-        parent = self.path.absolute().parent
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=_STAGING + self.path.name + "-", dir=parent))
+        target = self.real_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        clean_leftovers(target.parent, target.name)
+        staging = make_staging_folder(target.parent, target.name)
         try:
             _write_all(staging, result, run_info)
-            self._swap_in(staging)
+            self.check_replaceable()     # nobody put a file there while the run worked
+            swap_in(staging, target)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
 
-    def _swap_in(self, staging: Path) -> None:
-        target = self.path.absolute()
-        if not target.exists():
-            os.replace(staging, target)
-            return
-        retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.path.name + "-",
-                                        dir=target.parent))
-        retired.rmdir()
-        os.replace(target, retired)      # both renames stay inside one parent directory
-        try:
-            os.replace(staging, target)
-        except BaseException:
-            os.replace(retired, target)  # put the earlier run back
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
-
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
-    """Every file of a run; the report modules only render (report.md, report.html, tables/)."""
+    """Every file of a run and the manifest naming them; the report modules only render
+    (report.md, report.html, tables/)."""
+    from abnirml.owned_files import manifest_of_tree, write_manifest
     from abnirml.report.analyses import render_reports
 
     write_jsonl(out / RESULTS, result.records)
@@ -126,6 +135,7 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     _write_scores(out, result, run_info)
     _write_reranked(out, result, run_info)
     _write_rendered(out, render_reports(out, result.records, run_info))
+    write_manifest(out, manifest_of_tree(out))
 
 
 def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
@@ -142,9 +152,9 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def _write_text(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_bytes(text.encode("utf-8"))
-    os.replace(partial, path)
+    from abnirml.owned_files import write_file_atomically
+
+    write_file_atomically(path, text.encode("utf-8"))
 
 
 def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:

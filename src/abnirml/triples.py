@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -202,14 +202,24 @@ def check_target(path: Path) -> None:
     earlier export wrote (its first line a JSON object with the triple fields) may be given:
     naming ``queries.tsv`` or a notes file by mistake must stop with one line, not erase it.
     """
+    from abnirml.output_files import refuse_path_under_file
+    from abnirml.owned_files import kind_of
+
     if path.is_symlink() and not path.exists():
         raise ConfigError(f"{path}: is a symbolic link to a missing file; give a plain file name")
-    if path.is_dir():
+    if path.is_symlink():
+        # replacing it would swap the link for a file; writing through it would change a
+        # file elsewhere that this name only points to
+        raise ConfigError(f"{path}: is a symbolic link; export-triples writes only a plain "
+                          "file it can replace whole (give the file's own name or a new one)")
+    kind = kind_of(path)
+    if kind == "folder":
         raise ConfigError(f"{path}: is a directory; expected the name of a .jsonl file to write")
-    from abnirml.output_files import refuse_path_under_file
-
+    if kind not in (None, "regular file"):    # never opened: a FIFO would block forever
+        raise ConfigError(f"{path}: is a {kind}, not a regular file; export-triples writes "
+                          "only regular files (give a file name)")
     refuse_path_under_file(path, str(path))
-    if not path.exists():
+    if kind is None:
         return
     try:
         with path.open("rb") as handle:
@@ -235,7 +245,13 @@ def _write_atomically(path: Path, lines: Iterator[str]) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ConfigError(f"{path}: folder {parent} does not exist")
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+    while True:      # mode 0666 less the umask, as for any file the user writes
+        tmp = parent / f".{path.name}.{secrets.token_hex(4)}"
+        try:
+            handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             for line in lines:

@@ -29,8 +29,10 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", path=path)
-    if not path.is_file():
-        raise InputError("expected a file, found a directory", path=path)
+    if not path.is_file():     # from stat alone: a FIFO is never opened (it would block)
+        from abnirml.owned_files import kind_of
+
+        raise InputError(f"expected a regular file, found a {kind_of(path)}", path=path)
     try:
         handle = path.open("rb")
     except OSError as exc:

@@ -105,7 +105,14 @@ class ParseCache:
     def _open(self) -> sqlite3.Connection | None:
         assert self.path is not None
         path = self.path
-        if path.is_dir() or (path.exists() and not _is_sqlite(path)):
+        from abnirml.owned_files import kind_of
+
+        if kind_of(path) not in (None, "regular file"):   # a FIFO is never opened
+            warnings.warn(f"parse store {path} is a {kind_of(path)}, not a regular file; "
+                          "leaving it alone and parsing without a store", stacklevel=4)
+            self._disabled = True
+            return None
+        if path.exists() and not _is_sqlite(path):
             warnings.warn(f"parse store {path} is not a SQLite file; leaving it alone and "
                           "parsing without a store", stacklevel=4)
             self._disabled = True
@@ -119,8 +126,25 @@ class ParseCache:
                 return None
         try:
             return self._connect_waiting()
+        except _Foreign as exc:
+            warnings.warn(f"parse store {path} is another application's SQLite database "
+                          f"({exc}); leaving it alone and parsing without a store",
+                          stacklevel=4)
+            self._disabled = True
+            return None
         except sqlite3.DatabaseError as exc:
-            if _is_busy(exc) or self._read_only:
+            from abnirml.rankers.cache import _is_damaged
+
+            if _is_busy(exc) or self._read_only or not _is_damaged(exc):
+                if not _is_busy(exc):      # a full disk, a read-only mount: not damage
+                    warnings.warn(f"parse store {path} cannot be used ({exc}); leaving it "
+                                  "as it is and parsing without a store", stacklevel=4)
+                self._disabled = True
+                return None
+            if path.is_symlink():
+                warnings.warn(f"parse store {path} is damaged ({exc}) and a symbolic link, "
+                              "which abnirml does not move; parsing without a store",
+                              stacklevel=4)
                 self._disabled = True
                 return None
             self._set_aside(exc)
@@ -140,14 +164,21 @@ class ParseCache:
             conn = sqlite3.connect(self.path, timeout=BUSY_WAIT_S, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT_S * 1000)}")
+            from abnirml.rankers.cache import APPLICATION_ID, foreign_database
+
+            foreign = foreign_database(conn, frozenset({"parses"}), "parses")
+            if foreign:       # another application's database: never gains our table
+                raise _Foreign(foreign)
             if not self._read_only:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("CREATE TABLE IF NOT EXISTS parses (namespace TEXT NOT NULL, "
                              "thash BLOB NOT NULL, value TEXT NOT NULL, "
                              "PRIMARY KEY (namespace, thash)) WITHOUT ROWID")
+                if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute("SELECT namespace, thash, value FROM parses LIMIT 1").fetchall()
-        except sqlite3.DatabaseError:
+        except BaseException:
             conn.close()
             raise
         return conn
@@ -216,6 +247,10 @@ class ParseCache:
                           "the rest of this run", stacklevel=4)
         self.close()
         self._disabled = True
+
+
+class _Foreign(Exception):
+    """The store's file is a SQLite database of another application (what it holds)."""
 
 
 def stopwords_key(stopwords: frozenset[str]) -> str:

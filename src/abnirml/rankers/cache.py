@@ -25,6 +25,16 @@ from abnirml.errors import ConfigError, ScoringError
 SCHEMA_VERSION = 2   # 2: per-row checksum column ``chk`` (version 1 caches gain it on open)
 _CHUNK = 400  # rows per lookup statement (SQLite's parameter limit is 32766)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: ``PRAGMA application_id`` of an abnirml score cache ("ABNM"): a database without it is
+#: taken over only when it is empty or holds exactly the tables a cache holds
+APPLICATION_ID = 0x41424E4D
+_CACHE_TABLES = frozenset({"meta", "rankers", "scores"})
+_SQLITE_DAMAGED_CODES = {11, 26}     # SQLITE_CORRUPT, SQLITE_NOTADB
+#: SQLITE_IOERR_SHORT_READ: the file is shorter than its own header says (cut off, or a
+#: header overwritten); unlike other I/O errors it describes the file, not the disk
+_SQLITE_SHORT_READ = 522
+_SQLITE_FULL = 13
+_SQLITE_CANTOPEN = 14
 
 
 def text_hash(text: str) -> bytes:
@@ -114,6 +124,61 @@ def connect_while_busy(connect: Callable[[], sqlite3.Connection],
             delay = min(2 * delay, 1.0)
 
 
+def _is_damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file's content is broken (the only reason a cache is ever
+    moved aside): not a full disk, a read-only mount, a permission or a lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _SQLITE_DAMAGED_CODES or code == _SQLITE_SHORT_READ
+    message = str(exc).lower()
+    return any(m in message for m in ("malformed", "not a database", "integrity check failed",
+                                      "no scores table"))
+
+
+def _is_full(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == _SQLITE_FULL
+    return "disk is full" in str(exc).lower()
+
+
+def _no_space_left(path: Path | None) -> bool:
+    """Whether the file system holding ``path`` has (almost) no free space: SQLite reports
+    a full disk met while growing its ``-shm``/``-wal`` files as a plain I/O error."""
+    if path is None:
+        return False
+    try:
+        info = os.statvfs(path.absolute().parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < (1 << 16)
+
+
+def storage_error(path: Path | None, exc: BaseException) -> ConfigError:
+    """One line for a cache that cannot be written although nothing is wrong with it."""
+    if _is_full(exc) or _no_space_left(path):
+        return ConfigError(f"--cache {path}: the disk is full ({exc}); the score cache is left "
+                           "as it was; free some space, or give another --cache or --no-cache")
+    return ConfigError(f"--cache {path}: cannot use the score cache ({exc}); it is left as "
+                       "it was")
+
+
+def foreign_database(conn: sqlite3.Connection, tables_of_ours: frozenset[str],
+                     key_table: str) -> str:
+    """'' when ``conn``'s database is abnirml's to use — marked with :data:`APPLICATION_ID`,
+    empty, or unmarked but holding only ``tables_of_ours`` including ``key_table`` (written
+    before the mark existed) — else what it holds, for the one-line refusal. Reads only."""
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if app_id == APPLICATION_ID:
+        return ""
+    tables = {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    if app_id == 0 and (not tables or (key_table in tables and tables <= tables_of_ours)):
+        return ""
+    shown = ", ".join(sorted(tables)[:3]) + (" …" if len(tables) > 3 else "")
+    return f"application id {app_id:#x}, tables: {shown or 'none'}"
+
+
 def _is_busy(exc: BaseException) -> bool:
     """Whether ``exc`` says another connection holds the database (not that it is damaged)."""
     if not isinstance(exc, sqlite3.OperationalError):
@@ -164,10 +229,16 @@ class ScoreCache:
                 raise ConfigError(f"--cache {self.path}: another process kept the score cache "
                                   f"locked for {BUSY_WAIT_S:.0f} s ({exc}); try again, or give "
                                   "another --cache") from None
+            if not _is_damaged(exc):
+                raise storage_error(self.path, exc) from None
             if self.read_only:
                 raise ConfigError(f"--cache {self.path}: the score cache is damaged ({exc}) "
                                   "and read-only, so it cannot be moved aside; give another "
                                   "--cache or --no-cache") from None
+            if self.path.is_symlink():
+                raise ConfigError(f"--cache {self.path}: the score cache is damaged ({exc}) "
+                                  "and is a symbolic link, which abnirml does not move; give "
+                                  "another --cache or --no-cache") from None
             broken = set_database_aside(self.path)
             warnings.warn(f"score cache {self.path} is damaged ({exc}); moved it to "
                           f"{broken.name} and starting an empty cache", stacklevel=2)
@@ -196,6 +267,10 @@ class ScoreCache:
                               "another --cache, or mend the link)")
         if path.is_dir():
             raise ConfigError(f"{where}: is a directory; expected a score cache file")
+        from abnirml.owned_files import refuse_special_file
+
+        for side in ("", "-wal", "-shm"):     # a FIFO is never opened: it would block
+            refuse_special_file(Path(str(path) + side), f"{where}{side and ' (' + side + ')'}")
         if path.exists():
             try:
                 sqlite_file = is_sqlite_or_empty(path)
@@ -223,15 +298,42 @@ class ScoreCache:
             raise ConfigError(f"{where}: cannot create the cache, folder {parent} is not "
                               "writable (give another --cache or --no-cache)")
 
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A read-only connection; on a read-only mount, where SQLite cannot create the
+        ``-shm`` file a WAL database needs, an immutable one (nothing else can write there)."""
+        assert self.path is not None
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60.0,
+                                   isolation_level=None)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc) or _is_damaged(exc):
+                raise
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=60.0,
+                               isolation_level=None)
+
+    def _check_owner(self, conn: sqlite3.Connection) -> bool:
+        """Refuse, before anything is written, a database that is not an abnirml cache:
+        another application's data must never gain our tables or be switched to WAL.
+        Returns whether the file still needs our application id."""
+        foreign = foreign_database(conn, _CACHE_TABLES, "scores")
+        if foreign:
+            raise ConfigError(f"--cache {self.path}: is another application's SQLite database "
+                              f"({foreign}), not an abnirml score cache; refusing to use or "
+                              "change it (give another --cache)")
+        return int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID
+
     def _connect_checked(self) -> sqlite3.Connection:
         assert self.path is not None
         if self.read_only:
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+            conn = self._connect_read_only()
         else:
             conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
+            needs_id = self._check_owner(conn)
             if not self.read_only:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -243,8 +345,10 @@ class ScoreCache:
                 self._overlay = ScoreCache(None)
             else:
                 self._create(conn)
+                if needs_id:
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._checked_columns = True
-        except sqlite3.DatabaseError:
+        except BaseException:
             conn.close()
             raise
         return conn
@@ -301,8 +405,11 @@ class ScoreCache:
         rid = self._ranker_ids.get(fingerprint)
         if rid is None:
             if not self.read_only:
-                self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) VALUES (?)",
-                                   (fingerprint,))
+                try:
+                    self._conn.execute("INSERT OR IGNORE INTO rankers (fingerprint) "
+                                       "VALUES (?)", (fingerprint,))
+                except sqlite3.OperationalError as exc:     # a full disk: one line
+                    raise storage_error(self.path, exc) from None
             row = self._conn.execute("SELECT id FROM rankers WHERE fingerprint = ?",
                                      (fingerprint,)).fetchone()
             rid = self._ranker_ids[fingerprint] = -1 if row is None else int(row[0])
@@ -358,12 +465,17 @@ class ScoreCache:
             self._overlay.store(fingerprint, items)
             return
         self._warn_if_removed()
-        rid = self._ranker_id(fingerprint)
-        with self._transaction():
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
-                 for qh, dh, s in items])
+        try:
+            rid = self._ranker_id(fingerprint)
+            with self._transaction():
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
+                     for qh, dh, s in items])
+        except sqlite3.OperationalError as exc:
+            # a full disk (or a mount turned read-only) is not damage: the batch is rolled
+            # back, every earlier batch stays, and the run stops with one line
+            raise storage_error(self.path, exc) from None
 
     def _warn_if_removed(self) -> None:
         """Say once when the cache file was deleted or replaced while this run used it."""
@@ -439,6 +551,9 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         if self.conn.isolation_level is None:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            elif self.conn.in_transaction:   # SQLite may have rolled back already (disk full)
+                self.conn.execute("ROLLBACK")
         else:
             (self.conn.rollback if exc_type else self.conn.commit)()

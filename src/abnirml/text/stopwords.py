@@ -67,6 +67,10 @@ def _read_file(spec: str) -> frozenset[str]:
     path = Path(spec)
     if path.is_dir():
         raise InputError("expected a stopword list file, found a directory", path=path)
+    if path.exists() and not path.is_file():   # never opened: a FIFO would block
+        from abnirml.owned_files import kind_of
+
+        raise InputError(f"expected a stopword list file, found a {kind_of(path)}", path=path)
     if not path.is_file():
         raise InputError("stopword list not found (expected default, spacy, none or a file)",
                          path=path)

@@ -27,6 +27,14 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError, install_hint
+from abnirml.owned_files import (
+    check_replaceable_folder,
+    clean_leftovers,
+    make_staging_folder,
+    manifest_of_tree,
+    swap_in,
+    write_manifest,
+)
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
 from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
@@ -90,11 +98,11 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
 
         stats = CollectionStats.build(collection.doc_texts(), analyzer)
     out = Path(out)
-    if out.exists() and any(out.iterdir()) and not (out / "abnirml-model.json").is_file():
-        raise ConfigError(f"{out} exists and is not a model directory; choose another --out")
-    staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    check_model_folder(out)
+    target = Path(os.path.realpath(out))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(target.parent, target.name)
+    staging = make_staging_folder(target.parent, target.name)
     try:
         trainer = _kernel_trainer(kind, hp, analyzer) if kind != "lgbm" else \
             _booster_trainer(hp, judged, stats)
@@ -111,13 +119,21 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
                                   "digest": collection_digest(collection, stats.digest)},
                                  _extra(kind))
         manifest.write(staging)
-        if out.exists():
-            shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, out)
+        write_manifest(staging, manifest_of_tree(staging))
+        check_model_folder(out)        # nobody put a file there while training
+        swap_in(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def check_model_folder(out: Path) -> None:
+    """Refuse, before training, an ``--out`` that is a file or a folder holding anything
+    this tool did not write there (notes beside a model are never deleted)."""
+    from abnirml.output_files import refuse_unusable_folder
+
+    refuse_unusable_folder(out)
+    check_replaceable_folder(out, "--out")
 
 
 def _extra(kind: str) -> dict[str, Any]:
@@ -266,6 +282,7 @@ def train_from_spec(collection_spec: str, model_spec: str, out: str | Path, *, s
         raise ConfigError(f"--model {model_spec!r}: expected one of {', '.join(KINDS)} "
                           "(optionally with +key=value hyperparameters)")
     params = hyperparameters(spec.family, dict(spec.params), f"--model {model_spec}")
+    check_model_folder(Path(out))       # before the collection loads and training starts
     collection = load_collection(collection_spec)
     path = train_model(collection, spec.family, Path(out), seed=seed, folds=folds, params=params,
                        analyzer=Analyzer(stopwords=stopwords), progress=progress)

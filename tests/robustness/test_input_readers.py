@@ -1,11 +1,21 @@
-"""Input files named by the user are checked with ``stat`` before anything opens them: a
-FIFO is one error that says what it is, never a hang or a misleading "not found"."""
+"""Input files named by the user: checked with ``stat`` before anything opens them (a FIFO
+is one error that says what it is, never a hang or a misleading "not found"), and passages
+read by one contract whether they are held in memory or read from disk.
+
+``ABNIRML_STREAM_DOCS_BYTES=0`` sends every passages file to the on-disk reader (the one
+used for files over 256 MiB); each hostile file must be refused with the same located
+message on both paths, and each acceptable one read to the same documents.
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from abnirml.data.collection import load_collection
+from abnirml.errors import InputError
 
 from .fs_snapshot import Guard
 
@@ -31,3 +41,75 @@ def test_a_fifo_as_stopwords_says_it_is_a_fifo(cli, tmp_path):
                   "--quiet", "--stopwords", fifo, "--out", tmp_path / "out",
                   subprocess_timeout=120)
     assert "expected a stopword list file, found a named pipe (FIFO)" in outcome.error_line()
+
+
+QUERIES = b"q1\tcheap garlic\n"
+QRELS = b"q1 0 d1 1\n"
+
+
+@pytest.fixture(params=["in-memory", "on-disk"])
+def reader(request, monkeypatch):
+    if request.param == "on-disk":
+        monkeypatch.setenv("ABNIRML_STREAM_DOCS_BYTES", "0")
+    else:
+        monkeypatch.delenv("ABNIRML_STREAM_DOCS_BYTES", raising=False)
+    return request.param
+
+
+def _collection(root: Path, passages: bytes, name: str = "passages.tsv") -> Path:
+    root.mkdir()
+    (root / "queries.tsv").write_bytes(QUERIES)
+    (root / "qrels.txt").write_bytes(QRELS)
+    (root / name).write_bytes(passages)
+    return root
+
+
+def _docs(root: Path) -> dict[str, str]:
+    return dict(load_collection(str(root)).docs.items())
+
+
+def _refusal(root: Path) -> str:
+    with pytest.raises(InputError) as err:
+        load_collection(str(root))
+    return str(err.value)
+
+
+@pytest.mark.parametrize(("passages", "line", "says"), [
+    (b"d1\tgarlic is cheap\rd2\tplant it in autumn\r", 1, "carriage return inside a line"),
+    (b"\ndocno\ttext\nd1\tgarlic is cheap\n", 2, "looks like a column header"),
+    (b"\n\n  \ndoc_id\tbody\nd1\tgarlic\n", 4, "looks like a column header"),
+    (b"d1\tgarlic\nd2\tcheap \xff\n", 2, "invalid UTF-8"),
+    (b"d1\tgarlic\nd2\tch\x00eap\n", 2, "NUL byte"),
+    (b"d1\tgarlic\nd2 no tab\n", 2, "found no tab"),
+    (b"d1\tgarlic\nd1\tagain\n", 2, "duplicate document id"),
+    (b"d1\tgarlic\nd2\t  \n", 2, "empty document text"),
+])
+def test_a_bad_passages_file_is_refused_alike(tmp_path, reader, passages, line, says):
+    message = _refusal(_collection(tmp_path / "c", passages))
+    assert f"passages.tsv:{line}" in message, message
+    assert says in message, message
+
+
+def test_a_header_with_a_blank_line_before_it_is_not_a_passage(tmp_path, reader):
+    """The first *row* is where a header sits, even after blank lines."""
+    message = _refusal(_collection(tmp_path / "c", b"\n\ndocno\ttext\nd1\tgarlic\n"))
+    assert "column header" in message
+
+
+@pytest.mark.parametrize("passages", [
+    b"d1\tgarlic is cheap\nd2\tplant it in autumn\n",
+    b"\xef\xbb\xbfd1\tgarlic is cheap\r\n\r\nd2\tplant it in autumn",
+    b"\nd1\tgarlic is cheap\n\nd2\tplant it in autumn\n\n",
+])
+def test_a_good_passages_file_reads_the_same_documents(tmp_path, reader, passages):
+    assert _docs(_collection(tmp_path / "c", passages)) == {
+        "d1": "garlic is cheap", "d2": "plant it in autumn"}
+
+
+def test_jsonl_passages_are_read_alike(tmp_path, reader):
+    root = _collection(tmp_path / "c", b'\n{"docno": "d1", "text": "garlic"}\n',
+                       name="passages.jsonl")
+    assert _docs(root) == {"d1": "garlic"}
+    bad = _collection(tmp_path / "bad", b'{"docno": "d1", "text": "garlic"}\r{"docno": "d2"}',
+                      name="passages.jsonl")
+    assert "carriage return" in _refusal(bad)

@@ -245,6 +245,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_count(args.workers, "--workers", 1)
     if args.batch_size is not None:
         _check_count(args.batch_size, "--batch-size", 1)
+    if args.ray is not None:
+        from abnirml.evaluation.parallel import check_ray_address
+
+        check_ray_address(args.ray)
 
     delta_all: float | None = None
     deltas: dict[str, float] = {}

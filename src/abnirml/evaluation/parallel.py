@@ -62,8 +62,14 @@ class WorkerError(Exception):
 
 def score_or_failure(ranker: Ranker, batch: Sequence[Pair]) -> np.ndarray | WorkerFailure:
     """A worker's job: the batch's scores, or what went wrong (never raises)."""
-    try:
-        return np.asarray(ranker.score(batch), dtype=np.float64)
+    from abnirml.rankers.base import checked_scores
+
+    try:    # checked here: converted to floats first, text would pass as numbers
+        return checked_scores(ranker.name, ranker.score(batch), len(batch))
+    except SystemExit as exc:   # would end the worker, not the run: report it instead
+        return WorkerFailure("SystemExit", f"ranker {ranker.name}: score() called "
+                             f"sys.exit({exc.code!r}){user_line(exc)}; a ranker must return "
+                             "scores or raise an exception, not end the process", "", "", True)
     except Exception as exc:
         return WorkerFailure.of(exc)
 
@@ -176,9 +182,10 @@ class RayExecutor:
                 check_reachable(self.address)
                 try:
                     ray.init(address=self.address, log_to_driver=False)
-                except ConnectionError as exc:
+                except (ConnectionError, ValueError, RuntimeError) as exc:
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                     raise ConfigError(f"cannot reach the Ray cluster at {self.address}: "
-                                      f"{exc}") from None
+                                      f"{type(exc).__name__}: {first}"[:300]) from None
         return ray
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
@@ -224,8 +231,41 @@ def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> Non
                           ) from None
 
 
+def check_ray_address(address: object, where: str = "--ray") -> None:
+    """ConfigError unless ``address`` is ``local``, ``auto``, ``HOST:PORT`` or
+    ``ray://HOST[:PORT]`` (checked before any data loads; Ray itself would fail with a
+    traceback on ``ray://::::``)."""
+    if not isinstance(address, str):
+        raise ConfigError(f"{where} must be an address string such as 'ray://head:10001', "
+                          f"'head:6379', 'auto' or 'local', got {type(address).__name__} "
+                          f"{address!r}"[:200])
+    if address in ("local", "auto"):
+        return
+    import urllib.parse
+
+    scheme, sep, target = address.rpartition("://")
+    problem = ""
+    if sep and scheme != "ray":
+        problem = f"the scheme {scheme!r} is not ray://"
+    else:
+        try:
+            parts = urllib.parse.urlsplit("//" + target)
+            port = parts.port
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if not parts.hostname or parts.path or parts.query or parts.fragment:
+                problem = "expected HOST:PORT"
+            elif port is None and not sep:
+                problem = "a HOST:PORT address needs its port"
+    if problem:
+        raise ConfigError(f"{where} {address!r} is not a Ray address ({problem}); expected "
+                          "'ray://head:10001', 'head:6379', 'auto' or 'local'")
+
+
 def make_executor(workers: int = 1, ray_address: str | None = None) -> ScoringExecutor:
     if ray_address is not None:
+        check_ray_address(ray_address)
         return RayExecutor(ray_address)
     if workers > 1:
         return ProcessExecutor(workers)

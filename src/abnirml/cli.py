@@ -410,6 +410,16 @@ def _silence_stdout() -> None:
         pass
 
 
+def tolerant_console() -> None:
+    """Let stdout and stderr show any character: a console whose encoding lacks one
+    (``PYTHONIOENCODING=ascii``, a C locale) prints it as an escape such as ``\\xd7``
+    instead of failing on the summary line after every file has been written."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
+
+
 def passive_openmp_waits() -> None:
     """Let OpenMP threads sleep, not spin, while they wait (unless the user chose otherwise).
 
@@ -458,6 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     passive_openmp_waits()
+    tolerant_console()
     parser = build_parser()
     try:
         # inside the try: option parsers (--grade-bands, --mmp-tolerance) raise ConfigError

@@ -113,3 +113,63 @@ def test_jsonl_passages_are_read_alike(tmp_path, reader):
     bad = _collection(tmp_path / "bad", b'{"docno": "d1", "text": "garlic"}\r{"docno": "d2"}',
                       name="passages.jsonl")
     assert "carriage return" in _refusal(bad)
+
+
+# --- file names that are not UTF-8 ------------------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[2] / "src" / "abnirml" / "data" / "demo"
+
+
+def _undecodable(folder: Path, stem: bytes) -> Path:
+    """A path whose name holds byte 0xFF (Python sees it as the lone surrogate U+DCFF)."""
+    import os
+
+    path = Path(os.fsdecode(os.fsencode(folder) + b"/" + stem))
+    assert "\udcff" in str(path)
+    return path
+
+
+def _run_cli(tmp_path: Path, *args: str) -> Path:
+    from abnirml.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", *args, "--ranker", "bm25", "--probe", "tmp:shuffle-words",
+                 "--no-cache", "--quiet", "--out", str(out)]) == 0
+    return out
+
+
+def _readable_outputs(out: Path) -> str:
+    """run.json and report.md are valid UTF-8 (strict) and name the path with an escape."""
+    import json
+
+    run_json = json.loads((out / "run.json").read_bytes().decode("utf-8"))
+    (out / "report.md").read_bytes().decode("utf-8")
+    return json.dumps(run_json)
+
+
+def test_a_collection_folder_named_in_latin1_runs_and_is_recorded(tmp_path):
+    import shutil
+
+    folder = _undecodable(tmp_path, b"d\xffmo")
+    shutil.copytree(DEMO, folder)
+    text = _readable_outputs(_run_cli(tmp_path, "--collection", str(folder)))
+    assert "d\\\\xffmo" in text
+
+
+def test_a_stopword_file_named_in_latin1_runs(tmp_path):
+    stops = _undecodable(tmp_path, b"st\xffp.txt")
+    stops.write_text("the\nof\nand\n", encoding="utf-8")
+    text = _readable_outputs(_run_cli(tmp_path, "--stopwords", str(stops)))
+    assert "st\\\\xffp.txt" in text
+
+
+def test_a_candidate_run_named_in_latin1_runs(tmp_path):
+    qids = sorted({line.split()[0] for line in (DEMO / "qrels.txt").read_text().splitlines()
+                   if line.strip()})
+    docnos = [line.split("\t")[0]
+              for line in (DEMO / "passages.tsv").read_text().splitlines()[:15]]
+    run_file = _undecodable(tmp_path, b"c\xffnds.run")
+    run_file.write_text("".join(f"{q} Q0 {d} {r} {20 - r} t\n" for q in qids
+                                for r, d in enumerate(docnos, 1)), encoding="utf-8")
+    text = _readable_outputs(_run_cli(tmp_path, "--candidates", str(run_file)))
+    assert "c\\\\xffnds.run" in text

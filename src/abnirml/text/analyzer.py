@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from abnirml.text.lines import shown_path
 from abnirml.text.stem import porter
 from abnirml.text.stopwords import DEFAULT, content_tag, load_stopwords
 from abnirml.text.tokenize import terms
@@ -70,7 +71,7 @@ class Analyzer:
     def signature(self) -> str:
         """Identifies the analysis for cache keys and reports."""
         tag = content_tag(self.stopwords, self._stops)
-        base = (f"stop={self.stopwords}{tag};stem={'porter' if self.stem else 'none'}"
+        base = (f"stop={shown_path(self.stopwords)}{tag};stem={'porter' if self.stem else 'none'}"
                 f";unicode={UNICODE_FORM}")
         return base if self.mask_token is None else f"{base};drop={self.mask_token}"
 

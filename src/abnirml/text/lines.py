@@ -52,3 +52,14 @@ def reject_nul(line: str, path: str | Path, number: int) -> None:
     if column >= 0:
         raise InputError(f"NUL byte at column {column + 1} (a binary or UTF-16 file?)",
                          path=path, line=number)
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as text that can be written anywhere: a file name that is not valid UTF-8
+    reaches Python with its bad bytes as lone surrogates (``\\udcff``), which no UTF-8 file
+    (run.json, report.md, a cache key) can hold; they are shown as ``\\xff`` escapes instead.
+    Only for showing and recording a path, never for opening it."""
+    text = str(path)
+    if text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -112,10 +112,17 @@ def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
     A SIGKILLed parent cannot stop its pool, and the orphaned workers would keep
     computing batches nobody will read (for up to a minute, measured). A daemon thread
     watching the parent's pid — the child is re-parented when it dies — exits instead.
+
+    Ctrl-C reaches every process of the terminal's process group; the workers ignore it,
+    so only the parent reacts (it says the run was interrupted and stops the pool) and no
+    worker prints a KeyboardInterrupt traceback of its own.
     """
     import os
+    import signal
     import threading
     import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -141,10 +148,26 @@ class ProcessExecutor:
         if "fork" not in multiprocessing.get_all_start_methods():
             raise ConfigError("--workers needs the 'fork' start method (Linux or macOS)")
         self.workers = workers
+        self._capped_said = False
+
+    def processes_for(self, batches: int) -> int:
+        """How many processes to fork: no more than the batches to score or the CPU cores
+        this process may use (more only compete for the same cores); said once per run."""
+        cores = available_cores()
+        count = max(1, min(self.workers, batches, cores))
+        if count < self.workers and not self._capped_said:
+            self._capped_said = True
+            import warnings
+
+            warnings.warn(f"--workers {self.workers}: using {count} worker processes "
+                          f"({cores} CPU core(s) available, {batches} batch(es) to score)",
+                          stacklevel=2)
+        return count
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
         global _WORKER_RANKER
-        if self.workers == 1 or len(batches) <= 1:
+        processes = self.processes_for(len(batches)) if batches else 1
+        if processes == 1:
             yield from SerialExecutor().run(ranker, batches)
             return
         _WORKER_RANKER = ranker
@@ -152,12 +175,22 @@ class ProcessExecutor:
         try:
             import os
 
-            with context.Pool(self.workers, initializer=_exit_with_parent,
+            with context.Pool(processes, initializer=_exit_with_parent,
                               initargs=(os.getpid(),)) as pool:
                 for result in pool.imap(_score_in_worker, batches, chunksize=1):
                     yield raised_if_failed(result)
         finally:
             _WORKER_RANKER = None
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class RayExecutor:

@@ -173,3 +173,18 @@ def test_a_candidate_run_named_in_latin1_runs(tmp_path):
                                 for r, d in enumerate(docnos, 1)), encoding="utf-8")
     text = _readable_outputs(_run_cli(tmp_path, "--candidates", str(run_file)))
     assert "c\\\\xffnds.run" in text
+
+
+# --- line-aligned corpora ---------------------------------------------------------------
+
+def test_a_short_first_file_is_named_against_the_file_that_goes_on(tmp_path):
+    """The source file itself being short once read "dev.src has fewer lines than dev.src"."""
+    from abnirml.data.transfer import corpora, keep_all
+    from tests.transfer_fixtures import write_jfleg
+
+    write_jfleg(tmp_path, "dev", ["one ."], [["One .", "Two ."], ["One .", "Two ."]])
+    with pytest.raises(InputError) as err:
+        list(corpora.load_jfleg(tmp_path, keep_all))
+    message = str(err.value)
+    assert err.value.path.endswith("dev.src") and err.value.line == 2
+    assert "ends after 1 line(s) but dev.ref0 goes on" in message, message

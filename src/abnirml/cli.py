@@ -151,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[session],
                          help="probe rankers on a collection and write a report")
     run.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
-                     help="ranker spec, repeatable (default: bm25, ql, tfidf)")
+                     help="ranker spec, repeatable (default: bm25, ql, tfidf); "
+                          "pyterrier:MODULE:FACTORY imports MODULE and runs its code, "
+                          "as --plugin does")
     run.add_argument("--probe", action="append", dest="probes", metavar="PATTERN",
                      help="probe name, glob (mmp:*) or family; repeatable (default: all)")
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
@@ -231,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         command.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                              help="import a Python file or module that registers probe "
-                                  "families, probes or ranker families first; repeatable "
+                                  "families, probes or ranker families first (its code "
+                                  "runs with your permissions); repeatable "
                                   "(also $ABNIRML_PLUGINS and the 'abnirml.plugins' entry "
                                   "points)")
     return parser

@@ -174,3 +174,17 @@ def test_a_ranker_exiting_while_scoring_is_an_error(tmp_path, capsys):
         assert "Traceback" not in err
         assert "ranker quitter: score() called sys.exit(0)" in err, err
         assert not out.exists()
+
+
+# --- code run by design -----------------------------------------------------------------
+
+def test_the_help_says_that_pyterrier_specs_and_plugins_run_code(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "pyterrier:MODULE:FACTORY imports MODULE and runs its code" in text
+    assert "its code runs with your permissions" in text
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guide" / "rankers.md"
+    row = next(line for line in guide.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `pyterrier:"))
+    assert "imports `MODULE` and runs its code" in row

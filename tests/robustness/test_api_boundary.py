@@ -188,3 +188,12 @@ def test_the_help_says_that_pyterrier_specs_and_plugins_run_code(capsys):
     row = next(line for line in guide.read_text(encoding="utf-8").splitlines()
                if line.startswith("| `pyterrier:"))
     assert "imports `MODULE` and runs its code" in row
+
+
+def test_a_wrapped_ranker_returning_text_is_refused_by_its_wrapper():
+    from abnirml.rankers.passages import PassageAggregate
+
+    wrapper = PassageAggregate(_Returns(lambda n: ["0.5"] * n), passage_length=2,
+                               passage_stride=2)
+    with pytest.raises(ScoringError, match=r"returned text such as '0\.5'"):
+        wrapper.score([("q", "one two three four five")])

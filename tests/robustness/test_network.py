@@ -43,7 +43,8 @@ def _read_request(conn: socket.socket) -> None:
 
 @pytest.fixture
 def serve() -> Iterator[Callable[[Behaviour], str]]:
-    """``serve(behaviour)`` → a URL whose every connection gets ``behaviour(conn)``."""
+    """``serve(behaviour)`` → a URL whose every connection gets ``behaviour(conn)``, after
+    the request has been read (or at once, for a behaviour marked ``before_request``)."""
     listeners: list[socket.socket] = []
     stop = threading.Event()
 
@@ -60,7 +61,8 @@ def serve() -> Iterator[Callable[[Behaviour], str]]:
                     continue
                 conn.settimeout(10)
                 try:
-                    _read_request(conn)
+                    if not getattr(behaviour, "before_request", False):
+                        _read_request(conn)
                     behaviour(conn)
                 except OSError:
                     pass
@@ -180,3 +182,19 @@ def test_the_python_api_refuses_a_huge_timeout():
 
     with pytest.raises(ConfigError, match="at most 86400"):
         HttpRanker("http://127.0.0.1:9/x", "svc", timeout=1e10)
+
+
+def test_a_trickled_tls_handshake_meets_the_deadline(serve):
+    """A TLS record header announcing 16,000 bytes, then one byte every 0.1 s: the
+    handshake never completes and no single read times out; the deadline ends it."""
+    def trickle_tls(conn: socket.socket) -> None:
+        conn.sendall(bytes([0x16, 0x03, 0x03, 0x3E, 0x80]))
+        for _ in range(200):
+            conn.sendall(b"\x00")
+            time.sleep(0.1)
+
+    trickle_tls.before_request = True
+    url = serve(trickle_tls).replace("http://", "https://")
+    started = time.monotonic()
+    _fails_located(url, "within 1 s (+timeout)", timeout=1)
+    assert time.monotonic() - started < 5

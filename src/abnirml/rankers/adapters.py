@@ -235,14 +235,17 @@ class _Watchdog:
     """Ends an HTTP exchange at a deadline, whatever phase it is in.
 
     A socket timeout bounds each read, not the whole answer: a server sending one header
-    byte a second would keep a request alive forever. The watchdog's timer shuts down every
-    socket the request opened when the deadline passes, so the blocked read returns at once
-    and the caller, seeing :attr:`expired`, reports the timeout.
+    byte a second (or a TLS handshake as slowly) would keep a request alive forever. The
+    watchdog keeps a duplicate of every socket the request opens and, when the deadline
+    passes, shuts the connection down through it — which ends a blocked read on the original
+    at once, even after TLS has taken the original over — and the caller, seeing
+    :attr:`expired`, reports the timeout. (Name resolution happens before a socket exists
+    and is left to the system resolver's own timeout.)
     """
 
     def __init__(self, seconds: float):
         self.expired = False
-        self._sockets: list[Any] = []
+        self._duplicates: list[socket.socket] = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
@@ -253,38 +256,53 @@ class _Watchdog:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
-
-    def watch(self, sock: Any) -> None:
         with self._lock:
-            self._sockets.append(sock)
+            for duplicate in self._duplicates:
+                duplicate.close()
+            self._duplicates.clear()
+
+    def watch(self, sock: socket.socket) -> socket.socket:
+        with self._lock:
+            duplicate = sock.dup()
+            self._duplicates.append(duplicate)
             if self.expired:
-                _shut(sock)
+                _shut(duplicate)
+        return sock
 
     def _expire(self) -> None:
         with self._lock:
             self.expired = True
-            for sock in self._sockets:
-                _shut(sock)
+            for duplicate in self._duplicates:
+                _shut(duplicate)
 
 
-def _shut(sock: Any) -> None:
+def _shut(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):      # already closed: nothing left to interrupt
         sock.shutdown(socket.SHUT_RDWR)
 
 
 def _opener(watchdog: _Watchdog) -> urllib.request.OpenerDirector:
-    """urllib's opener (proxies, redirects) whose connections report to ``watchdog``."""
+    """urllib's opener (proxies, redirects) whose connections report to ``watchdog`` as
+    soon as their TCP socket exists, before any TLS handshake."""
     import http.client
 
+    def watched(connection: http.client.HTTPConnection) -> None:
+        create = connection._create_connection
+
+        def create_watched(*args: Any, **kwargs: Any) -> socket.socket:
+            return watchdog.watch(create(*args, **kwargs))
+
+        connection._create_connection = create_watched
+
     class WatchedHTTP(http.client.HTTPConnection):
-        def connect(self) -> None:
-            super().connect()
-            watchdog.watch(self.sock)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            watched(self)
 
     class WatchedHTTPS(http.client.HTTPSConnection):
-        def connect(self) -> None:
-            super().connect()
-            watchdog.watch(self.sock)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            watched(self)
 
     class HTTPHandler(urllib.request.HTTPHandler):
         def http_open(self, req):
@@ -357,8 +375,9 @@ class HttpRanker:
             except urllib.error.HTTPError as exc:
                 if watchdog.expired:
                     raise self._late() from None
+                reason = " ".join(str(exc.reason or "").split())[:80]
                 raise ScoringError(f"ranker {self.name}: {self.url} answered HTTP {exc.code} "
-                                   f"{first_line(exc.reason)[:80]}") from None
+                                   f"{reason}".rstrip()) from None
             except (urllib.error.URLError, OSError, http.client.HTTPException,
                     ValueError) as exc:
                 if watchdog.expired or _is_timeout(exc):

@@ -93,7 +93,7 @@ class Returning(LengthRanker):
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda n: None, "returned None instead of"),
-    (lambda n: ["high"] * n, "returned list that is not a sequence of numbers"),
+    (lambda n: ["high"] * n, "returned text such as 'high' among its scores"),
     (lambda n: 0.5, "returned 0.5 instead of"),
     (lambda n: np.zeros((n, 2)), "returned an array of shape"),
     (lambda n: np.zeros(n - 1), "scores for"),

@@ -70,9 +70,20 @@ def checked_config(config: Any) -> Any:
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
     check_progress(config.progress, "RunConfig.progress")
-    if not isinstance(config.skip_unavailable, bool):
-        raise ConfigError(f"RunConfig.skip_unavailable must be True or False, got "
-                          f"{_described(config.skip_unavailable)}")
+    for name in ("allow_pickle", "effectiveness", "skip_unavailable"):
+        # bool("no") is True: a string here would switch on what it seems to switch off
+        value = getattr(config, name)
+        if not isinstance(value, bool):
+            raise ConfigError(f"RunConfig.{name} must be True or False, got "
+                              f"{_described(value)}")
+    for name in ("device", "test", "correction"):
+        value = getattr(config, name)
+        if not isinstance(value, str):
+            raise ConfigError(f"RunConfig.{name} must be a string, got {_described(value)}")
+    if config.ray_address is not None:
+        from abnirml.evaluation.parallel import check_ray_address
+
+        check_ray_address(config.ray_address, "RunConfig.ray_address")
     _check_grade_bands(config.grade_bands)
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -151,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[session],
                          help="probe rankers on a collection and write a report")
     run.add_argument("--ranker", action="append", dest="rankers", metavar="SPEC",
-                     help="ranker spec, repeatable (default: bm25, ql, tfidf)")
+                     help="ranker spec, repeatable (default: bm25, ql, tfidf); "
+                          "pyterrier:MODULE:FACTORY imports MODULE and runs its code, "
+                          "as --plugin does")
     run.add_argument("--probe", action="append", dest="probes", metavar="PATTERN",
                      help="probe name, glob (mmp:*) or family; repeatable (default: all)")
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
@@ -231,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         command.add_argument("--plugin", action="append", default=[], metavar="FILE.py|MODULE",
                              help="import a Python file or module that registers probe "
-                                  "families, probes or ranker families first; repeatable "
+                                  "families, probes or ranker families first (its code "
+                                  "runs with your permissions); repeatable "
                                   "(also $ABNIRML_PLUGINS and the 'abnirml.plugins' entry "
                                   "points)")
     return parser
@@ -245,6 +248,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_count(args.workers, "--workers", 1)
     if args.batch_size is not None:
         _check_count(args.batch_size, "--batch-size", 1)
+    if args.ray is not None:
+        from abnirml.evaluation.parallel import check_ray_address
+
+        check_ray_address(args.ray)
 
     delta_all: float | None = None
     deltas: dict[str, float] = {}
@@ -406,6 +413,16 @@ def _silence_stdout() -> None:
         pass
 
 
+def tolerant_console() -> None:
+    """Let stdout and stderr show any character: a console whose encoding lacks one
+    (``PYTHONIOENCODING=ascii``, a C locale) prints it as an escape such as ``\\xd7``
+    instead of failing on the summary line after every file has been written."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
+
+
 def passive_openmp_waits() -> None:
     """Let OpenMP threads sleep, not spin, while they wait (unless the user chose otherwise).
 
@@ -454,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     passive_openmp_waits()
+    tolerant_console()
     parser = build_parser()
     try:
         # inside the try: option parsers (--grade-bands, --mmp-tolerance) raise ConfigError

@@ -20,6 +20,7 @@ from abnirml.evaluation.significance import check_config as check_stats
 from abnirml.evaluation.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 from abnirml.rankers import background_import
+from abnirml.text.lines import shown_path
 
 DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 
@@ -212,7 +213,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         "skipped": skipped,
         "counts": {k: result.summary[k] for k in ("samples", "pair_slots", "unique_pairs",
                                                   "scored", "from_cache")},
-        "options": {"alpha": config.alpha, "seed": config.seed, "stopwords": config.stopwords,
+        "options": {"alpha": config.alpha, "seed": config.seed,
+                    "stopwords": shown_path(config.stopwords),
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
                     **resolved.public},
         "families": [get_family(key).describe()

@@ -116,6 +116,10 @@ def _load(label: str, source: str, module: str | None) -> str:
     except Exception as exc:  # the user's own code: any error is theirs
         raise ConfigError(f"{_where(label, exc)}: plugin failed while loading: "
                           f"{type(exc).__name__}: {exc}") from None
+    except SystemExit as exc:   # would end abnirml with the plugin's code and no message
+        raise ConfigError(f"{_where(label, exc)}: plugin called sys.exit({exc.code!r}) while "
+                          "loading; a plugin registers rankers and probes, it must not end "
+                          "the process") from None
     _LOADED[key] = loaded
     _claim(label, before)
     return label

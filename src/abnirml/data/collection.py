@@ -16,6 +16,7 @@ from pathlib import Path
 
 from abnirml.data.trec import Qrels, Run, read_id_text_jsonl, read_id_text_tsv, read_lines, read_run
 from abnirml.errors import InputError
+from abnirml.text.lines import shown_path
 
 DEMO = "demo"
 #: Passage files larger than this are read on demand from disk instead of into memory
@@ -126,8 +127,8 @@ def load_directory(root: Path) -> Collection:
     if run_dir.is_dir():
         for run_path in sorted(run_dir.glob("*.run")):
             runs[run_path.stem] = _lazy_run(run_path, queries)
-    collection = Collection(name=root.name, queries=queries, docs=docs, qrels=qrels,
-                            runs=runs, source=str(root))
+    collection = Collection(name=shown_path(root.name), queries=queries, docs=docs,
+                            qrels=qrels, runs=runs, source=shown_path(root))
     collection.skipped["judged_without_text"] = count_missing_judged(queries, docs, qrels)
     _reject_unmatched_judgments(qrels_path, passages_path, qrels, docs)
     return collection

@@ -73,8 +73,11 @@ def read_aligned(paths: Sequence[Path]) -> Iterator[tuple[int, list[str]]]:
                 return
             if any(ended):
                 short = paths[ended.index(True)]
-                raise InputError(f"has fewer lines than {paths[0].name} (aligned files must "
-                                 "have equal line counts)", path=short, line=number)
+                longer = paths[ended.index(False)]
+                other = longer.name if longer.name != short.name else str(longer)
+                raise InputError(f"ends after {number - 1} line(s) but {other} goes on "
+                                 "(aligned files must have equal line counts)", path=short,
+                                 line=number)
             texts = []
             for path, line in zip(paths, raw, strict=True):
                 try:

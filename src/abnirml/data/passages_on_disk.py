@@ -19,7 +19,7 @@ import numpy as np
 
 from abnirml.data.trec import json_id, parse_json_line, reject_header
 from abnirml.errors import InputError
-from abnirml.text.lines import reject_nul
+from abnirml.text.lines import decode_line
 
 #: Texts a :class:`PassagesOnDisk` keeps after looking them up (first in, first out).
 RECENT = 1024
@@ -54,10 +54,12 @@ class PassagesOnDisk(Mapping[str, str]):
             typecode = offset_typecode(os.fstat(handle.fileno()).st_size)
             offsets = array(typecode)
             offset = number = 0
+            first_row = True
             try:
                 for number, raw in enumerate(handle, start=1):
-                    parsed = self._parse(raw, number)
+                    parsed = self._parse(raw, number, first_row)
                     if parsed is not None:
+                        first_row = False
                         keys.append(_key(parsed[0]))
                         offsets.append(offset)
                     offset += len(raw)
@@ -77,15 +79,13 @@ class PassagesOnDisk(Mapping[str, str]):
         if duplicates.size:
             self._report_duplicate()
 
-    def _parse(self, raw: bytes, number: int) -> tuple[str, str] | None:
-        try:
-            line = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}", path=self.path,
-                             line=number) from None
-        if number == 1:
-            line = line.removeprefix("\ufeff")
-        reject_nul(line, self.path, number)
+    def _parse(self, raw: bytes, number: int, first_row: bool = False
+               ) -> tuple[str, str] | None:
+        """One line as (docno, text), None for a blank one; ``first_row``: no row came before
+        it, so a column header is refused here (the scan in ``__init__`` checks every line,
+        later passes read a file already accepted). The same rules as the in-memory readers
+        of :mod:`abnirml.data.trec`, line decoding included."""
+        line = decode_line(raw, self.path, number)
         if not line.strip():
             return None
         if self.jsonl:
@@ -104,7 +104,7 @@ class PassagesOnDisk(Mapping[str, str]):
             if not sep:
                 raise InputError("expected 'document_id<TAB>text', found no tab",
                                  path=self.path, line=number)
-            if number == 1:
+            if first_row:
                 reject_header(ident, text, self.path, number, "document")
         if not ident:
             raise InputError("empty document id", path=self.path, line=number)

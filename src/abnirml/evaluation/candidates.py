@@ -51,7 +51,9 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
         source = f"run {spec} (top {depth})"
     elif Path(spec).is_file():
         run = load_run_file(Path(spec), collection.queries)
-        source = f"run file {spec} (top {depth})"
+        from abnirml.text.lines import shown_path
+
+        source = f"run file {shown_path(spec)} (top {depth})"
     else:
         known = sorted(collection.runs)
         raise ConfigError(f"unknown candidate run {spec!r}{did_you_mean(spec, known)}; "

@@ -62,8 +62,14 @@ class WorkerError(Exception):
 
 def score_or_failure(ranker: Ranker, batch: Sequence[Pair]) -> np.ndarray | WorkerFailure:
     """A worker's job: the batch's scores, or what went wrong (never raises)."""
-    try:
-        return np.asarray(ranker.score(batch), dtype=np.float64)
+    from abnirml.rankers.base import checked_scores
+
+    try:    # checked here: converted to floats first, text would pass as numbers
+        return checked_scores(ranker.name, ranker.score(batch), len(batch))
+    except SystemExit as exc:   # would end the worker, not the run: report it instead
+        return WorkerFailure("SystemExit", f"ranker {ranker.name}: score() called "
+                             f"sys.exit({exc.code!r}){user_line(exc)}; a ranker must return "
+                             "scores or raise an exception, not end the process", "", "", True)
     except Exception as exc:
         return WorkerFailure.of(exc)
 
@@ -106,10 +112,17 @@ def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
     A SIGKILLed parent cannot stop its pool, and the orphaned workers would keep
     computing batches nobody will read (for up to a minute, measured). A daemon thread
     watching the parent's pid — the child is re-parented when it dies — exits instead.
+
+    Ctrl-C reaches every process of the terminal's process group; the workers ignore it,
+    so only the parent reacts (it says the run was interrupted and stops the pool) and no
+    worker prints a KeyboardInterrupt traceback of its own.
     """
     import os
+    import signal
     import threading
     import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -135,10 +148,26 @@ class ProcessExecutor:
         if "fork" not in multiprocessing.get_all_start_methods():
             raise ConfigError("--workers needs the 'fork' start method (Linux or macOS)")
         self.workers = workers
+        self._capped_said = False
+
+    def processes_for(self, batches: int) -> int:
+        """How many processes to fork: no more than the batches to score or the CPU cores
+        this process may use (more only compete for the same cores); said once per run."""
+        cores = available_cores()
+        count = max(1, min(self.workers, batches, cores))
+        if count < self.workers and not self._capped_said:
+            self._capped_said = True
+            import warnings
+
+            warnings.warn(f"--workers {self.workers}: using {count} worker processes "
+                          f"({cores} CPU core(s) available, {batches} batch(es) to score)",
+                          stacklevel=2)
+        return count
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
         global _WORKER_RANKER
-        if self.workers == 1 or len(batches) <= 1:
+        processes = self.processes_for(len(batches)) if batches else 1
+        if processes == 1:
             yield from SerialExecutor().run(ranker, batches)
             return
         _WORKER_RANKER = ranker
@@ -146,12 +175,22 @@ class ProcessExecutor:
         try:
             import os
 
-            with context.Pool(self.workers, initializer=_exit_with_parent,
+            with context.Pool(processes, initializer=_exit_with_parent,
                               initargs=(os.getpid(),)) as pool:
                 for result in pool.imap(_score_in_worker, batches, chunksize=1):
                     yield raised_if_failed(result)
         finally:
             _WORKER_RANKER = None
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class RayExecutor:
@@ -176,9 +215,10 @@ class RayExecutor:
                 check_reachable(self.address)
                 try:
                     ray.init(address=self.address, log_to_driver=False)
-                except ConnectionError as exc:
+                except (ConnectionError, ValueError, RuntimeError) as exc:
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                     raise ConfigError(f"cannot reach the Ray cluster at {self.address}: "
-                                      f"{exc}") from None
+                                      f"{type(exc).__name__}: {first}"[:300]) from None
         return ray
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
@@ -224,8 +264,41 @@ def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> Non
                           ) from None
 
 
+def check_ray_address(address: object, where: str = "--ray") -> None:
+    """ConfigError unless ``address`` is ``local``, ``auto``, ``HOST:PORT`` or
+    ``ray://HOST[:PORT]`` (checked before any data loads; Ray itself would fail with a
+    traceback on ``ray://::::``)."""
+    if not isinstance(address, str):
+        raise ConfigError(f"{where} must be an address string such as 'ray://head:10001', "
+                          f"'head:6379', 'auto' or 'local', got {type(address).__name__} "
+                          f"{address!r}"[:200])
+    if address in ("local", "auto"):
+        return
+    import urllib.parse
+
+    scheme, sep, target = address.rpartition("://")
+    problem = ""
+    if sep and scheme != "ray":
+        problem = f"the scheme {scheme!r} is not ray://"
+    else:
+        try:
+            parts = urllib.parse.urlsplit("//" + target)
+            port = parts.port
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if not parts.hostname or parts.path or parts.query or parts.fragment:
+                problem = "expected HOST:PORT"
+            elif port is None and not sep:
+                problem = "a HOST:PORT address needs its port"
+    if problem:
+        raise ConfigError(f"{where} {address!r} is not a Ray address ({problem}); expected "
+                          "'ray://head:10001', 'head:6379', 'auto' or 'local'")
+
+
 def make_executor(workers: int = 1, ray_address: str | None = None) -> ScoringExecutor:
     if ray_address is not None:
+        check_ray_address(ray_address)
         return RayExecutor(ray_address)
     if workers > 1:
         return ProcessExecutor(workers)

@@ -72,6 +72,11 @@ class Scorer:
                                       for i, s in zip(idx, scores, strict=True)])
                 self.scored += len(idx)
                 bar.update(len(idx))
+        except SystemExit as exc:
+            # A plugin's sys.exit() would end the run with its exit code and no word.
+            raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"
+                               f"{user_line(exc)}; a ranker must return scores or raise an "
+                               "exception, not end the process") from None
         except Exception as exc:
             if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
                 raise          # abnirml's own rankers: a traceback is a bug report

@@ -9,6 +9,7 @@ Collection-dependent rankers take their statistics when constructed.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -241,11 +242,17 @@ def digest(*parts: str) -> str:
     return h.hexdigest()
 
 
+MAX_SCORE_MAGNITUDE = 1e100
+"""Scores beyond ±this are refused: finite, but the statistics square score differences, and
+(1.7e308 − −1.7e308) or (1e200)² is infinite. No real model's scores come near it."""
+
+
 def checked_scores(ranker_name: str, scores: object, expected: int) -> np.ndarray:
     """Validate what a ranker returned: right count, finite float64."""
     if scores is None:
         raise ScoringError(f"ranker {ranker_name} returned None instead of {expected} scores "
                            "(does its score() end with a return?)")
+    _reject_non_numbers(ranker_name, scores, expected)
     try:
         array = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
@@ -268,7 +275,42 @@ def checked_scores(ranker_name: str, scores: object, expected: int) -> np.ndarra
         kind = "NaN" if np.isnan(array[bad]).any() else "infinite"
         raise ScoringError(f"ranker {ranker_name} returned {int(bad.sum())} {kind} score(s); "
                            "refusing to use them")
+    huge = np.abs(array) > MAX_SCORE_MAGNITUDE
+    if huge.any():
+        first = float(array[huge][0])
+        raise ScoringError(f"ranker {ranker_name} returned {int(huge.sum())} score(s) beyond "
+                           f"±{MAX_SCORE_MAGNITUDE:g} (e.g. {first:.4g}): differences and "
+                           "their variances would overflow to infinity; rescale the scores")
     return array
+
+
+def _reject_non_numbers(ranker_name: str, scores: object, expected: int) -> None:
+    """ScoringError for text or booleans among the scores: ``np.asarray(["1.5"], float)``
+    would quietly parse strings, so a ranker returning labels or formatted numbers would
+    be probed on whatever they happen to parse to. Integers and floats (also in an object
+    array) are numbers; anything else stops the run, as it does for an HTTP service."""
+    try:
+        raw = np.asarray(scores)
+    except (TypeError, ValueError):
+        return              # ragged or odd: the float conversion names the problem
+    if raw.dtype.kind in "iuf":
+        return
+    if raw.dtype.kind == "O":
+        # None becomes NaN, refused as a missing score below
+        wrong = [v for v in raw.reshape(-1) if v is not None and (
+            isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number)))]
+        if not wrong:
+            return
+        bad = wrong[0]
+        shown = f"{type(bad).__name__} {str(bad)[:40]!r}"
+    elif raw.size:
+        kind = {"U": "text", "S": "bytes", "b": "booleans"}.get(raw.dtype.kind,
+                                                                 f"{raw.dtype} values")
+        shown = f"{kind} such as {str(raw.reshape(-1)[0])[:40]!r}"
+    else:
+        shown = f"an empty {raw.dtype} array"
+    raise ScoringError(f"ranker {ranker_name} returned {shown} among its scores; score() "
+                       f"must return {expected} numbers (int or float), not text or booleans")
 
 
 def checked_number(raw: str | None, default: Number, parse: Callable[[str], Number],

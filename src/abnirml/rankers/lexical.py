@@ -4,6 +4,11 @@ Formulas follow Terrier's defaults (the papers' BM25 is Terrier's): base-2 logar
 k1 = 1.2, b = 0.75, k3 = 8. Document length is the number of analysed (stopped, stemmed)
 terms; collection statistics are fixed at construction, so a manipulated document is scored
 against the original collection, as an index would.
+
+Scores do not depend on the order of terms in the query or the document: query terms are
+summed in sorted order (a floating-point sum depends on its order, so summing in query order
+would give a shuffled query a score differing in the last bits), and document terms are
+counted.
 """
 
 from __future__ import annotations
@@ -47,10 +52,7 @@ class _BagOfWordsRanker:
             if weights is None:
                 weights = query_cache[query] = self._query_weights(Counter(analyze(query)))
             tokens = analyze(doc)
-            # Only query terms matter: counting them in the token tuple (C speed) beats
-            # building a full term histogram of the document.
-            tf = {term: tokens.count(term) for term, _, _ in weights}
-            out[i] = self._score(weights, tf, len(tokens))
+            out[i] = self._score(weights, _query_term_counts(weights, tokens), len(tokens))
         return out
 
     def score_terms(self, query_terms: Sequence[str], doc_terms: Sequence[str]) -> float:
@@ -59,10 +61,24 @@ class _BagOfWordsRanker:
                            len(doc_terms))
 
     def _query_weights(self, qtf: Counter[str]) -> Weights:
+        """One entry per distinct query term, in sorted term order (see the module doc)."""
         raise NotImplementedError
 
     def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         raise NotImplementedError
+
+
+#: Up to this many distinct query terms, each is counted in the document's token tuple (a C
+#: loop per term, faster than hashing every token); beyond it the document is counted once,
+#: so a long query costs time linear in its length rather than length × document length.
+_COUNT_EACH_UP_TO = 16
+
+
+def _query_term_counts(weights: Weights, tokens: tuple[str, ...]) -> Mapping[str, int]:
+    """How often each query term of ``weights`` occurs in ``tokens``."""
+    if len(weights) <= _COUNT_EACH_UP_TO:
+        return {term: tokens.count(term) for term, _, _ in weights}
+    return Counter(tokens)
 
 
 class BM25(_BagOfWordsRanker):
@@ -79,7 +95,7 @@ class BM25(_BagOfWordsRanker):
 
     def _query_weights(self, qtf: Counter[str]) -> Weights:
         k3 = self.k3
-        return [(t, self.idf(t) * (k3 + 1) * c / (k3 + c), 0.0) for t, c in qtf.items()]
+        return [(t, self.idf(t) * (k3 + 1) * c / (k3 + c), 0.0) for t, c in sorted(qtf.items())]
 
     def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         k1 = self.k1
@@ -104,7 +120,7 @@ class TFIDF(_BagOfWordsRanker):
     def _query_weights(self, qtf: Counter[str]) -> Weights:
         n = self.stats.num_docs
         out = []
-        for term, count in qtf.items():
+        for term, count in sorted(qtf.items()):
             df = self.stats.df.get(term, 0)
             out.append((term, count * math.log2(n / max(df, 1) + 1), 0.0))
         return out
@@ -136,7 +152,8 @@ class QueryLikelihood(_BagOfWordsRanker):
 
     def _query_weights(self, qtf: Counter[str]) -> Weights:
         total = max(self.stats.num_tokens, 1)
-        return [(t, float(c), max(self.stats.cf.get(t, 0), 1) / total) for t, c in qtf.items()]
+        return [(t, float(c), max(self.stats.cf.get(t, 0), 1) / total)
+                for t, c in sorted(qtf.items())]
 
     def _score(self, weights: Weights, tf: Mapping[str, int], length: int) -> float:
         mu = self.mu

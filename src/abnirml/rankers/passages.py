@@ -30,6 +30,7 @@ from abnirml.rankers.base import (
     Ranker,
     RankerHints,
     RankerSpec,
+    checked_scores,
     hints,
     is_query_routed,
 )
@@ -85,10 +86,9 @@ class PassageAggregate:
                 windows = windows[:1]
             expanded += [(query, w) for w in windows]
             owner += [i] * len(windows)
-        inner_scores = np.asarray(self.inner.score(expanded), dtype=np.float64).reshape(-1)
-        if inner_scores.shape[0] != len(expanded):
-            raise ConfigError(f"ranker {self.inner.name} returned {inner_scores.shape[0]} "
-                              f"scores for {len(expanded)} passages")
+        # the inner ranker's scores obey the same rules as any ranker's (numbers, finite)
+        inner_scores = checked_scores(self.inner.name, self.inner.score(expanded),
+                                      len(expanded))
         index = np.asarray(owner, dtype=np.int64)
         n = len(pairs)
         if self.aggregate == "mean":

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.markup import escape_md
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
@@ -386,10 +387,12 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             continue
         notes = [n for n in section.notes if n not in top]     # report.md: at the top
         if notes:
-            markdown += ["", f"## {section.title}"] + [line for n in notes for line in ("", n)]
+            markdown += (["", f"## {escape_md(section.title)}"]
+                         + [line for n in notes for line in ("", n)])
         for _, table in section.tables:
+            # Titles can hold user text (a ranker spec, a run's name): inert, like table cells.
             title = table.title or section.title
-            markdown += ["", f"## {title}", ""]
+            markdown += ["", f"## {escape_md(title)}", ""]
             if table.note:
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))

@@ -7,20 +7,30 @@ alphanumeric terms it would become the index term ``mask``, which lengthens ever
 document (18 → 32 terms on DL19's Only-Q) and alone drives BM25's Only-Q score. So the
 analyzer removes the mask token before tokenising: for a lexical ranker a masked word is
 simply absent.
+
+Text is brought to Unicode normalisation form NFC before tokenising, so the same words
+encoded precomposed ("é", U+00E9) or decomposed ("e" + U+0301, as macOS file names and some
+PDF extractors write it) give the same terms. NFC only merges canonically equivalent
+spellings; compatibility forms that look alike but are different characters ("ﬁ" and "fi",
+"²" and "2", full-width letters) stay distinct, as they do in the collection's own text.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from abnirml.text.lines import shown_path
 from abnirml.text.stem import porter
 from abnirml.text.stopwords import DEFAULT, content_tag, load_stopwords
 from abnirml.text.tokenize import terms
 
 #: The mask token lexical rankers declare (``RankerHints``' default) and the analyzer drops.
 MASK_TOKEN = "[MASK]"
+#: The Unicode normalisation form applied before tokenising (part of the signature).
+UNICODE_FORM = "NFC"
 #: Words whose stems the analyzer remembers before it forgets them all. Word frequencies
 #: are Zipfian, so the frequent words are back in the memo soon after it is cleared, while a
 #: large collection's long tail (a 2-million-passage one holds ~850,000 distinct words, each
@@ -61,7 +71,8 @@ class Analyzer:
     def signature(self) -> str:
         """Identifies the analysis for cache keys and reports."""
         tag = content_tag(self.stopwords, self._stops)
-        base = f"stop={self.stopwords}{tag};stem={'porter' if self.stem else 'none'}"
+        base = (f"stop={shown_path(self.stopwords)}{tag};stem={'porter' if self.stem else 'none'}"
+                f";unicode={UNICODE_FORM}")
         return base if self.mask_token is None else f"{base};drop={self.mask_token}"
 
     def analyze(self, text: str) -> list[str]:
@@ -98,6 +109,7 @@ class Analyzer:
     def analyze_unshared(self, text: str) -> list[str]:
         """Analyse without remembering the result (streaming passes over whole collections)."""
         stops = self._stops
+        text = normalise_unicode(text)
         if self.mask_token is not None and self.mask_token in text:
             text = text.replace(self.mask_token, " ")
         kept = [t for t in terms(text) if t not in stops]
@@ -122,3 +134,11 @@ class Analyzer:
     def query_terms(self, text: str) -> list[str]:
         """Distinct analysed query terms in first-occurrence order."""
         return list(dict.fromkeys(self.analyze(text)))
+
+
+def normalise_unicode(text: str) -> str:
+    """``text`` in :data:`UNICODE_FORM`; ASCII and already-normal text are returned as is
+    (a quick check, so the common case costs no copy)."""
+    if text.isascii() or unicodedata.is_normalized(UNICODE_FORM, text):
+        return text
+    return unicodedata.normalize(UNICODE_FORM, text)

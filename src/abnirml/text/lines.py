@@ -19,20 +19,29 @@ def decoded_lines(raw_lines: Iterable[bytes], path: str | Path) -> Iterator[tupl
     """``(line_number, line)`` of every line, blank ones included, numbered from 1, without
     its line ending; a UTF-8 byte-order mark before the first line is dropped."""
     for number, raw in enumerate(raw_lines, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
-                             path=path, line=number) from None
-        line = line.rstrip("\r\n")
-        if "\r" in line:
-            raise InputError("carriage return inside a line: the file seems to use CR-only "
-                             "(classic Mac) line endings; convert them to newlines",
-                             path=path, line=number)
-        if number == 1:
-            line = line.removeprefix("\ufeff")
-        reject_nul(line, path, number)
-        yield number, line
+        yield number, decode_line(raw, path, number)
+
+
+def decode_line(raw: bytes, path: str | Path, number: int) -> str:
+    """One raw line (``number`` counted from 1) decoded and checked, without its ending.
+
+    Every line reader shares this, whether it holds a file in memory or seeks into it on
+    disk, so that both accept exactly the same files.
+    """
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 byte at column {exc.start + 1}",
+                         path=path, line=number) from None
+    line = line.rstrip("\r\n")
+    if "\r" in line:
+        raise InputError("carriage return inside a line: the file seems to use CR-only "
+                         "(classic Mac) line endings; convert them to newlines",
+                         path=path, line=number)
+    if number == 1:
+        line = line.removeprefix("\ufeff")
+    reject_nul(line, path, number)
+    return line
 
 
 def reject_nul(line: str, path: str | Path, number: int) -> None:
@@ -43,3 +52,14 @@ def reject_nul(line: str, path: str | Path, number: int) -> None:
     if column >= 0:
         raise InputError(f"NUL byte at column {column + 1} (a binary or UTF-16 file?)",
                          path=path, line=number)
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as text that can be written anywhere: a file name that is not valid UTF-8
+    reaches Python with its bad bytes as lone surrogates (``\\udcff``), which no UTF-8 file
+    (run.json, report.md, a cache key) can hold; they are shown as ``\\xff`` escapes instead.
+    Only for showing and recording a path, never for opening it."""
+    text = str(path)
+    if text.isascii() or not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -168,7 +168,7 @@ class AxiomProbe:
     @property
     def uses_term_vectors(self) -> bool:
         """Whether the axiom compares term embeddings (Câmara & Hauff's STMC1–3)."""
-        return self.axiom in ("stmc1", "stmc2", "stmc3")
+        return self.axiom in ("camara-stmc1", "camara-stmc2", "stmc3")
 
     def missing_for(self, settings: Any) -> Requirement | None:
         """The optional dependency this probe lacks under the run's ``settings``: an axiom

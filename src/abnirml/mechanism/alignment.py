@@ -29,6 +29,10 @@ ROLE_SPECIAL, ROLE_QUERY, ROLE_DOC = SPECIAL, QUERY, DOC_OTHER
 #: A pair whose changed positions exceed this share of the document is a rewrite or a
 #: reordering, not an insertion or substitution.
 MAX_CHANGED_SHARE = 0.5
+REMOVES = ("the perturbed text is shorter: it removes tokens of the original, and patching "
+           "needs perturbations that add or substitute tokens")
+MOVES = ("the perturbed text moves, removes or rewrites tokens of the original (not only "
+         "additions and substitutions), so positions cannot be aligned")
 
 
 class NotAlignable(Exception):
@@ -86,8 +90,7 @@ def align(base: Encoded, perturbed: Encoded, filler_id: int,
             filled.extend(a[i1:i2])
             continue
         if tag == "delete" or (tag == "replace" and (j2 - j1) < (i2 - i1)):
-            raise NotAlignable("the perturbed text drops tokens of the original; patching "
-                               "needs perturbations that add or substitute tokens")
+            raise NotAlignable(REMOVES if len(b) < len(a) else MOVES)
         start = len(filled)
         kept = a[i1:i2] if tag == "replace" else []
         filled.extend(kept)

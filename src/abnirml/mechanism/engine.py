@@ -179,28 +179,38 @@ def patched_scores(target: PatchTarget, pair: AlignedPair, cache: Activations,
             residual_masks = {k: v.to(target.device) for k, v in residual_masks.items()}
             head_masks = {k: v.to(target.device) for k, v in head_masks.items()}
 
-            def on_residual(index: int, hidden: Any) -> Any:
-                mask = residual_masks.get(index)
-                if mask is None:
-                    return None
-                source = cache.residual[index].to(hidden.dtype)
-                return torch.where(mask[..., None], source[None], hidden)
-
-            def on_heads(index: int, x: Any) -> Any:
-                mask = head_masks.get(index)
-                if mask is None:
-                    return None
-                rows, positions, width = x.shape
-                split = x.reshape(rows, positions, heads, width // heads)
-                source = cache.heads_in[index].to(x.dtype).reshape(1, positions, heads, -1)
-                patched = torch.where(mask[:, None, :, None], source, split)
-                return patched.reshape(rows, positions, width)
-
+            on_residual, on_heads = _patchers(cache, residual_masks, head_masks, heads)
             with hooked(target, on_residual if residual_masks else None,
                         on_heads if head_masks else None):
                 scores = target.scores(ids, extras)
             out[start:start + taken] = scores[:taken].double().cpu().numpy()
     return out
+
+
+def _patchers(cache: Activations, residual_masks: dict[int, Any], head_masks: dict[int, Any],
+              heads: int) -> tuple[Any, Any]:
+    """The hook functions writing cached perturbed activations over the baseline's where the
+    masks say (rows × positions for the residual stream, rows × heads for the heads)."""
+    import torch
+
+    def on_residual(index: int, hidden: Any) -> Any:
+        mask = residual_masks.get(index)
+        if mask is None:
+            return None
+        source = cache.residual[index].to(hidden.dtype)
+        return torch.where(mask[..., None], source[None], hidden)
+
+    def on_heads(index: int, x: Any) -> Any:
+        mask = head_masks.get(index)
+        if mask is None:
+            return None
+        rows, positions, width = x.shape
+        split = x.reshape(rows, positions, heads, width // heads)
+        source = cache.heads_in[index].to(x.dtype).reshape(1, positions, heads, -1)
+        patched = torch.where(mask[:, None, :, None], source, split)
+        return patched.reshape(rows, positions, width)
+
+    return on_residual, on_heads
 
 
 def normalised(patched: np.ndarray, clean: CleanScores) -> np.ndarray:

@@ -168,12 +168,13 @@ def _with_progress(config: PatchConfig, name: str, work):
 def _target_folder(config: PatchConfig) -> Path:
     """``OUT/patching/<ranker label>``; refused before any work when it exists but was not
     written by ``abnirml patch``."""
-    from abnirml.rankers.base import file_label
+    from abnirml.rankers.base import file_label, split_display_name
 
+    spec, display = split_display_name(config.ranker)
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; patching writes into a folder")
-    folder = out / PATCHING_DIR / file_label(config.ranker)
+    folder = out / PATCHING_DIR / file_label(display or spec)
     if folder.exists() and not (folder / SUMMARY_FILE).is_file():
         raise ConfigError(f"--out: {folder} exists and holds no {SUMMARY_FILE}, so abnirml "
                           "did not write it; choose another --out")

@@ -119,8 +119,11 @@ class PatchTarget:
 
 
 def _special_roles(tokenizer: Any, ids: Sequence[int]) -> list[int]:
-    mask = tokenizer.get_special_tokens_mask(list(ids), already_has_special_tokens=True)
-    return [ROLE_SPECIAL if m else ROLE_DOC for m in mask]
+    """``special`` for the tokens the tokenizer adds around a text ([CLS], [SEP], <s>, …);
+    a [MASK] or unknown token written in the text itself is a document token."""
+    textual = {getattr(tokenizer, "mask_token_id", None), getattr(tokenizer, "unk_token_id", None)}
+    structural = set(getattr(tokenizer, "all_special_ids", []) or []) - textual
+    return [ROLE_SPECIAL if i in structural else ROLE_DOC for i in ids]
 
 
 class BiEncoderTarget(PatchTarget):

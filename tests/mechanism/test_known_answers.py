@@ -118,3 +118,21 @@ def test_one_known_head_carries_the_whole_effect_and_no_other(tmp_path):
     assert summary["heads_grid"]["mean"] == [[1.0, 0.0], [0.0, 0.0]]
     assert summary["top_heads"][0]["head"] == "L1.H1"
     assert [h["mean"] for h in summary["top_heads"][1:]] == [0.0, 0.0, 0.0]
+
+
+def test_known_answers_on_cuda(tmp_path):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    spec = ranker_spec("cross-encoder", tmp_path)
+    for dtype in ("fp32", "bf16"):
+        target = target_for(build_ranker(f"{spec}+dtype={dtype}", RankerEnv(device="cuda")))
+        pair = _pair(target, QUERY, BASE, SUBSTITUTED)
+        clean, cache = run_clean(target, pair, 4)
+        layers = len(target.parts.layers)
+        scores = patched_scores(target, pair, cache, [
+            ResidualPatch(layers, np.ones(pair.length, dtype=bool)),
+            ResidualPatch(0, pair.classes == CHANGED),
+            ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 4)
+        assert scores.tolist() == [clean.perturbed, clean.perturbed, clean.base]

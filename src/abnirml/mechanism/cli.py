@@ -64,10 +64,10 @@ def cmd_patch(args: argparse.Namespace) -> int:
     output = run_patching(config)
     for summary in output.summaries:
         top = summary.get("top_heads") or []
-        heads = ", ".join(f"{h['head']} {h['mean']:+.2f}" for h in top[:3])
+        heads = ", ".join(f"{h['head']} {h['median']:+.2f}" for h in top[:3])
         print(f"abnirml: patch {summary['probe']}: {summary['samples']} samples, "
               f"{summary['forwards_per_sample']} forward passes each"
-              + (f"; top heads {heads}" if heads else ""))
+              + (f"; top heads (median effect) {heads}" if heads else ""))
     folder = output.folder
     if folder is not None:
         print(f"abnirml: wrote {Path(folder) / 'patching.json'} and patching.md "

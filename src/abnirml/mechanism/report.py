@@ -61,7 +61,8 @@ def top_head_text(summary: Mapping[str, Any]) -> str:
     for item in summary.get("top_heads", []):
         interval = ("" if item["low"] is None else
                     f" [{item['low']:+.2f}, {item['high']:+.2f}]")
-        parts.append(f"{item['head']} {item['mean']:+.2f}{interval}")
+        parts.append(f"{item['head']} median {item['median']:+.2f}, mean "
+                     f"{item['mean']:+.2f}{interval}")
     return "; ".join(parts)
 
 
@@ -74,8 +75,8 @@ def intro_text(summary: Mapping[str, Any]) -> str:
             f"{_plain(summary['mean_perturbed'])}; {summary['forwards_per_sample']} forward "
             f"passes per sample.")
     if summary.get("top_heads"):
-        text += f" Top heads (mean effect, {round(summary['level'] * 100)} % interval): " \
-                + top_head_text(summary) + "."
+        text += (f" Top heads by median effect (mean, {round(summary['level'] * 100)} % "
+                 "interval): " + top_head_text(summary) + ".")
     return text
 
 

@@ -12,8 +12,8 @@ cell's mean is over the samples that have it.
 
 Samples whose two scores differ by less than ``min_difference`` are left out (counted):
 the normalised effect divides by that difference, and near-zero denominators turn float
-noise into effects of any size (Polyakov et al. 2025 recommend keeping only pairs with a
-clear behavioural effect).
+noise into effects of any size. Even above it, a few samples with small differences can
+dominate a mean, which is why the summary also keeps each cell's median.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ def _grid(values: np.ndarray, clusters: np.ndarray, resamples: int, level: float
     present = ~np.isnan(flat)
     counts = present.sum(axis=0)
     mean = np.full(rows * cols, np.nan)
+    median = np.full(rows * cols, np.nan)
     low = np.full(rows * cols, np.nan)
     high = np.full(rows * cols, np.nan)
     for j in range(rows * cols):
@@ -35,6 +36,7 @@ def _grid(values: np.ndarray, clusters: np.ndarray, resamples: int, level: float
             continue
         column = flat[keep, j]
         mean[j] = float(np.mean(column))
+        median[j] = float(np.median(column))
         interval = clustered_ci(column, clusters[keep], resamples, level, seed, (*key, str(j)))
         if interval is not None:
             low[j], high[j] = float(interval[0]), float(interval[1])
@@ -43,7 +45,8 @@ def _grid(values: np.ndarray, clusters: np.ndarray, resamples: int, level: float
         return [[None if np.isnan(v) else round(float(v), 6) for v in row]
                 for row in a.reshape(rows, cols)]
 
-    return {"mean": shaped(mean), "low": shaped(low), "high": shaped(high),
+    return {"mean": shaped(mean), "median": shaped(median), "low": shaped(low),
+            "high": shaped(high),
             "n": counts.reshape(rows, cols).astype(int).tolist()}
 
 
@@ -81,14 +84,20 @@ def summarise(result: ProbePatching, resamples: int = DEFAULT_RESAMPLES,
 
 
 def top_heads(grid: dict[str, Any], count: int = TOP_HEADS) -> list[dict[str, Any]]:
-    """The ``count`` heads with the largest mean effect in absolute value (1-based names:
-    ``L2.H5`` is layer 2, head 5)."""
-    cells = [(abs(v), layer, head, v) for layer, row in enumerate(grid["mean"])
-             for head, v in enumerate(row) if v is not None]
-    cells.sort(key=lambda c: (-c[0], c[1], c[2]))
+    """The ``count`` heads with the largest median effect in absolute value (ties: the
+    larger absolute mean), named 1-based: ``L2.H5`` is layer 2, head 5.
+
+    Ranked by the median because one sample whose two scores barely differ can give any
+    head a huge normalised effect and so a large mean; the mean and its interval are kept
+    beside it."""
+    cells = [(abs(median), abs(grid["mean"][layer][head]), layer, head)
+             for layer, row in enumerate(grid["median"])
+             for head, median in enumerate(row) if median is not None]
+    cells.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
     return [{"head": f"L{layer + 1}.H{head + 1}", "layer": layer + 1, "index": head + 1,
-             "mean": v, "low": grid["low"][layer][head], "high": grid["high"][layer][head]}
-            for _, layer, head, v in cells[:count]]
+             "median": grid["median"][layer][head], "mean": grid["mean"][layer][head],
+             "low": grid["low"][layer][head], "high": grid["high"][layer][head]}
+            for _, _, layer, head in cells[:count]]
 
 
 def _mean(values: list[float]) -> float | None:

@@ -199,7 +199,10 @@ class CrossEncoderTarget(PatchTarget):
     def encode(self, query: str, doc: str) -> Encoded:
         encoded = self.tokenizer(query, doc, truncation=True, max_length=self.ranker.max_length)
         ids = list(encoded["input_ids"])
-        sequence = encoded.sequence_ids() if hasattr(encoded, "sequence_ids") else None
+        try:
+            sequence = encoded.sequence_ids()
+        except (AttributeError, ValueError):      # a slow tokenizer has no sequence ids
+            sequence = None
         if sequence is None:
             roles = _special_roles(self.tokenizer, ids)   # slow tokenizer: doc = every token
             types = encoded.get("token_type_ids")

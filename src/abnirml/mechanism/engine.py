@@ -14,8 +14,9 @@ The patched score gives the normalised effect (patched âˆ’ base) / (perturbed âˆ
 the patch changes nothing, 1 when it carries the whole perturbation.
 
 Every forward call holds exactly ``batch_size`` rows (a chunk of patches, the last padded
-with repeats of its first patch, and the clean runs as ``batch_size`` copies), so all rows
-of a pair go through matrix products of one shape. Samples are never mixed in a call, so
+with repeats of its first patch; the clean call holds the perturbed input in its first row
+and the baseline in the others), so all rows of a pair go through matrix products of one
+shape. Samples are never mixed in a call, so
 a sample's result does not depend on the others or their order.
 """
 
@@ -133,22 +134,32 @@ def run_clean(target: PatchTarget, pair: AlignedPair, batch_size: int
     residual: dict[int, Any] = {}
     heads_in: dict[int, Any] = {}
 
-    def keep_residual(index: int, hidden: Any) -> None:
+    def keep_residual(index: int, hidden: Any) -> None:  # row 0 only: the perturbed run
         residual[index] = hidden[0].detach().clone()
 
     def keep_heads(index: int, x: Any) -> None:
         heads_in[index] = x[0].detach().clone()
 
     with torch.inference_mode():
-        ids, extras = _rows(target, pair.perturbed_ids, pair.extras, batch_size)
-        with hooked(target, keep_residual, keep_heads):
-            perturbed = float(target.scores(ids, extras)[0])
+        # one call: row 0 the perturbed input (cached), the other rows the baseline
         ids, extras = _rows(target, pair.base_ids, pair.extras, batch_size)
-        base = float(target.scores(ids, extras)[0])
+        ids[0] = torch.tensor(pair.perturbed_ids, dtype=ids.dtype, device=ids.device)
+        with hooked(target, keep_residual, keep_heads):
+            scores = target.scores(ids, extras)
+        perturbed = float(scores[0])
+        base = float(scores[-1]) if batch_size > 1 else _single(target, pair, extras)
     layers = len(target.parts.layers)
     cache = Activations([residual[i] for i in range(layers + 1)],
                         [heads_in[i] for i in range(layers)])
     return CleanScores(base, perturbed), cache
+
+
+def _single(target: PatchTarget, pair: AlignedPair, extras: dict[str, Any]) -> float:
+    """The baseline's score in a one-row call (when calls hold one row)."""
+    import torch
+
+    ids = torch.tensor([pair.base_ids], dtype=torch.long, device=target.device)
+    return float(target.scores(ids, extras)[0])
 
 
 def patched_scores(target: PatchTarget, pair: AlignedPair, cache: Activations,

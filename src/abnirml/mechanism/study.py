@@ -85,8 +85,16 @@ def sample_key(seed: int, probe: str, query: str, base: str, perturbed: str) -> 
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def rows_per_call(length: int, batch_size: int | None) -> int:
-    return batch_size if batch_size else max(1, TOKENS_PER_FORWARD // max(length, 1))
+def rows_per_call(length: int, batch_size: int | None, patches: int) -> int:
+    """Rows of every forward call of one sample: ``batch_size`` when given, else as many as
+    fit :data:`TOKENS_PER_FORWARD` positions, spread evenly over the calls the sample's
+    patches need (idle padding rows are wasted work, and SPLADE's logits are [rows, length,
+    vocabulary])."""
+    if batch_size:
+        return batch_size
+    most = max(1, TOKENS_PER_FORWARD // max(length, 1))
+    calls = -(-max(patches, 1) // most)
+    return -(-max(patches, 1) // calls)
 
 
 def residual_patches(pair: AlignedPair, layers: int) -> list[tuple[tuple[int, int], ResidualPatch]]:
@@ -106,25 +114,26 @@ def patch_pair(target: PatchTarget, pair: AlignedPair, granularities: Sequence[s
     """Clean scores and the residual / head grids of one aligned pair (None grids when the
     score difference is below ``min_difference``); the last value counts forward rows."""
     layers, heads = len(target.parts.layers), target.parts.heads
-    rows = rows_per_call(pair.length, batch_size)
+    cells = residual_patches(pair, layers) if "residual" in granularities else []
+    head_patches = ([HeadPatch(layer, head) for layer in range(layers) for head in range(heads)]
+                    if "heads" in granularities else [])
+    rows = rows_per_call(pair.length, batch_size, len(cells) + len(head_patches))
     clean, cache = run_clean(target, pair, rows)
     forwards = 2
     if abs(clean.perturbed - clean.base) < min_difference:
         return clean, None, None, forwards
+    # one sequence of calls for both granularities: no second half-empty last call
+    values = normalised(patched_scores(target, pair, cache,
+                                       [p for _, p in cells] + head_patches, rows), clean)
+    forwards += len(values)
     residual = head_grid = None
-    if "residual" in granularities:
-        cells = residual_patches(pair, layers)
-        values = normalised(patched_scores(target, pair, cache, [p for _, p in cells], rows),
-                            clean)
+    if cells:
         residual = np.full((layers + 1, len(COLUMNS)), np.nan)
-        for (layer, column), value in zip((c for c, _ in cells), values, strict=True):
+        for (layer, column), value in zip((c for c, _ in cells), values[:len(cells)],
+                                          strict=True):
             residual[layer, column] = value
-        forwards += len(cells)
-    if "heads" in granularities:
-        patches = [HeadPatch(layer, head) for layer in range(layers) for head in range(heads)]
-        head_grid = normalised(patched_scores(target, pair, cache, patches, rows),
-                               clean).reshape(layers, heads)
-        forwards += len(patches)
+    if head_patches:
+        head_grid = values[len(cells):].reshape(layers, heads)
     return clean, residual, head_grid, forwards
 
 

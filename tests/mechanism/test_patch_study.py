@@ -89,7 +89,7 @@ def test_batch_size_does_not_change_results_on_splade_tiny():
     target = target_for(ranker)
     # documents that already match their query (a baseline SPLADE score above 0)
     samples = [Sample(q, f"{d} {q.split()[0]}", d, {"qid": f"q{i}"})
-               for i, (q, d) in enumerate(zip(QUERIES, [DOCS[3], DOCS[1], DOCS[2]]))]
+               for i, (q, d) in enumerate(zip(QUERIES, [DOCS[3], DOCS[1], DOCS[2]], strict=True))]
     runs = [patch_samples(target, samples, "p", batch_size=size) for size in (1, 4, None)]
     keys = [[s.key for s in r.samples] for r in runs]
     assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 3

@@ -6,6 +6,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
@@ -39,8 +40,8 @@ def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
     patch.add_argument("--candidate-depth", type=int, default=100)
 
 
-def cmd_patch(args: argparse.Namespace) -> int:
-    from abnirml.cli import parse_option
+def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """Run ``abnirml patch``; ``options`` are the parsed ``--option`` values."""
     from abnirml.errors import ConfigError
     from abnirml.mechanism.run import PatchConfig, run_patching
     from abnirml.mechanism.study import DEFAULT_MIN_DIFFERENCE
@@ -57,7 +58,7 @@ def cmd_patch(args: argparse.Namespace) -> int:
         min_difference=(DEFAULT_MIN_DIFFERENCE if args.min_difference is None
                         else args.min_difference),
         batch_size=args.batch_size, device=args.device, resamples=args.resamples,
-        options=dict(parse_option(o) for o in args.option), candidates=args.candidates,
+        options=options, candidates=args.candidates,
         candidate_depth=args.candidate_depth, allow_pickle=args.allow_pickle,
         progress=False if args.quiet else None,
         command="abnirml " + shlex.join(sys.argv[1:]))

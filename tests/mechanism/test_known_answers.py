@@ -136,3 +136,17 @@ def test_known_answers_on_cuda(tmp_path):
             ResidualPatch(0, pair.classes == CHANGED),
             ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 4)
         assert scores.tolist() == [clean.perturbed, clean.perturbed, clean.base]
+
+
+@pytest.mark.parametrize("family", ["monot5", "lm-llama", "cross-encoder"])
+def test_joint_inputs_mark_query_document_and_template_positions(targets, family):
+    from abnirml.mechanism.alignment import ROLE_DOC, ROLE_QUERY
+
+    target = targets(family)
+    encoded = target.encode("vitamin d", "the sun is warm")
+    tokens = target.tokenizer.convert_ids_to_tokens(encoded.ids)
+    query = [t for t, r in zip(tokens, encoded.roles, strict=True) if r == ROLE_QUERY]
+    doc = [t for t, r in zip(tokens, encoded.roles, strict=True) if r == ROLE_DOC]
+    assert [t.lstrip("▁Ġ") for t in query] == ["vitamin", "d"]
+    assert [t.lstrip("▁Ġ") for t in doc][:4] == ["the", "sun", "is", "warm"]
+    assert len(doc) == 4      # template words and special tokens are neither

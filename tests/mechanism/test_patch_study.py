@@ -142,6 +142,9 @@ def test_unalignable_probe_and_foreign_folder_are_refused_in_one_line(cross_enco
     err = capsys.readouterr().err
     assert code == 2 and "tmp:remove-stops" in err and "removes tokens" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 2
+    assert main(["patch", "--ranker", cross_encoder, "--probe", "tmp:append-query",
+                 "--granularity", "neurons", "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "granularity must be residual and/or heads" in capsys.readouterr().err
     assert main(["patch", "--ranker", "bm25", "--probe", "tmp:append-query", "--out",
                  str(tmp_path / "o"), "--quiet", "--no-cache"]) == 2
     assert "patching needs a transformer ranker" in capsys.readouterr().err
@@ -152,3 +155,23 @@ def test_unalignable_probe_and_foreign_folder_are_refused_in_one_line(cross_enco
                  "--out", str(tmp_path / "f"), "--quiet"]) == 2
     assert "did not write it" in capsys.readouterr().err
     assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_patching_into_a_run_folder_adds_the_report_section(cross_encoder, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--collection", "demo", "--ranker", "bm25", "--probe",
+                 "tmp:append-query", "--out", str(out), "--no-cache", "--quiet",
+                 "--no-effectiveness"]) == 0
+    assert "activation patching" not in (out / "report.md").read_text()
+    assert main(["patch", "--ranker", f"{cross_encoder}@tiny", "--probe", "tmp:append-query",
+                 "--limit", "2", "--out", str(out), "--quiet", "--resamples", "20",
+                 "--min-difference", "0"]) == 0
+    report = (out / "report.md").read_text()
+    assert "## Patching tmp:append-query — " in report and "attention heads" in report
+    assert (out / "tables" / "patching-tiny-tmp-append-query-heads.csv").is_file()
+    assert "data:image/png" in (out / "report.html").read_text()
+    # `abnirml report` rebuilds it from the files alone
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0
+    assert "## Patching tmp:append-query — " in (out / "report.md").read_text()
+    capsys.readouterr()

@@ -117,6 +117,10 @@ def run_patching(config: PatchConfig) -> PatchOutput:
         raise ConfigError(f"--min-difference must be ≥ 0, got {config.min_difference}")
     if config.batch_size is not None and config.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1, got {config.batch_size}")
+    unknown = [g for g in config.granularities if g not in GRANULARITIES]
+    if unknown or not config.granularities:
+        raise ConfigError(f"--granularity must be residual and/or heads, got "
+                          f"{', '.join(unknown) or 'nothing'}")
     folder = _target_folder(config) if config.out else None
     names = [p.name for p in select_probes(config.probes)]
     start = time.perf_counter()

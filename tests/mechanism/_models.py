@@ -8,7 +8,8 @@ from pathlib import Path
 from tests._tiny_llms import save_causal_lm, save_masked_lm
 from tests._tiny_models import _bert_config, _save_bert_tokenizer, save_cross_encoder, save_t5
 
-FAMILIES = ("biencoder", "cross-encoder", "splade", "monot5", "lm-llama", "lm-qwen2")
+FAMILIES = ("biencoder", "cross-encoder", "splade", "monot5", "lm-llama", "lm-qwen2",
+            "lm-llama-score")
 
 
 def save_biencoder(path: Path, seed: int = 0) -> Path:
@@ -44,8 +45,9 @@ def ranker_spec(family: str, root: Path) -> str:
         return f"splade:{save_masked_lm(folder)}"
     if family == "monot5":
         return f"monot5:{save_t5(folder)}"
-    kind = family.split("-", 1)[1]
-    return f"lm:{save_causal_lm(folder, kind=kind)}"
+    kind = family.split("-")[1]
+    labels = 1 if family.endswith("-score") else 0
+    return f"lm:{save_causal_lm(folder, kind=kind, classifier_labels=labels)}"
 
 
 def save_one_head_bert(path: Path, word: str = "vitamin") -> Path:

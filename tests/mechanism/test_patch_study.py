@@ -126,7 +126,8 @@ def test_command_writes_documented_files_and_report_section(cross_encoder, tmp_p
     from abnirml.mechanism.report import patching_section
 
     section = patching_section(out)
-    assert [slug.rsplit("-", 1)[1] for slug, _ in section.tables] == ["residual", "heads"]
+    assert [slug.split("tmp-append-query-")[1] for slug, _ in section.tables] == [
+        "residual", "heads", "residual-median", "heads-median"]
     # a second run replaces the tool's own folder
     assert main(["patch", "--ranker", cross_encoder, "--probe", "tmp:append-query",
                  "--limit", "1", "--out", str(out), "--quiet", "--no-cache",
@@ -167,7 +168,7 @@ def test_patching_into_a_run_folder_adds_the_report_section(cross_encoder, tmp_p
                  "--limit", "2", "--out", str(out), "--quiet", "--resamples", "20",
                  "--min-difference", "0"]) == 0
     report = (out / "report.md").read_text()
-    assert "## Patching tmp:append-query — " in report and "attention heads" in report
+    assert "## Patching tmp:append-query — " in report and "attention heads (median)" in report
     assert (out / "tables" / "patching-tiny-tmp-append-query-heads.csv").is_file()
     assert "data:image/png" in (out / "report.html").read_text()
     # `abnirml report` rebuilds it from the files alone

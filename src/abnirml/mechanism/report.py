@@ -37,21 +37,28 @@ def _cell(value: Any) -> str:
     return "–" if value is None else f"{value:+.2f}"
 
 
-def residual_rows(summary: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+STATISTICS = ("mean", "median")
+
+
+def residual_rows(summary: Mapping[str, Any], stat: str = "mean"
+                  ) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the residual grid's ``stat`` (mean or median); classes no sample
+    has are left out."""
     grid = summary["residual"]
     columns = summary["columns"]
     shown = [j for j, _ in enumerate(columns)
              if any(row[j] is not None for row in grid["mean"])]
     header = ["Residual stream after", *(columns[j] for j in shown)]
     rows = []
-    for layer, row in enumerate(grid["mean"]):
+    for layer, row in enumerate(grid[stat]):
         label = "embeddings" if layer == 0 else f"layer {layer}"
         rows.append([label, *(_cell(row[j]) for j in shown)])
     return header, rows
 
 
-def head_rows(summary: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    grid = summary["heads_grid"]["mean"]
+def head_rows(summary: Mapping[str, Any], stat: str = "mean"
+              ) -> tuple[list[str], list[list[str]]]:
+    grid = summary["heads_grid"][stat]
     header = ["Layer", *(f"H{h + 1}" for h in range(summary["heads"]))]
     return header, [[f"layer {i + 1}", *map(_cell, row)] for i, row in enumerate(grid)]
 
@@ -95,12 +102,15 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     for summary in summaries:
         for probe in summary["probes"]:
             lines += ["", f"## {probe['probe']} — {probe['ranker']}", "", intro_text(probe)]
-            if "residual" in probe:
-                header, rows = residual_rows(probe)
-                lines += ["", to_markdown(Table("", header, rows))]
-            if "heads_grid" in probe:
-                header, rows = head_rows(probe)
-                lines += ["", to_markdown(Table("", header, rows))]
+            for stat in STATISTICS:
+                if "residual" in probe:
+                    header, rows = residual_rows(probe, stat)
+                    lines += ["", f"Residual stream, {stat}:", "",
+                              to_markdown(Table("", header, rows))]
+                if "heads_grid" in probe:
+                    header, rows = head_rows(probe, stat)
+                    lines += ["", f"Attention heads, {stat}:", "",
+                              to_markdown(Table("", header, rows))]
         for probe, reason in summary.get("refused", {}).items():
             lines += ["", f"{probe}: refused — {reason}"]
     return "\n".join(lines) + "\n"
@@ -158,24 +168,30 @@ def patching_section(directory: Path) -> Any:
     if not summaries:
         return None
     section = Section("patching", TITLE,
-                      "Causal activation patching on probe pairs: each cell is the mean "
-                      "normalised effect of copying one activation of the perturbed run into "
-                      "the baseline run (1 = it carries the whole behaviour, 0 = nothing). "
-                      "Files: patching/<ranker>/ (docs/patching.md).")
+                      "Causal activation patching on probe pairs: each cell is the mean (or "
+                      "median) normalised effect of copying one activation of the perturbed "
+                      "run into the baseline run (1 = it carries the whole behaviour, 0 = "
+                      "nothing; heatmaps show means). A few samples whose two scores barely "
+                      "differ can dominate a mean: compare it with the median. Files: "
+                      "patching/<ranker>/ (docs/patching.md).")
     for summary in summaries:
         for probe in summary["probes"]:
             slug = f"patching-{_slug(probe['ranker'])}-{_slug(probe['probe'])}"
             note = intro_text(probe)
-            if "residual" in probe:
-                header, rows = residual_rows(probe)
-                section.tables.append((f"{slug}-residual", Table(
-                    f"Patching {probe['probe']} — {probe['ranker']}: residual stream",
-                    header, rows, note)))
-            if "heads_grid" in probe:
-                header, rows = head_rows(probe)
-                section.tables.append((f"{slug}-heads", Table(
-                    f"Patching {probe['probe']} — {probe['ranker']}: attention heads",
-                    header, rows, "" if "residual" in probe else note)))
+            for stat in STATISTICS:
+                suffix = "" if stat == "mean" else f"-{stat}"
+                if "residual" in probe:
+                    header, rows = residual_rows(probe, stat)
+                    section.tables.append((f"{slug}-residual{suffix}", Table(
+                        f"Patching {probe['probe']} — {probe['ranker']}: residual stream "
+                        f"({stat})", header, rows, note)))
+                    note = ""
+                if "heads_grid" in probe:
+                    header, rows = head_rows(probe, stat)
+                    section.tables.append((f"{slug}-heads{suffix}", Table(
+                        f"Patching {probe['probe']} — {probe['ranker']}: attention heads "
+                        f"({stat})", header, rows, note)))
+                    note = ""
             try:
                 for kind, png in figures(probe).items():
                     section.figures.append(Figure(f"{probe['probe']} {kind}", png,

@@ -150,3 +150,19 @@ def test_joint_inputs_mark_query_document_and_template_positions(targets, family
     assert [t.lstrip("▁Ġ") for t in query] == ["vitamin", "d"]
     assert [t.lstrip("▁Ġ") for t in doc][:4] == ["the", "sun", "is", "warm"]
     assert len(doc) == 4      # template words and special tokens are neither
+
+
+@pytest.mark.parametrize("family", ["cross-encoder", "lm-qwen2", "biencoder"])
+def test_query_words_in_the_document_form_their_own_class(targets, family):
+    from abnirml.mechanism.alignment import DOC_QUERY_TERM
+
+    target = targets(family)
+    query, base = "vitamin d", "fish has vitamin and the sun is warm"
+    perturbed = target.encode(query, base + " d")
+    pair = align(target.encode(query, base), perturbed, target.filler_id("a"),
+                 target.query_terms(query, perturbed))
+    tokens = target.tokenizer.convert_ids_to_tokens(pair.perturbed_ids)
+    marked = [t.lstrip("▁Ġ") for t, c in zip(tokens, pair.classes, strict=True)
+              if c == DOC_QUERY_TERM]
+    assert marked == ["vitamin"]
+    assert (pair.classes == CHANGED).sum() >= 1

@@ -167,9 +167,9 @@ def patch_samples(target: PatchTarget, samples: Iterable[Any], probe: str = "pai
             break
         result.tried += 1
         try:
-            pair = align(target.encode(sample.query, sample.doc2),
-                         target.encode(sample.query, sample.doc1), filler_id,
-                         target.query_terms(sample.query))
+            perturbed = target.encode(sample.query, sample.doc1)
+            pair = align(target.encode(sample.query, sample.doc2), perturbed, filler_id,
+                         target.query_terms(sample.query, perturbed))
         except NotAlignable as why:
             result.skipped[str(why)] += 1
             continue

@@ -84,6 +84,7 @@ class PatchTarget:
     """Common parts; subclasses encode inputs and score rows."""
 
     name: str
+    ranker: Any
     device: Any
     parts: Parts
     tokenizer: Any
@@ -99,7 +100,15 @@ class PatchTarget:
         """Scores (float64 tensor ``[rows]``) of equal-length rows ``ids`` ``[rows, length]``."""
         raise NotImplementedError
 
-    def query_terms(self, query: str) -> frozenset[int]:
+    def query_terms(self, query: str, encoded: Encoded | None = None) -> frozenset[int]:
+        """The query's token ids: those at the query positions of ``encoded`` when the input
+        has a query segment (the tokens the model reads there), else the query tokenized
+        alone (bi-encoders and SPLADE)."""
+        if encoded is not None:
+            inside = {i for i, r in zip(encoded.ids, encoded.roles, strict=True)
+                      if r == ROLE_QUERY}
+            if inside:
+                return frozenset(inside)
         ids = self.tokenizer(query, add_special_tokens=False)["input_ids"]
         special = set(getattr(self.tokenizer, "all_special_ids", []) or [])
         return frozenset(int(i) for i in ids if i not in special)

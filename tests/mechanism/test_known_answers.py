@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from abnirml.errors import ConfigError
 from abnirml.mechanism.alignment import CHANGED, align
 from abnirml.mechanism.engine import (
     HeadPatch,
@@ -56,13 +57,13 @@ def test_last_layer_everywhere_is_the_perturbed_score_and_nothing_is_the_base(ta
     target = targets(family)
     pair = _pair(target, QUERY, BASE, APPENDED)
     assert pair.inserted > 0 and (pair.classes == CHANGED).sum() == pair.inserted
-    clean, cache = run_clean(target, pair, 4)
+    clean, cache = run_clean(target, pair, 1)
     layers = len(target.parts.layers)
     everything = np.ones(pair.length, dtype=bool)
     nothing = np.zeros(pair.length, dtype=bool)
     scores = patched_scores(target, pair, cache, [
         ResidualPatch(layers, everything), ResidualPatch(0, everything),
-        ResidualPatch(1, nothing)], 4)
+        ResidualPatch(1, nothing)], 1)
     assert clean.perturbed != clean.base
     assert scores[0] == clean.perturbed          # effect exactly 1
     assert scores[1] == clean.perturbed          # all positions at the embeddings, too
@@ -76,8 +77,8 @@ def test_embedding_patch_of_a_substitution_is_running_the_perturbed_input(target
     assert pair.inserted == 0 and pair.base_ids != pair.perturbed_ids
     changed = pair.classes == CHANGED
     assert 0 < changed.sum() < pair.length
-    clean, cache = run_clean(target, pair, 3)
-    (score,) = patched_scores(target, pair, cache, [ResidualPatch(0, changed)], 3)
+    clean, cache = run_clean(target, pair, 1)
+    (score,) = patched_scores(target, pair, cache, [ResidualPatch(0, changed)], 1)
     assert score == clean.perturbed
 
 
@@ -87,11 +88,11 @@ def test_bf16_known_answers(targets):
 
     assert target.model_dtype == torch.bfloat16
     pair = _pair(target, QUERY, BASE, APPENDED)
-    clean, cache = run_clean(target, pair, 2)
+    clean, cache = run_clean(target, pair, 1)
     layers = len(target.parts.layers)
     scores = patched_scores(target, pair, cache, [
         ResidualPatch(layers, np.ones(pair.length, dtype=bool)),
-        ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 2)
+        ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 1)
     assert scores[0] == clean.perturbed and scores[1] == clean.base
 
 
@@ -99,10 +100,10 @@ def test_one_known_head_carries_the_whole_effect_and_no_other(tmp_path):
     spec = f"cross-encoder:{save_one_head_bert(tmp_path / 'one-head')}"
     target = target_for(build_ranker(spec, RankerEnv()))
     pair = _pair(target, "vitamin", "the sun and fish", "the sun and fish vitamin")
-    clean, cache = run_clean(target, pair, 4)
+    clean, cache = run_clean(target, pair, 1)
     assert clean.perturbed > clean.base       # one more "vitamin" raises the score
     heads = [HeadPatch(layer, head) for layer in range(2) for head in range(2)]
-    effects = (patched_scores(target, pair, cache, heads, 4) - clean.base) / \
+    effects = (patched_scores(target, pair, cache, heads, 1) - clean.base) / \
         (clean.perturbed - clean.base)
     assert effects.tolist() == [1.0, 0.0, 0.0, 0.0]
     # the same through the study API: the top head is L1.H1, every other head is 0
@@ -113,7 +114,8 @@ def test_one_known_head_carries_the_whole_effect_and_no_other(tmp_path):
     samples = [Sample("vitamin", "the sun and fish vitamin", "the sun and fish", {"qid": "1"}),
                Sample("vitamin", "a dog in the river vitamin", "a dog in the river",
                       {"qid": "2"})]
-    summary = summarise(patch_samples(target, samples, "one-head", min_difference=0.0))
+    summary = summarise(patch_samples(target, samples, "one-head", min_difference=0.0,
+                                      batch_size=1))
     assert summary["samples"] == 2
     assert summary["heads_grid"]["mean"] == [[1.0, 0.0], [0.0, 0.0]]
     assert summary["top_heads"][0]["head"] == "L1.H1"
@@ -129,12 +131,12 @@ def test_known_answers_on_cuda(tmp_path):
     for dtype in ("fp32", "bf16"):
         target = target_for(build_ranker(f"{spec}+dtype={dtype}", RankerEnv(device="cuda")))
         pair = _pair(target, QUERY, BASE, SUBSTITUTED)
-        clean, cache = run_clean(target, pair, 4)
+        clean, cache = run_clean(target, pair, 1)
         layers = len(target.parts.layers)
         scores = patched_scores(target, pair, cache, [
             ResidualPatch(layers, np.ones(pair.length, dtype=bool)),
             ResidualPatch(0, pair.classes == CHANGED),
-            ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 4)
+            ResidualPatch(0, np.zeros(pair.length, dtype=bool))], 1)
         assert scores.tolist() == [clean.perturbed, clean.perturbed, clean.base]
 
 
@@ -166,3 +168,43 @@ def test_query_words_in_the_document_form_their_own_class(targets, family):
               if c == DOC_QUERY_TERM]
     assert marked == ["vitamin"]
     assert (pair.classes == CHANGED).sum() >= 1
+
+
+def test_known_answers_at_the_full_size_of_all_minilm_l6_v2(tmp_path):
+    """A cross-encoder with all-MiniLM-L6-v2's configuration and tokenizer (6 layers, 12
+    heads, hidden size 384, 30,522 word pieces) and random weights."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    try:
+        from abnirml.rankers.biencoder import packaged_model_path
+
+        source = packaged_model_path()
+    except ConfigError as exc:
+        pytest.skip(f"needs the packaged all-MiniLM-L6-v2: {exc}")
+    folder = tmp_path / "minilm-shape"
+    folder.mkdir()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json"):
+        shutil.copy(source / name, folder / name)
+    config = BertConfig.from_pretrained(str(source), num_labels=1)
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    target = target_for(build_ranker(f"cross-encoder:{folder}", RankerEnv()))
+    assert (len(target.parts.layers), target.parts.heads) == (6, 12)
+    for perturbed in (APPENDED, SUBSTITUTED):
+        pair = _pair(target, QUERY, BASE, perturbed)
+        patches = [ResidualPatch(6, np.ones(pair.length, dtype=bool)),
+                   ResidualPatch(0, pair.classes == CHANGED),
+                   ResidualPatch(3, np.zeros(pair.length, dtype=bool))]
+        clean, cache = run_clean(target, pair, 1)
+        scores = patched_scores(target, pair, cache, patches, 1)
+        assert scores.tolist() == [clean.perturbed, clean.perturbed, clean.base]
+        # several rows per call: a row's place in the matrix products may change the last
+        # bits of its score, nothing more
+        clean, cache = run_clean(target, pair, 5)
+        scores = patched_scores(target, pair, cache, patches, 5)
+        reference = np.array([clean.perturbed, clean.perturbed, clean.base])
+        assert np.abs(scores - reference).max() <= 1e-6 * np.abs(reference).max()

@@ -16,8 +16,11 @@ the patch changes nothing, 1 when it carries the whole perturbation.
 Every forward call holds exactly ``batch_size`` rows (a chunk of patches, the last padded
 with repeats of its first patch; the clean call holds the perturbed input in its first row
 and the baseline in the others), so all rows of a pair go through matrix products of one
-shape. Samples are never mixed in a call, so
-a sample's result does not depend on the others or their order.
+shape. A row's place in those products can still change the last bits of its score
+(matrix-product kernels may treat rows differently by position), so the known answers
+(the last layer patched everywhere gives the perturbed score) are bit-exact with one row
+per call and hold to float rounding otherwise. Samples are never mixed in a call, so a
+sample's result does not depend on the others or their order.
 """
 
 from __future__ import annotations

@@ -207,6 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_triples_parser(sub)
 
+    from abnirml.mechanism.cli import add_parser as add_patch_parser
+
+    add_patch_parser(sub, scoring_flags())
+
     masking = sub.add_parser("masking", parents=[session],
                              help="query-term masking: rank candidates with original, Only-Q "
                                   "and Drop-Q documents (Rau & Kamps)")
@@ -512,6 +516,15 @@ def _export_triples(args: argparse.Namespace) -> int:
 
 
 COMMANDS["export-triples"] = _export_triples
+
+
+def _patch(args: argparse.Namespace) -> int:
+    from abnirml.mechanism.cli import cmd_patch
+
+    return cmd_patch(args, dict(parse_option(o) for o in args.option))
+
+
+COMMANDS["patch"] = _patch
 
 
 if __name__ == "__main__":

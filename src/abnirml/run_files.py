@@ -21,12 +21,14 @@ RERANKED_DIR = "reranked"
 CANDIDATE_RUN = "candidates.run"
 RANK_ORIGIN_CSV = "rank_origin.csv"
 RANK_ORIGIN_JSON = "rank_origin.json"
+#: ``abnirml patch --out DIR`` results (abnirml.mechanism)
+PATCHING_DIR = "patching"
 #: data tables the report derives beyond its displayed tables (``tables/<name>.csv``)
 DELTA_SWEEP = "delta-sweep"
 PER_QUERY = "per-query"
 #: everything a run (or ``abnirml rank-origin --out`` into it) may leave in the folder
 OWNED = frozenset({RESULTS, EXAMPLES, RUN_INFO, CALIBRATION, REPORT_MD, REPORT_HTML, SCORES,
-                   TABLES_DIR, RERANKED_DIR, RANK_ORIGIN_CSV, RANK_ORIGIN_JSON})
+                   TABLES_DIR, RERANKED_DIR, RANK_ORIGIN_CSV, RANK_ORIGIN_JSON, PATCHING_DIR})
 
 
 def table_file(slug: str, extension: str) -> str:

@@ -356,6 +356,12 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     if origin_section is not None:
         sections.append(origin_section)
 
+    from abnirml.mechanism.report import patching_section
+
+    patching = patching_section(directory)
+    if patching is not None:
+        sections.append(patching)
+
     if store is not None:
         sweep_section, sweep_csv = _sweep_section(store, plots, [v.key for v in views])
         sections.append(sweep_section)

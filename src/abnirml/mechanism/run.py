@@ -1,0 +1,269 @@
+"""``abnirml patch``: build a probe's samples, patch them on one ranker, write the results.
+
+Files (described in docs/patching.md) go to ``OUT/patching/<ranker label>/``:
+``patching.json`` (summaries), ``samples/<probe>.npz`` (per-sample grids),
+``patching.md`` and ``figures/*.png``. When ``OUT`` is an ``abnirml run`` folder its
+report is rebuilt with the patching section.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abnirml.errors import ConfigError
+from abnirml.mechanism.report import PATCHING_DIR, SUMMARY_FILE, figures, markdown
+from abnirml.mechanism.study import (
+    DEFAULT_MIN_DIFFERENCE,
+    GRANULARITIES,
+    ProbePatching,
+    patch_samples,
+)
+from abnirml.mechanism.summary import summarise
+from abnirml.owned_files import (
+    check_replaceable_folder,
+    clean_leftovers,
+    kind_of,
+    make_staging_folder,
+    manifest_of_tree,
+    record_written,
+    swap_in,
+    write_manifest,
+)
+
+FORMAT = 1
+#: pairs examined per requested sample before a probe is refused as not alignable
+TRIES_PER_SAMPLE = 20
+MIN_TRIES = 200
+
+
+@dataclass
+class PatchConfig:
+    ranker: str
+    probes: list[str]
+    collection: str = "demo"
+    out: str | None = "abnirml-out"
+    limit: int | None = 50
+    granularities: tuple[str, ...] = GRANULARITIES
+    seed: int = 0
+    filler: str = "a"
+    min_difference: float = DEFAULT_MIN_DIFFERENCE
+    batch_size: int | None = None
+    device: str = "cpu"
+    resamples: int = 1000
+    level: float = 0.95
+    options: dict[str, Any] = field(default_factory=dict)
+    candidates: str | None = None
+    candidate_depth: int = 100
+    allow_pickle: bool = False
+    progress: bool | None = None
+    command: str = ""
+
+
+@dataclass
+class PatchOutput:
+    results: list[ProbePatching]
+    summaries: list[dict[str, Any]]
+    refused: dict[str, str]
+    seconds: float
+    folder: Path | None
+
+
+def build_samples(config: PatchConfig, names: Sequence[str], env: Any) -> dict[str, Any]:
+    """Sample tables of the probes ``names`` (as ``abnirml run`` builds them)."""
+    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.experiment import build_tables
+    from abnirml.probes.base import ProbeContext
+    from abnirml.probes.family_registry import resolve_options
+    from abnirml.probes.registry import select_probes
+
+    resolved = resolve_options(dict(config.options))
+    memo: dict[str, Any] = {}
+
+    def candidate_set():
+        if "c" not in memo:
+            memo["c"] = resolve_candidates(env.collection, config.candidates,
+                                           config.candidate_depth, env.collection_stats)
+        return memo["c"]
+
+    context = ProbeContext(collection=env.collection, analyzer=env.analyzer, seed=config.seed,
+                           options=dict(resolved.flat), typed_options=resolved.settings,
+                           candidates=lambda: candidate_set().ranking,
+                           candidate_scores=lambda: candidate_set().scores, ranker_env=env)
+    return build_tables(select_probes(list(names)), context, config.progress)
+
+
+def refusal(result: ProbePatching) -> str | None:
+    """Why a probe gave no usable sample (one line), or None when it gave some."""
+    if result.samples:
+        return None
+    if not result.skipped:
+        return "it has no samples on this collection"
+    reason, count = result.skipped.most_common(1)[0]
+    return (f"none of the {result.tried} pairs examined could be used; the most common "
+            f"reason ({count} pairs): {reason}")
+
+
+def run_patching(config: PatchConfig) -> PatchOutput:
+    """Patch every probe of ``config`` on its ranker; write the files when ``out`` is set."""
+    from abnirml.data.collection import load_collection
+    from abnirml.mechanism.targets import target_for
+    from abnirml.probes.registry import select_probes
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.text.analyzer import Analyzer
+
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(f"--limit must be at least 1, got {config.limit}")
+    if config.min_difference < 0:
+        raise ConfigError(f"--min-difference must be ≥ 0, got {config.min_difference}")
+    if config.batch_size is not None and config.batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {config.batch_size}")
+    unknown = [g for g in config.granularities if g not in GRANULARITIES]
+    if unknown or not config.granularities:
+        raise ConfigError(f"--granularity must be residual and/or heads, got "
+                          f"{', '.join(unknown) or 'nothing'}")
+    folder = _target_folder(config) if config.out else None
+    names = [p.name for p in select_probes(config.probes)]
+    start = time.perf_counter()
+    collection = load_collection(config.collection)
+    env = RankerEnv(collection=collection, analyzer=Analyzer(), device=config.device,
+                    seed=config.seed, allow_pickle=config.allow_pickle)
+    target = target_for(build_ranker(config.ranker, env))
+    tables = build_samples(config, names, env)
+    results, refused = [], {}
+    tries = None if config.limit is None else max(MIN_TRIES, TRIES_PER_SAMPLE * config.limit)
+    for name in names:
+        table = tables[name]
+        samples = (table.sample(i) for i in range(len(table)))
+        result = _with_progress(config, name, lambda on, s=samples, n=name: patch_samples(
+            target, s, n, config.granularities, config.limit, config.seed, config.filler,
+            config.batch_size, config.min_difference, tries, on))
+        why = refusal(result)
+        if why is not None:
+            refused[name] = why
+            print(f"abnirml: patch: probe {name} refused: {why}", file=sys.stderr)
+            continue
+        results.append(result)
+    if not results:
+        only = next(iter(refused.items()))
+        raise ConfigError(f"no probe could be patched; {only[0]}: {only[1]}")
+    summaries = [summarise(r, config.resamples, config.level, config.seed) for r in results]
+    seconds = time.perf_counter() - start
+    if folder is not None:
+        _write(folder, config, target, summaries, results, refused, seconds)
+        _refresh_run_report(Path(config.out))
+    return PatchOutput(results, summaries, refused, seconds, folder)
+
+
+def _with_progress(config: PatchConfig, name: str, work):
+    from abnirml.progress import progress_enabled
+
+    if not progress_enabled(config.progress):
+        return work(None)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=config.limit, desc=f"patching {name}", unit="sample", file=sys.stderr,
+               leave=False, mininterval=1.0)
+    try:
+        return work(lambda done: bar.update(done - bar.n))
+    finally:
+        bar.close()
+
+
+def _target_folder(config: PatchConfig) -> Path:
+    """``OUT/patching/<ranker label>``; refused before any work when it exists but was not
+    written by ``abnirml patch``."""
+    from abnirml.rankers.base import file_label, split_display_name
+
+    spec, display = split_display_name(config.ranker)
+    out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; patching writes into a folder")
+    folder = out / PATCHING_DIR / file_label(display or spec)
+    for parent in (out / PATCHING_DIR, folder):
+        if os.path.lexists(parent) and kind_of(parent, follow=False) != "folder":
+            raise ConfigError(f"--out: {parent} is a {kind_of(parent, follow=False)}, not a "
+                              "folder abnirml wrote; choose another --out")
+    # replaced only when everything in it is what an earlier ``abnirml patch`` wrote there
+    check_replaceable_folder(folder, "--out: the patching folder")
+    return folder
+
+
+def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[str, Any]],
+           results: list[ProbePatching], refused: dict[str, str], seconds: float) -> None:
+    """Write into a staging folder beside ``folder``, then swap it in."""
+    from abnirml.mechanism.report import _slug
+
+    document = {
+        "format": FORMAT, "command": config.command,
+        "ranker": {"name": target.name, "spec": config.ranker,
+                   "fingerprint": getattr(target.ranker, "fingerprint", ""),
+                   "device": str(target.device), "dtype": str(target.model_dtype)},
+        "collection": config.collection, "seed": config.seed, "limit": config.limit,
+        "filler": config.filler, "min_difference": config.min_difference,
+        "batch_size": config.batch_size, "seconds": round(seconds, 1),
+        "probes": summaries, "refused": refused,
+    }
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    check_replaceable_folder(folder, "--out: the patching folder")  # again, just before
+    clean_leftovers(folder.parent, folder.name)
+    staging = make_staging_folder(folder.parent, folder.name)
+    try:
+        (staging / "samples").mkdir()
+        (staging / "figures").mkdir()
+        (staging / SUMMARY_FILE).write_text(json.dumps(document, indent=1, ensure_ascii=False)
+                                            + "\n", encoding="utf-8")
+        (staging / "patching.md").write_text(markdown([document]), encoding="utf-8")
+        for result, summary in zip(results, summaries, strict=True):
+            slug = _slug(result.probe)
+            _write_samples(staging / "samples" / f"{slug}.npz", result)
+            try:
+                for kind, png in figures(summary).items():
+                    (staging / "figures" / f"{slug}-{kind}.png").write_bytes(png)
+            except ImportError:
+                pass
+        write_manifest(staging, manifest_of_tree(staging))
+        swap_in(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    # an ``abnirml run`` folder stays replaceable by the next run: its manifest lists these
+    run_folder = folder.parent.parent
+    record_written(run_folder, [path for path in folder.rglob("*") if path.is_file()])
+
+
+def _write_samples(path: Path, result: ProbePatching) -> None:
+    order = sorted(range(len(result.samples)), key=lambda i: result.samples[i].key)
+    samples = [result.samples[i] for i in order]
+    arrays: dict[str, Any] = {
+        "qid": np.asarray([s.qid for s in samples]),
+        "key": np.asarray([s.key for s in samples]),
+        "base": np.asarray([s.base for s in samples]),
+        "perturbed": np.asarray([s.perturbed for s in samples]),
+        "changed": np.asarray([s.changed for s in samples]),
+        "length": np.asarray([s.length for s in samples]),
+    }
+    if "residual" in result.granularities:
+        arrays["residual"] = np.stack([s.residual for s in samples])
+    if "heads" in result.granularities:
+        arrays["heads"] = np.stack([s.heads for s in samples])
+    np.savez_compressed(path, **arrays)
+
+
+def _refresh_run_report(out: Path) -> None:
+    """Rebuild report.md / report.html of an ``abnirml run`` folder to show the section."""
+    from abnirml.run_files import RUN_INFO
+
+    if (out / RUN_INFO).is_file() and (out / "results.jsonl").is_file():
+        from abnirml.run_folder import RunFolder
+
+        RunFolder(out).write_reports()

@@ -122,10 +122,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     if counts:
         parts.append("")
         parts.append(f"Samples: {counts.get('samples', 0):,}; pair slots: "
-                     f"{counts.get('pair_slots', 0):,}; unique (q, d) pairs scored per ranker: "
-                     f"{counts.get('unique_pairs', 0):,} "
-                     f"({counts.get('scored', 0):,} newly scored, "
-                     f"{counts.get('from_cache', 0):,} from the cache).")
+                     f"{counts.get('pair_slots', 0):,}; {pairs_sentence(run_info)}")
     options = run_info.get("options", {})
     if options:
         parts.append("")
@@ -136,13 +133,18 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
 
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
                  f"({significance_phrase(run_info)}). {SCORE_LEGEND}")
+    from abnirml.report.findings import findings_markdown, key_findings
+
+    findings = findings_markdown(key_findings(records, run_info))
+    if findings:
+        parts += ["", *findings]
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
         if view.layout == "transfer":
             from abnirml.report.transfer_table import transfer_section
 
-            section = transfer_section(records, run_info)
+            section = transfer_section(records, run_info, view)
             if section:
                 parts += ["", *section]
             continue
@@ -160,3 +162,35 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                   for line in ("", c.text)]
     parts += axiom_lines
     return "\n".join(parts) + "\n"
+
+
+def pairs_sentence(run_info: Mapping[str, Any]) -> str:
+    """How much scoring the run took: the unique pairs once, the scores over all rankers.
+
+    The scored and cached counts are totals over the rankers (each ranker scores every
+    unique pair), so they are named as such rather than set beside a per-ranker figure."""
+    counts = run_info.get("counts") or {}
+    rankers = len(run_info.get("rankers") or []) or None
+    over = f"{rankers} ranker{'s' if rankers != 1 else ''}" if rankers else "the rankers"
+    return (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each scored "
+            f"by every ranker; scores over {over}: {counts.get('scored', 0):,} computed, "
+            f"{counts.get('from_cache', 0):,} read from the cache.")
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub and most markdown renderers give a heading: lowercase, punctuation
+    dropped, spaces as hyphens."""
+    import re
+
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def with_contents(markdown: str) -> str:
+    """``markdown`` with a "Contents" list of its ``##`` headings after the title line."""
+    lines = markdown.split("\n")
+    headings = [line[3:].strip() for line in lines if line.startswith("## ")]
+    if len(headings) < 2 or not lines or not lines[0].startswith("# "):
+        return markdown
+    contents = ["", "Contents: " + " · ".join(
+        f"[{h}](#{heading_anchor(h)})" for h in headings)]
+    return "\n".join([lines[0], *contents, *lines[1:]])

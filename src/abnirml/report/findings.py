@@ -141,14 +141,14 @@ def findings_html(found: Mapping[str, Sequence[Finding]]) -> str:
             parts.append('<p class="note">No effect meets these criteria; see '
                          '<a href="#statistics">Statistics</a>.</p>')
             continue
-        parts.append("<ul>")
+        parts.append("<ol>")
         for f in items:
             links = f'<a href="#{esc(f.row_id)}">detail</a>'
             if f.examples_id:
                 links += f' · <a href="#{esc(f.examples_id)}">samples</a>'
             parts.append(f"<li>{esc(f.sentence)}: <span class=\"num\">{esc(f.numbers)}</span>"
                          f" <span class=\"links\">({links})</span></li>")
-        parts.append("</ul>")
+        parts.append("</ol>")
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -165,6 +165,7 @@ def findings_markdown(found: Mapping[str, Sequence[Finding]]) -> list[str]:
     for ranker, items in found.items():
         lines += ["", f"**{escape_md(ranker)}**", ""]
         if not items:
-            lines.append("- No effect meets these criteria.")
-        lines += [f"- {escape_md(f.sentence)}: {escape_md(f.numbers)}." for f in items]
+            lines.append("No effect meets these criteria.")
+        lines += [f"{i}. {escape_md(f.sentence)}: {escape_md(f.numbers)}."     # ranked
+                  for i, f in enumerate(items, 1)]
     return lines

@@ -85,7 +85,9 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     origin = rank_origin(reference, run, qrels, ranges)
     out.mkdir(parents=True, exist_ok=True)
     if args.rerank:
-        write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
+        from abnirml.rankers.base import file_label
+
+        write_run(out / "reranked.run", run, tag=file_label(spec.label))   # the ranker's name
     write_csv(origin, out / "rank_origin.csv")
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,

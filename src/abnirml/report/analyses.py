@@ -92,7 +92,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
-    from abnirml.evaluation.effectiveness import LABELS, axiom_fulfilment
+    from abnirml.evaluation.effectiveness import axiom_fulfilment
 
     info = run_info.get("effectiveness") or {}
     values: Mapping[str, Mapping[str, float]] = info.get("rankers") or {}
@@ -100,7 +100,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
         return None, None
     measures = list(info.get("measures") or next(iter(values.values())).keys())
     fulfilment = axiom_fulfilment(records)
-    header = ["Ranker", *[LABELS.get(m, m) for m in measures]]
+    header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
     rows = []
@@ -115,13 +115,15 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                        if fulfilment else []))
     effectiveness = Table(EFFECTIVENESS_TITLE, header, rows,
                           f"Measured with ir_measures over {info.get('queries', '?')} judged "
-                          "queries; MAP and MRR count grade ≥ 2 as relevant.")
+                          "queries, each measure under ir_measures' name: AP(rel=2) is MAP and "
+                          "RR(rel=2) is MRR counting grade ≥ 2 as relevant. Per query: "
+                          f"tables/{PER_QUERY_EFFECTIVENESS}.csv.")
     correlation = None
     if fulfilment:
         crow = []
         for m in measures:
             c = _correlation(fulfilment, values, m)
-            crow.append([LABELS.get(m, m), str(len(c.rankers)), _opt(c.kendall_tau),
+            crow.append([m, str(len(c.rankers)), _opt(c.kendall_tau),
                          _opt(c.kendall_p), _opt(c.pearson_r), _opt(c.pearson_p), c.note])
         correlation = Table("Axiom fulfilment vs effectiveness across rankers",
                             ["Measure", "Rankers", "Kendall τ", "p", "Pearson r", "p", "Note"],
@@ -130,6 +132,27 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                                   "two-sided tests of τ = 0 (tau-b) and r = 0 with one "
                                   "point per ranker, not corrected across the measures.")
     return effectiveness, correlation
+
+
+PER_QUERY_EFFECTIVENESS = "per-query-effectiveness"
+PER_QUERY_EFFECTIVENESS_FIELDS = ("run", "query_id", "measure", "value")
+
+
+def per_query_effectiveness_csv(run_info: Mapping[str, Any]) -> str | None:
+    """tables/per-query-effectiveness.csv: one row per run × query × measure, as
+    ``ir_measures.iter_calc`` yields them (``run`` is a ranker or ``candidates``); None
+    when run.json holds no per-query values."""
+    per_query = (run_info.get("effectiveness") or {}).get("per_query")
+    if not per_query:
+        return None
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PER_QUERY_EFFECTIVENESS_FIELDS)
+    for run_name, by_query in per_query.items():
+        for qid, by_measure in by_query.items():
+            for measure, value in by_measure.items():
+                writer.writerow([run_name, qid, measure, format(float(value), ".10g")])
+    return buffer.getvalue()
 
 
 def _correlation(fulfilment: Mapping[str, float], values: Mapping[str, Mapping[str, float]],
@@ -322,6 +345,9 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     sections.append(summary)
 
     effectiveness, correlation = effectiveness_tables(run_info, records)
+    per_query_effectiveness = per_query_effectiveness_csv(run_info)
+    if per_query_effectiveness is not None:
+        data_files[table_file(PER_QUERY_EFFECTIVENESS, "csv")] = per_query_effectiveness
     if effectiveness is not None:
         section = Section("effectiveness", EFFECTIVENESS_TITLE)
         section.notes += [c.text for c in run_caveats(run_info) if c.kind == "lexical"]

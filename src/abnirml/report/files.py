@@ -105,6 +105,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
+    from abnirml.report.findings import findings_markdown, key_findings
+
+    findings = findings_markdown(key_findings(records, run_info))     # the answer first
+    if findings:
+        parts += ["", *findings, "", "## The run"]
 
     caveats = [c for c in run_caveats(run_info) if c.kind != "omitted"]
     if caveats:
@@ -133,11 +138,6 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
 
     parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
                  f"({significance_phrase(run_info)}). {SCORE_LEGEND}")
-    from abnirml.report.findings import findings_markdown, key_findings
-
-    findings = findings_markdown(key_findings(records, run_info))
-    if findings:
-        parts += ["", *findings]
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):

@@ -187,7 +187,8 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
                 handles.setdefault(ranker, line)
         if same:      # the legend names rankers only; the panel says which curves coincide
             ax.text(0.03, 0.04, "; ".join(same), transform=ax.transAxes, fontsize=6,
-                    color="0.25")
+                    color="0.2", zorder=5,
+                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none", "pad": 1})
         ax.axvline(OPERATING_POINT, color="0.3", linestyle="--", linewidth=0.8)
         lower = 0.0 if (symmetric or {}).get(probe) else -1.0
         ax.set_ylim(lower - 0.05, 1.05)

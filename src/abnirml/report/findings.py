@@ -35,41 +35,40 @@ class Finding:
     ranker: str
     probe: str
     family: str
-    sentence: str          # plain text, no markup
+    sentence: str          # plain text, no markup, without the ranker: "Prefers …"
     numbers: str           # "score +0.41, 95 % CI [+0.30, +0.52]; d_z +1.20, n = 160"
     row_id: str
     examples_id: str       # "" when the page has no samples of the probe
 
 
 def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str) -> str:
-    """What the ranker does, as words: the direction of the score read through the family."""
+    """What the ranker does, as words: the direction of the score read through the family
+    (the ranker is the heading the sentence stands under)."""
     probe, family = str(record["probe"]), str(record.get("family", ""))
-    ranker, up = str(record["ranker"]), float(record["score"]) > 0
+    up = float(record["score"]) > 0
     more = "higher" if up else "lower"
     if family == "mmp" and probe.count(":") == 2:
         _, variable, control = probe.split(":")
         v, c = _MMP_WORDS.get(variable, variable), _MMP_WORDS.get(control, control)
-        return f"{ranker} prefers the document with {more} {v} when {c} is held equal"
+        return f"Prefers the document with {more} {v} when {c} is held equal"
     if family == "tmp":
         change = probe.removeprefix("tmp:")
-        return (f"{ranker} prefers the document changed by “{change}” over the original"
-                if up else f"{ranker} prefers the original over the document changed by "
-                           f"“{change}”")
+        return (f"Prefers the document changed by “{change}” over the original" if up
+                else f"Prefers the original over the document changed by “{change}”")
     if family == "dtp" and len(labels) == 2 and labels[0]:
         dataset = f" ({labels[1]} pairs)" if labels[1] else ""
-        return f"{ranker} prefers the text {more} in {labels[0].lower()}{dataset}"
+        return f"Prefers the text {more} in {labels[0].lower()}{dataset}"
     if family == "axiom":
         name = probe.removeprefix("axiom:").upper()
-        return (f"{ranker} agrees with axiom {name}: it prefers the document the axiom favours"
-                if up else f"{ranker} goes against axiom {name}: it prefers the document the "
-                           "axiom does not favour")
+        return (f"Agrees with axiom {name} (prefers the document it favours)" if up
+                else f"Goes against axiom {name} (prefers the document it does not favour)")
     if family == "qvp":
         variation = probe.removeprefix("qvp:")
-        return (f"{ranker} scores a document {more} under the “{variation}” query variation "
-                "than under the original query")
+        return (f"Scores a document {more} under the “{variation}” query variation than "
+                "under the original query")
     side = "d1" if up else "d2"
     note = f" ({positive_note.rstrip('.')})" if positive_note else ""
-    return f"{ranker} prefers {side} on {probe}{note}"
+    return f"Prefers {side} on {probe}{note}"
 
 
 def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
@@ -127,29 +126,30 @@ CRITERIA = (f"significant, large (|d_z| ≥ {LARGE}), a score of at least ±{MIN
 
 
 def findings_html(found: Mapping[str, Sequence[Finding]]) -> str:
-    """The first screen's block (escaped HTML): one list per ranker."""
+    """The first screen's block (escaped HTML): a card per ranker, a numbered list each."""
     from abnirml.report.html import esc
 
     if not found:
         return ""
     parts = ['<section id="findings" class="findings"><h2>Key findings</h2>',
              f'<p class="note">Per ranker, the effects that are {esc(CRITERIA)}. Every probe '
-             'and ranker is in the sections below.</p>']
+             'and ranker is in the sections below.</p><div class="cards">']
     for ranker, items in found.items():
-        parts.append(f"<h3>{esc(ranker)}</h3>")
+        parts.append(f'<div class="card"><h3>{esc(ranker)}</h3>')
         if not items:
             parts.append('<p class="note">No effect meets these criteria; see '
-                         '<a href="#statistics">Statistics</a>.</p>')
+                         '<a href="#statistics">Statistics</a>.</p></div>')
             continue
         parts.append("<ol>")
         for f in items:
             links = f'<a href="#{esc(f.row_id)}">detail</a>'
             if f.examples_id:
                 links += f' · <a href="#{esc(f.examples_id)}">samples</a>'
-            parts.append(f"<li>{esc(f.sentence)}: <span class=\"num\">{esc(f.numbers)}</span>"
-                         f" <span class=\"links\">({links})</span></li>")
-        parts.append("</ol>")
-    parts.append("</section>")
+            numbers = esc(f.numbers).replace(" = ", "&nbsp;=&nbsp;").replace(" %", "&nbsp;%")
+            parts.append(f'<li>{esc(f.sentence)}<br><span class="num">{numbers}</span>'
+                         f' <span class="links">· {links}</span></li>')
+        parts.append("</ol></div>")
+    parts.append("</div></section>")
     return "\n".join(parts)
 
 

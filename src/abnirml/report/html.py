@@ -41,13 +41,16 @@ section>details{border:1px solid #dcdcdc;border-radius:5px;padding:.4em .8em}
 section>details>summary{cursor:pointer;padding:.2em 0}
 section>details[open]>summary{border-bottom:1px solid #e4e4e4;margin-bottom:.5em}
 .findings{background:#f4f8fc;border:1px solid #cfe0f1;border-radius:5px;padding:.2em 1em .6em}
-.findings h2{display:block;margin:.5em 0 .2em}.findings h3{margin:.8em 0 .2em}
-.findings ol{margin:.2em 0;padding-left:1.5em}.findings li{margin:.2em 0}
-.num{font-variant-numeric:tabular-nums;color:#333}.links{font-size:.9em}
+.findings h2{display:block;margin:.5em 0 .2em}.findings h3{margin:.2em 0 .3em}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(23em,1fr));gap:.8em}
+.card{background:#fff;border:1px solid #dde6f0;border-radius:5px;padding:.5em .8em}
+.findings ol{margin:.2em 0;padding-left:1.4em}.findings li{margin:.35em 0}
+.num{font-variant-numeric:tabular-nums;color:#555;font-size:.88em}
+.links{font-size:.88em}
 h3{font-size:1.05em;margin-top:1.4em}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
-tr.small td.label{font-style:italic}
+tr.small td.label{font-style:italic}td:not(.label){white-space:nowrap}
 .smalln{font-size:.8em;color:#a15c00;font-style:normal;margin-left:.3em}
 th.sortable{cursor:pointer}th[aria-sort=descending]::after{content:" \\25BE"}
 th[aria-sort=ascending]::after{content:" \\25B4"}

@@ -44,6 +44,16 @@ def write_crafted_collection(root: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _module_figure_cache(tmp_path_factory):
+    """The module's runs draw into a folder of their own: module fixtures are built before
+    conftest's per-test cache folder is set, and would otherwise read and fill the user's
+    figure cache (where a figure drawn by other code under the same version may wait)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ABNIRML_FIGURE_CACHE", str(tmp_path_factory.mktemp("module-figures")))
+        yield
+
+
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory):
     from abnirml.pipeline import RunConfig, run

@@ -26,7 +26,7 @@ from abnirml.cache_files import store_quietly
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
-FIGURE_VERSION = "5"          # bump when a drawing function changes what it draws
+FIGURE_VERSION = "6"          # bump when a drawing function changes what it draws
 #: Okabe & Ito's colour-blind-safe palette (black last, kept out of the ranker cycle)
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
              "#000000")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
 
 from abnirml.run_folder import RunFolder, write_jsonl
 
@@ -88,3 +91,66 @@ def test_without_matplotlib_and_ir_measures_the_report_still_builds(tmp_path, mo
     html = (tmp_path / "report.html").read_text("utf-8")
     assert "Figures need matplotlib" in html and "<img" not in html
     assert '<section id="family-mmp">' in html and 'id="effectiveness"' not in html
+
+
+@pytest.mark.parametrize("layout", ["table", "transfer", "axiom"])
+def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
+    """A family registered by a user renders in report.md and report.html whatever layout it
+    asks for: the transfer layout reads the family's own records, not only ``dtp``'s."""
+    from collections.abc import Iterator
+    from dataclasses import dataclass
+
+    from abnirml.pipeline import RunConfig, run
+    from abnirml.probes.family import Family
+    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.probes.options import setting
+    from abnirml.types import Sample
+
+    @dataclass(frozen=True)
+    class EchoOptions:
+        queries: int = setting(12, minimum=1, help="how many queries to use")
+
+    @dataclass
+    class EchoProbe:
+        name: str = "echo:query-vs-noise"
+        family: str = "echo"
+        symmetric: bool = False
+        characteristic: str = "Echo"          # the transfer layout's row labels
+        dataset: str = "Queries"
+
+        def samples(self, context) -> Iterator[Sample]:
+            limit = context.family_options("echo").queries
+            for qid in sorted(context.collection.queries)[:limit]:
+                query = context.collection.queries[qid]
+                yield Sample(query, query, "zzzq xxyq wwvq", {"qid": qid})
+
+    family = Family(key="echo", title="Echo probes", options=EchoOptions,
+                    positive="Positive: the ranker prefers the query itself.",
+                    probes=lambda: [EchoProbe()], layout=layout,
+                    **({"row_header": ("Characteristic", "Dataset"),
+                        "row_label": lambda probe: [probe.characteristic, probe.dataset]}
+                       if layout == "transfer" else {}))
+    register_family(family)
+    try:
+        out = tmp_path / layout
+        output = run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["echo"],
+                               out=str(out), cache=None, progress=False, effectiveness=False))
+    finally:
+        unregister_family("echo")
+    (record, *_) = [r for r in output.result.records if r["subset"] == "all"]
+    assert record["n"] == 12 and record["score"] == 1.0 and record["significant"]
+    md = (out / "report.md").read_text("utf-8")
+    html = (out / "report.html").read_text("utf-8")
+    assert md.count("## Echo probes") == 1 and "Positive: the ranker prefers the query" in md
+    row = ("| Echo | Queries | +1.00 | +1.00 | 12 | 0 |" if layout == "transfer"
+           else "| echo:query-vs-noise | +1.00 | +1.00 | 12 |")
+    assert row in md
+    section = html[html.index('<section id="family-echo">'):]
+    section = section[:section.index("</section>")]
+    assert '<table data-table="echo">' in section and "+1.00" in section
+    assert (out / "tables" / "echo.csv").is_file()
+    # the first screen says it in words: bm25 prefers d1, the query itself
+    findings = html[html.index('<section id="findings"'):]
+    findings = re.sub(r">\s+<", "><", findings[:findings.index("</section>")])
+    assert "<h3>bm25</h3><ol><li>Prefers d1 on echo:query-vs-noise (the ranker prefers the " \
+        "query itself)" in findings

@@ -44,6 +44,16 @@ def write_crafted_collection(root: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _module_figure_cache(tmp_path_factory):
+    """The module's runs draw into a folder of their own: module fixtures are built before
+    conftest's per-test cache folder is set, and would otherwise read and fill the user's
+    figure cache (where a figure drawn by other code under the same version may wait)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ABNIRML_FIGURE_CACHE", str(tmp_path_factory.mktemp("module-figures")))
+        yield
+
+
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory):
     from abnirml.pipeline import RunConfig, run
@@ -200,8 +210,11 @@ def test_rank_origin_file_in_directory_joins_the_report(demo_dir, tmp_path, dl19
 
 
 def test_crafted_markup_is_escaped_everywhere(crafted_dir):
+    from abnirml.report.page_script import SCRIPT
+
     raw = (crafted_dir / "report.html").read_text("utf-8")
-    assert "<script" not in raw.lower()
+    # one script, the page's own, whose hash the Content-Security-Policy pins
+    assert raw.lower().count("<script") == 1 and f"<script>{SCRIPT}</script>" in raw
     html = re.sub(r'<mark class="\w+">|</mark>', "", raw)     # word-diff highlighting
     assert "<iframe" not in html.lower() and "<img src=\"http" not in html
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
@@ -331,14 +344,24 @@ def test_browser_opens_demo_report(browser, demo_dir):
     browser.set_window_size(1400, 1000)
 
 
+def _open_sections(driver) -> None:
+    """Unfold every section and sample block, as a reader clicking each summary would."""
+    driver.execute_script("document.querySelectorAll('details').forEach("
+                          "function (d) { d.open = true; });")
+
+
 def test_browser_shows_markup_as_text(browser, crafted_dir):
     from selenium.webdriver.common.by import By
 
+    from abnirml.report.page_script import SCRIPT, script_hash
+
     assert _external(_open(browser, crafted_dir / "report.html")) == []
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
-    assert browser.find_elements(By.TAG_NAME, "script") == []
+    (script,) = browser.find_elements(By.TAG_NAME, "script")     # the page's own, only
+    assert browser.execute_script("return arguments[0].textContent", script) == SCRIPT
+    assert f"script-src {script_hash()};" in (crafted_dir / "report.html").read_text("utf-8")
     assert browser.find_elements(By.TAG_NAME, "iframe") == []
-    for details in browser.find_elements(By.TAG_NAME, "details"):
+    for details in browser.find_elements(By.TAG_NAME, "details"):   # outer ones first
         details.find_element(By.TAG_NAME, "summary").click()
     shown = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".doc"))
     assert "<script>window.__pwned = 1</script>" in shown
@@ -364,6 +387,7 @@ def test_browser_shows_every_caveat_and_one_table_style(browser, demo_dir):
     from abnirml.report.html import NEGATIVE_RGB, POSITIVE_RGB
 
     assert _external(_open(browser, demo_dir / "report.html")) == []
+    _open_sections(browser)
     shown = browser.find_element(By.TAG_NAME, "body").text
     records = [json.loads(line) for line in (demo_dir / "results.jsonl").open()]
     run_info = json.loads((demo_dir / "run.json").read_text())
@@ -403,5 +427,119 @@ def test_browser_shows_every_caveat_and_one_table_style(browser, demo_dir):
         label = cells[0]
         assert browser.execute_script(style, label)[0] == "left"
     assert all(seen.values()), seen
-    legend = table.find_element(By.XPATH, "following-sibling::p[@class='legend']")
+    legend = table.find_element(By.XPATH, "../following-sibling::p[@class='legend']")
     assert "blue when positive" in legend.text and "grey" in legend.text
+
+
+#: the demo report's height at 1,400 px with every section folded, and the bound it keeps
+FOLDED_HEIGHT_BOUND = 15_000
+
+
+def _visible_rows(table) -> list[list[str]]:
+    from selenium.webdriver.common.by import By
+
+    return [[c.text for c in row.find_elements(By.TAG_NAME, "td")]
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr") if row.is_displayed()]
+
+
+@pytest.mark.slow
+def test_browser_navigates_the_demo_report(browser, demo_dir):
+    """Folded, the page is short; unfolded, nothing scrolls sideways; the table of contents,
+    the findings' links, the filters, the sort and the sample links work in a real browser."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.set_window_size(1400, 1000)
+    assert _external(_open(browser, demo_dir / "report.html")) == []
+    size = "return [document.documentElement.scrollHeight, " \
+           "document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    height, _, _ = browser.execute_script(size)
+    assert height <= FOLDED_HEIGHT_BOUND, height
+    assert browser.find_element(By.ID, "findings").is_displayed()
+    assert not browser.find_element(By.CSS_SELECTOR, "#family-tmp table").is_displayed()
+
+    # the table of contents: every entry names an element of the page; following one opens
+    # its section
+    links = browser.find_elements(By.CSS_SELECTOR, "nav a")
+    targets = [link.get_attribute("href").split("#", 1)[1] for link in links]
+    assert "findings" in targets and "statistics" in targets and len(targets) >= 8
+    for target in targets:
+        assert browser.execute_script("return document.getElementById(arguments[0]) !== null",
+                                      target), target
+    next(link for link in links if link.get_attribute("href").endswith("#family-tmp")).click()
+    assert browser.find_element(By.CSS_SELECTOR, "#family-tmp table").is_displayed()
+    browser.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+    assert browser.execute_script("return window.scrollY") > 500
+    top = browser.execute_script(
+        "return document.querySelector('nav').getBoundingClientRect().top")
+    assert abs(top) < 1                                      # the contents stay in view
+
+    # a finding's "detail" opens the statistics section at its row; "samples" opens the
+    # probe's examples with both texts
+    _open(browser, demo_dir / "report.html")
+    detail = browser.find_element(By.CSS_SELECTOR, "#findings a[href^='#row-']")
+    row_id = detail.get_attribute("href").split("#", 1)[1]
+    detail.click()
+    assert browser.find_element(By.ID, row_id).is_displayed()
+    row = browser.find_element(By.ID, row_id)
+    samples = row.find_element(By.CSS_SELECTOR, "a[href^='#ex-']")
+    example_id = samples.get_attribute("href").split("#", 1)[1]
+    samples.click()
+    block = browser.find_element(By.ID, example_id)
+    assert block.get_attribute("open") is not None
+    texts = block.find_elements(By.CSS_SELECTOR, ".doc")
+    assert len(texts) >= 2 and all(t.is_displayed() and t.text for t in texts[:2])
+
+    # filters on the intervals table: by ranker, by significance, by text
+    _open_sections(browser)
+    table = browser.find_element(By.CSS_SELECTOR, 'table[data-table="intervals"]')
+    header = [th.text.strip() for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    ranker, family, significant = (header.index(h) for h in ("Ranker", "Family",
+                                                              "Significant"))
+    box = table.find_element(By.XPATH, "../preceding-sibling::div[@class='controls']")
+    every = len(_visible_rows(table))
+    Select(box.find_element(By.CSS_SELECTOR, f"select[data-column='{ranker}']")
+           ).select_by_visible_text("ql")
+    shown = _visible_rows(table)
+    assert 0 < len(shown) < every and {r[ranker] for r in shown} == {"ql"}
+    Select(box.find_element(By.CSS_SELECTOR, f"select[data-column='{significant}']")
+           ).select_by_visible_text("yes")
+    assert {(r[ranker], r[significant]) for r in _visible_rows(table)} == {("ql", "yes")}
+    Select(box.find_element(By.CSS_SELECTOR, f"select[data-column='{family}']")
+           ).select_by_visible_text("tmp")
+    assert {r[family] for r in _visible_rows(table)} == {"tmp"}
+    search = box.find_element(By.CSS_SELECTOR, "input.filter")
+    search.send_keys("query")
+    assert all("query" in r[0] for r in _visible_rows(table))
+    assert box.find_element(By.CLASS_NAME, "count").text.endswith(f"of {every} rows")
+    for select in box.find_elements(By.TAG_NAME, "select"):
+        Select(select).select_by_index(0)
+    search.clear()
+    search.send_keys(" ")                      # an input event with nothing to match
+    assert len(_visible_rows(table)) == every
+
+    # sorting by the effect size, largest first: rows from fewer than 10 samples stay last
+    column = header.index("Effect size d_z")
+    table.find_elements(By.CSS_SELECTOR, "thead th")[column].click()
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    small = [("small" in (r.get_attribute("class") or "")) for r in rows]
+    assert any(small) and small == sorted(small)
+    values = [r.find_elements(By.TAG_NAME, "td")[column].text for r in rows]
+    numbers = [float(v.replace("−", "-")) for v, s in zip(values, small, strict=True)
+               if not s and v != "–"]
+    assert numbers == sorted(numbers, reverse=True)
+    assert "n < 10" in rows[-1].text
+
+    # unfolded, the page never scrolls sideways: wide tables scroll inside their own box
+    _, width, client = browser.execute_script(size)
+    assert width <= client, (width, client)
+    axiom = browser.find_element(By.CSS_SELECTOR, 'table[data-table="axiom"]')
+    box = axiom.find_element(By.XPATH, "..")
+    assert box.get_attribute("class") == "scroll"
+    assert box.size["width"] <= client
+
+    # the first screen, for the documentation
+    _open(browser, demo_dir / "report.html")
+    out = REPO / "test-output"
+    out.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(out / "report-first-screen.png"))

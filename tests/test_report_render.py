@@ -223,3 +223,36 @@ def test_zero_has_no_sign_in_the_report_and_in_compare(value, text):
     cells = comparison_table([row], "a", "b").rows[0]
     assert cells[3] == text and cells[5] == f"[{text}, +0.40]"
     assert format_score(_record(value, False)) == f"* {text}"
+
+
+def test_delta_curves_legend_names_each_ranker_once(monkeypatch):
+    """Curves that coincide in one panel but not in another: the legend still lists the
+    rankers only (never "bm25 = ql" beside "bm25" and "ql"); the panel notes the overlap."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from abnirml.report import plots
+
+    legends: list[list[str]] = []
+    notes: list[str] = []
+    figure_legend, axes_text = Figure.legend, Axes.text
+
+    def spy_legend(self, handles, labels, **kwargs):
+        legends.append(list(labels))
+        return figure_legend(self, handles, labels, **kwargs)
+
+    def spy_text(self, x, y, text, *args, **kwargs):
+        notes.append(text)
+        return axes_text(self, x, y, text, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "legend", spy_legend)
+    monkeypatch.setattr(Axes, "text", spy_text)
+    monkeypatch.setenv("ABNIRML_FIGURE_CACHE", "off")
+    points = (_points("tmp:shuffle", "bm25", [0.0, 0.0, 0.0])
+              + _points("tmp:shuffle", "ql", [0.0, 0.0, 0.0])
+              + _points("tmp:typos", "bm25", [-0.5, -0.4, -0.3])
+              + _points("tmp:typos", "ql", [-0.6, -0.4, -0.3]))
+    assert plots.delta_curves(points, "TMP")[:4] == b"\x89PNG"
+    assert legends == [["bm25", "ql"]]
+    assert notes == ["bm25 = ql"]

@@ -86,8 +86,14 @@ def test_report_shows_intervals_table_error_bars_and_caption(stats_run):
             "subset with ≥ 2 samples), α = 0.01)") in markdown
     with (stats_run / "tables" / "intervals.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    sizes = [abs(float(r["Effect size d_z"])) for r in rows if r["Effect size d_z"] != "–"]
-    assert sizes == sorted(sizes, reverse=True)
+    # largest |d_z| first, but rows from fewer than 10 samples after all others
+    small = [int(r["Samples"]) < 10 for r in rows]
+    assert any(small) and small == sorted(small)
+    for part in (False, True):
+        sizes = [abs(float(r["Effect size d_z"])) for r, s in zip(rows, small, strict=True)
+                 if s is part and r["Effect size d_z"] != "–"]
+        assert sizes == sorted(sizes, reverse=True)
+    assert {r["Family"] for r in rows} == {"mmp"}
     html = (stats_run / "report.html").read_text(encoding="utf-8")
     assert 'alt="Intervals: mmp"' in html
 

@@ -86,7 +86,9 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "rank_origin.csv", out / "rank_origin.json", out / "rank_origin.html"]
     if args.rerank:
-        write_run(out / "reranked.run", run, tag=spec.display or "abnirml")
+        from abnirml.rankers.base import file_label
+
+        write_run(out / "reranked.run", run, tag=file_label(spec.label))   # the ranker's name
         written.append(out / "reranked.run")
     write_csv(origin, out / "rank_origin.csv")
     meta = {"reference": Path(args.reference).name, "run": run_label,

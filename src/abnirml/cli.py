@@ -303,8 +303,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     n_rankers = len(output.result.summary["rankers"])
     print(f"abnirml: {len(output.result.records)} results for "
           f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
-          f"{counts['unique_pairs']:,} unique pairs ({counts['scored']:,} scored, "
-          f"{counts['from_cache']:,} cached) → {output.out}/report.md, "
+          f"{counts['unique_pairs']:,} unique pairs; scores over all rankers: "
+          f"{counts['scored']:,} computed, {counts['from_cache']:,} cached → "
+          f"{output.out}/report.md, "
           f"{output.out}/report.html")
     left_out = output.run_info.get("omitted_probes") or []
     if args.skip_unavailable and left_out:

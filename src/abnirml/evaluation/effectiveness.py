@@ -23,13 +23,9 @@ from abnirml.data.trec import Qrels, Run
 
 REL_LEVEL = 2     # binary measures: grade ≥ 2 is relevant (TREC DL, ABNIRML, Rau & Kamps)
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", f"AP(rel={REL_LEVEL})", f"RR(rel={REL_LEVEL})")
-LABELS = {"nDCG@10": "nDCG@10", "AP(rel=2)": "MAP (rel ≥ 2)", "RR(rel=2)": "MRR (rel ≥ 2)",
-          "AP": "MAP (rel ≥ 1)"}
 
 
-def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
-             ) -> dict[str, float]:
-    """Mean of each measure over the judged queries the run answers (trec_eval semantics)."""
+def _parsed(measures: Sequence[str]) -> list[Any]:
     import ir_measures
 
     from abnirml.errors import ConfigError
@@ -40,10 +36,37 @@ def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
             parsed.append(ir_measures.parse_measure(text))
         except (ValueError, NameError, SyntaxError, TypeError):
             raise ConfigError(f"unknown effectiveness measure {text!r}") from None
-    as_dict = {qid: {docno: float(score) for docno, score in ranking}
-               for qid, ranking in run.items()}
-    values = ir_measures.calc_aggregate(parsed, qrels, as_dict)
+    return parsed
+
+
+def _as_dict(run: Run) -> dict[str, dict[str, float]]:
+    return {qid: {docno: float(score) for docno, score in ranking}
+            for qid, ranking in run.items()}
+
+
+def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
+             ) -> dict[str, float]:
+    """Mean of each measure over the judged queries the run answers (trec_eval semantics)."""
+    import ir_measures
+
+    parsed = _parsed(measures)
+    values = ir_measures.calc_aggregate(parsed, qrels, _as_dict(run))
     return {text: float(values[m]) for text, m in zip(measures, parsed, strict=True)}
+
+
+def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
+                       ) -> dict[str, dict[str, float]]:
+    """Each judged query's value of each measure (query → measure → value), as
+    ``ir_measures.iter_calc`` gives them: the rows a significance test across runs needs."""
+    import ir_measures
+
+    parsed = _parsed(measures)
+    names = {str(m): text for text, m in zip(measures, parsed, strict=True)}
+    out: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(parsed, qrels, _as_dict(run)):
+        out.setdefault(str(metric.query_id), {})[names[str(metric.measure)]] = float(
+            metric.value)
+    return {qid: out[qid] for qid in sorted(out)}
 
 
 def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
@@ -155,6 +178,10 @@ def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates,
         "candidate_run": evaluate(candidate_run, qrels, measures),
         "rankers": {name: evaluate(run, qrels, measures) for name, run in reranked.items()},
         "run_files": {name: run_file_name(name, taken) for name in reranked},
+        # query → measure → value per ranker (and the candidates): the report's
+        # tables/per-query-effectiveness.csv, rebuilt without the qrels
+        "per_query": {name: evaluate_per_query(run, qrels, measures)
+                      for name, run in [("candidates", candidate_run), *reranked.items()]},
     }
     result.extras["reranked"] = reranked
     result.extras["candidate_run"] = candidate_run

@@ -133,7 +133,10 @@ def select_probes(patterns: list[str]) -> list[Probe]:
             shared = ambiguity(pattern)
             if shared is not None:
                 raise ConfigError(shared)
-            raise ConfigError(f"unknown probe {pattern!r}{did_you_mean(pattern, names)}; "
+            # a bare word close to a family key (axioms, mmps) means the family
+            hint = (did_you_mean(pattern, keys) if ":" not in pattern else "") or \
+                did_you_mean(pattern, names)
+            raise ConfigError(f"unknown probe {pattern!r}{hint}; "
                               "see 'abnirml probes' for the list")
         chosen.update(matched)
     return [p for p in catalogue if p.name in chosen]

@@ -93,7 +93,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
-    from abnirml.evaluation.effectiveness import LABELS, axiom_fulfilment
+    from abnirml.evaluation.effectiveness import axiom_fulfilment
 
     info = run_info.get("effectiveness") or {}
     values: Mapping[str, Mapping[str, float]] = info.get("rankers") or {}
@@ -101,7 +101,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
         return None, None
     measures = list(info.get("measures") or next(iter(values.values())).keys())
     fulfilment = axiom_fulfilment(records)
-    header = ["Ranker", *[LABELS.get(m, m) for m in measures]]
+    header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
     rows = []
@@ -116,13 +116,15 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                        if fulfilment else []))
     effectiveness = Table(EFFECTIVENESS_TITLE, header, rows,
                           f"Measured with ir_measures over {info.get('queries', '?')} judged "
-                          "queries; MAP and MRR count grade ≥ 2 as relevant.")
+                          "queries, each measure under ir_measures' name: AP(rel=2) is MAP and "
+                          "RR(rel=2) is MRR counting grade ≥ 2 as relevant. Per query: "
+                          f"tables/{PER_QUERY_EFFECTIVENESS}.csv.")
     correlation = None
     if fulfilment:
         crow = []
         for m in measures:
             c = _correlation(fulfilment, values, m)
-            crow.append([LABELS.get(m, m), str(len(c.rankers)), _opt(c.kendall_tau),
+            crow.append([m, str(len(c.rankers)), _opt(c.kendall_tau),
                          _opt(c.kendall_p), _opt(c.pearson_r), _opt(c.pearson_p), c.note])
         correlation = Table("Axiom fulfilment vs effectiveness across rankers",
                             ["Measure", "Rankers", "Kendall τ", "p", "Pearson r", "p", "Note"],
@@ -131,6 +133,27 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
                                   "two-sided tests of τ = 0 (tau-b) and r = 0 with one "
                                   "point per ranker, not corrected across the measures.")
     return effectiveness, correlation
+
+
+PER_QUERY_EFFECTIVENESS = "per-query-effectiveness"
+PER_QUERY_EFFECTIVENESS_FIELDS = ("run", "query_id", "measure", "value")
+
+
+def per_query_effectiveness_csv(run_info: Mapping[str, Any]) -> str | None:
+    """tables/per-query-effectiveness.csv: one row per run × query × measure, as
+    ``ir_measures.iter_calc`` yields them (``run`` is a ranker or ``candidates``); None
+    when run.json holds no per-query values."""
+    per_query = (run_info.get("effectiveness") or {}).get("per_query")
+    if not per_query:
+        return None
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PER_QUERY_EFFECTIVENESS_FIELDS)
+    for run_name, by_query in per_query.items():
+        for qid, by_measure in by_query.items():
+            for measure, value in by_measure.items():
+                writer.writerow([run_name, qid, measure, format(float(value), ".10g")])
+    return buffer.getvalue()
 
 
 def _correlation(fulfilment: Mapping[str, float], values: Mapping[str, Mapping[str, float]],
@@ -300,12 +323,14 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
 
 
 def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
-                   run_info: Mapping[str, Any]) -> tuple[list[Section], list[str],
-                                                        dict[str, str]]:
+                   run_info: Mapping[str, Any],
+                   examples: Sequence[Mapping[str, Any]] | None = None
+                   ) -> tuple[list[Section], list[str], dict[str, str]]:
     """The page's sections, the markdown blocks that extend report.md, and the data files
-    the sections produce (relative path → text)."""
+    the sections produce (relative path → text); ``examples`` defaults to the folder's."""
     from abnirml.report import plots
     from abnirml.report.caveats import run_caveats
+    from abnirml.report.files import pairs_sentence
 
     sections: list[Section] = []
     markdown: list[str] = []
@@ -317,11 +342,13 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         summary.tables.append(("rankers", table))
     counts = run_info.get("counts") or {}
     if counts:
-        summary.intro = (f"Samples: {counts.get('samples', 0):,}; unique (query, document) pairs "
-                         f"per ranker: {counts.get('unique_pairs', 0):,}.")
+        summary.intro = f"Samples: {counts.get('samples', 0):,}; {pairs_sentence(run_info)}"
     sections.append(summary)
 
     effectiveness, correlation = effectiveness_tables(run_info, records)
+    per_query_effectiveness = per_query_effectiveness_csv(run_info)
+    if per_query_effectiveness is not None:
+        data_files[table_file(PER_QUERY_EFFECTIVENESS, "csv")] = per_query_effectiveness
     if effectiveness is not None:
         section = Section("effectiveness", EFFECTIVENESS_TITLE)
         section.notes += [c.text for c in run_caveats(run_info) if c.kind == "lexical"]
@@ -332,6 +359,9 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
 
     from abnirml.report.intervals import statistics_section
 
+    if examples is None:
+        examples = _examples(directory)
+    with_examples = {str(e.get("probe", "")) for e in examples}
     labels = probe_labels(records, run_info)
     views = family_views(records, run_info)
     for view in views:
@@ -345,7 +375,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         from abnirml.evaluation.score_file import load_scores
 
         store = load_scores(store_path)
-    stats = statistics_section(store, records, run_info)
+    stats = statistics_section(store, records, run_info, with_examples)
     if stats is not None:
         stats_section, per_query = stats
         sections.append(stats_section)
@@ -376,16 +406,12 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         section.tables.append(("variance-probes", per_probe))
         sections.append(section)
 
-    examples_path = directory / EXAMPLES
-    if examples_path.is_file():
-        from abnirml.report.files import read_jsonl
-
-        examples = read_jsonl(examples_path)
-        if examples:
-            sections.append(Section(
-                "examples", "Example samples",
-                "A few samples per probe: the query, both texts (words that differ are "
-                "highlighted) and every ranker's scores.", blocks=[examples_html(examples)]))
+    if examples:
+        sections.append(Section(
+            "examples", "Example samples",
+            "A few samples per probe: the query, both texts (words that differ are "
+            "highlighted) and every ranker's scores. The statistics table links each "
+            "probe × ranker row to its probe's samples.", blocks=[examples_html(examples)]))
 
     top = {c.text for c in run_caveats(run_info)}
     for section in sections:
@@ -403,6 +429,14 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))
     return sections, markdown, data_files
+
+
+def _examples(directory: Path) -> list[dict[str, Any]]:
+    """examples.jsonl's samples; none when the run wrote no such file."""
+    from abnirml.report.files import read_jsonl
+
+    path = directory / EXAMPLES
+    return read_jsonl(path) if path.is_file() else []
 
 
 def _add_figure(section: Section, draw) -> None:
@@ -431,8 +465,9 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
     section = Section("delta-sweep", "δ sensitivity",
                       "Probe scores with δ set to each percentile of the ranker's adjacent "
                       "top-10 score gaps (journal ABNIRML §4.1); the dashed line is the "
-                      "operating point, the median. Rankers whose curves coincide share one "
-                      "line, labelled a = b. Data: tables/delta-sweep.csv.")
+                      "operating point, the median. Each ranker keeps one look in every panel; "
+                      "where curves coincide they are drawn over each other and the panel "
+                      "notes it (a = b). Data: tables/delta-sweep.csv.")
     every = sweep(store)
     points = [p for p in every if p.subset == "all"]     # = sweep(store, subsets=["all"])
     buffer = io.StringIO()
@@ -461,13 +496,15 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     """report.md, report.html and tables/* of the run in ``directory`` as relative path →
     text. Only renders: :meth:`abnirml.run_folder.RunFolder.write_reports` writes them."""
     from abnirml.report.export import to_csv, to_latex
-    from abnirml.report.files import markdown_report, read_results
+    from abnirml.report.files import markdown_report, read_results, with_contents
 
     if records is None:
         records = read_results(directory / "results.jsonl")
     if run_info is None:
         run_info = _load_json(directory / "run.json") or {}
-    sections, extra_markdown, data_files = build_sections(directory, records, run_info)
+    examples = _examples(directory)
+    sections, extra_markdown, data_files = build_sections(directory, records, run_info,
+                                                          examples)
     files: dict[str, str] = {}
     for section in sections:
         for slug, table in section.tables:
@@ -478,11 +515,14 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     markdown = markdown_report(list(records), run_info)
     if extra_markdown:
         markdown += "\n".join(extra_markdown) + "\n"
-    files[REPORT_MD] = markdown
+    files[REPORT_MD] = with_contents(markdown)
     collection = (run_info.get("collection") or {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
                f'({esc(collection.get("source", ""))}); {esc(collection.get("queries", "?"))} '
                f'queries, {esc(collection.get("documents", "?"))} documents. Built from the '
                "files in this directory; <code>abnirml report DIR</code> rebuilds it.</p>")
-    files[REPORT_HTML] = page("abnirml report", sections, preface)
+    from abnirml.report.findings import findings_html, key_findings
+
+    found = key_findings(records, run_info, {str(e.get("probe", "")) for e in examples})
+    files[REPORT_HTML] = page("abnirml report", sections, preface, findings_html(found))
     return files

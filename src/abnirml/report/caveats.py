@@ -105,18 +105,18 @@ def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, 
     unbacked = unbacked_significance(records, run_info, family)
     if unbacked is not None:
         out.append(unbacked)
-    if family == "dtp":
+    from abnirml.report.tables import family_views
+
+    view = next((v for v in family_views(records, run_info) if v.key == family), None)
+    if view is not None and view.layout == "transfer":
         from abnirml.report.transfer_table import missing_data_lines
 
         out += [Caveat(line, family, "no-data")
-                for line in missing_data_lines(records, run_info)]
+                for line in missing_data_lines(records, run_info, family)]
         return out       # the transfer table's Discarded column holds its skip counts
     skips = skip_lines(records, family)
     if skips:
-        from abnirml.report.tables import family_views
-
-        unit = next((v.skips_counted for v in family_views(records, run_info) if v.key == family),
-                    "samples")
+        unit = view.skips_counted if view is not None else "samples"
         out.append(Caveat(f"Skipped {unit}: " + "; ".join(skips) + ".", family, "skipped"))
     return out
 

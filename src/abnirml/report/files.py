@@ -105,6 +105,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
+    from abnirml.report.findings import findings_markdown, key_findings
+
+    findings = findings_markdown(key_findings(records, run_info))     # the answer first
+    if findings:
+        parts += ["", *findings, "", "## The run"]
 
     caveats = [c for c in run_caveats(run_info) if c.kind != "omitted"]
     if caveats:
@@ -122,10 +127,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     if counts:
         parts.append("")
         parts.append(f"Samples: {counts.get('samples', 0):,}; pair slots: "
-                     f"{counts.get('pair_slots', 0):,}; unique (q, d) pairs scored per ranker: "
-                     f"{counts.get('unique_pairs', 0):,} "
-                     f"({counts.get('scored', 0):,} newly scored, "
-                     f"{counts.get('from_cache', 0):,} from the cache).")
+                     f"{counts.get('pair_slots', 0):,}; {pairs_sentence(run_info)}")
     options = run_info.get("options", {})
     if options:
         parts.append("")
@@ -142,7 +144,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         if view.layout == "transfer":
             from abnirml.report.transfer_table import transfer_section
 
-            section = transfer_section(records, run_info)
+            section = transfer_section(records, run_info, view)
             if section:
                 parts += ["", *section]
             continue
@@ -160,3 +162,35 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                   for line in ("", c.text)]
     parts += axiom_lines
     return "\n".join(parts) + "\n"
+
+
+def pairs_sentence(run_info: Mapping[str, Any]) -> str:
+    """How much scoring the run took: the unique pairs once, the scores over all rankers.
+
+    The scored and cached counts are totals over the rankers (each ranker scores every
+    unique pair), so they are named as such rather than set beside a per-ranker figure."""
+    counts = run_info.get("counts") or {}
+    rankers = len(run_info.get("rankers") or []) or None
+    over = f"{rankers} ranker{'s' if rankers != 1 else ''}" if rankers else "the rankers"
+    return (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each scored "
+            f"by every ranker; scores over {over}: {counts.get('scored', 0):,} computed, "
+            f"{counts.get('from_cache', 0):,} read from the cache.")
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub and most markdown renderers give a heading: lowercase, punctuation
+    dropped, spaces as hyphens."""
+    import re
+
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def with_contents(markdown: str) -> str:
+    """``markdown`` with a "Contents" list of its ``##`` headings after the title line."""
+    lines = markdown.split("\n")
+    headings = [line[3:].strip() for line in lines if line.startswith("## ")]
+    if len(headings) < 2 or not lines or not lines[0].startswith("# "):
+        return markdown
+    contents = ["", "Contents: " + " · ".join(
+        f"[{h}](#{heading_anchor(h)})" for h in headings)]
+    return "\n".join([lines[0], *contents, *lines[1:]])

@@ -1,10 +1,15 @@
 """One self-contained HTML page: tables, figures and example samples, nothing fetched.
 
 Everything the page shows is inline — styles in a ``<style>`` element, figures as
-``data:image/png`` URIs — and a Content-Security-Policy forbids scripts and any request, so
-the page opens offline, e-mails well, and a document text holding ``<script>`` or markup is
-displayed as text: every user-supplied string (queries, documents, probe and ranker names,
-metadata) goes through :func:`esc` before it reaches the page.
+``data:image/png`` URIs, one script (:mod:`abnirml.report.page_script`) — and a
+Content-Security-Policy forbids any request and every script but that one, pinned by its
+hash, so the page opens offline, e-mails well, and a document text holding ``<script>`` or
+markup is displayed as text: every user-supplied string (queries, documents, probe and
+ranker names, metadata) goes through :func:`esc` before it reaches the page.
+
+The layout answers first and details on demand: the key findings, then one folded
+``<details>`` per section, with a table of contents that stays beside the page; wide
+tables scroll inside their own box, so the page itself never scrolls sideways.
 """
 
 from __future__ import annotations
@@ -17,17 +22,41 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.report.tables import Table
-
-CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-       "script-src 'none'; form-action 'none'; base-uri 'none'")
+from abnirml.report.page_script import CSP, SCRIPT
+from abnirml.report.tables import SMALL_N, Table, anchor
 
 STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;
-max-width:1200px;padding:1.5em;color:#1d1d1f}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d1d1f;
+display:grid;grid-template-columns:15em minmax(0,1fr)}
+body>nav{position:sticky;top:0;height:100vh;overflow-y:auto;box-sizing:border-box;
+padding:1em .8em;background:#f7f7f8;border-right:1px solid #e2e2e2;font-size:.9em}
+body>nav ol{padding-left:1.2em;margin:.4em 0}body>nav li{margin:.25em 0}
+body>nav a{color:#1d4f91;text-decoration:none}body>nav a:hover{text-decoration:underline}
+main{min-width:0;max-width:1200px;padding:1em 1.5em 3em}
+@media (max-width:800px){body{display:block}body>nav{position:static;height:auto}}
+h1{font-size:1.6em;margin:.3em 0}
+h2{font-size:1.25em;margin:0;display:inline}
+section{margin:.5em 0}
+section>details{border:1px solid #dcdcdc;border-radius:5px;padding:.4em .8em}
+section>details>summary{cursor:pointer;padding:.2em 0}
+section>details[open]>summary{border-bottom:1px solid #e4e4e4;margin-bottom:.5em}
+.findings{background:#f4f8fc;border:1px solid #cfe0f1;border-radius:5px;padding:.2em 1em .6em}
+.findings h2{display:block;margin:.5em 0 .2em}.findings h3{margin:.2em 0 .3em}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(23em,1fr));gap:.8em}
+.card{background:#fff;border:1px solid #dde6f0;border-radius:5px;padding:.5em .8em}
+.findings ol{margin:.2em 0;padding-left:1.4em}.findings li{margin:.35em 0}
+.num{font-variant-numeric:tabular-nums;color:#555;font-size:.88em}
+.links{font-size:.88em}
 h3{font-size:1.05em;margin-top:1.4em}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
+tr.small td.label{font-style:italic}td:not(.label){white-space:nowrap}
+.smalln{font-size:.8em;color:#a15c00;font-style:normal;margin-left:.3em}
+th.sortable{cursor:pointer}th[aria-sort=descending]::after{content:" \\25BE"}
+th[aria-sort=ascending]::after{content:" \\25B4"}
+tr.target td,div.target{outline:2px solid #e69f00}
+.controls{display:flex;gap:.5em;align-items:center;flex-wrap:wrap;margin:.6em 0 0}
+.controls .count{color:#555;font-size:.9em}
 th,td{border:1px solid #d0d0d0;padding:.25em .6em;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td.label,th.label{text-align:left}
 td.ns{color:#767676}td.sig{font-weight:600}
@@ -36,11 +65,10 @@ td.ns{color:#767676}td.sig{font-weight:600}
 .note{color:#555;font-size:.92em}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.9em}
-nav ul{columns:3;font-size:.92em}
 details{margin:.4em 0;border:1px solid #e4e4e4;border-radius:4px;padding:.3em .6em}
 summary{cursor:pointer;font-weight:600}
 .sample{margin:.6em 0 1em;padding-top:.4em;border-top:1px dashed #ddd}
-.docs{display:grid;grid-template-columns:1fr 1fr;gap:1em}
+.docs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}
 .doc{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.5em;
 overflow-wrap:anywhere}
 mark.del{background:#ffd6d6}mark.ins{background:#c9f2d0}
@@ -79,7 +107,9 @@ class Section:
     notes: list[str] = field(default_factory=list)    # caveats, shown before the tables
 
     def html(self) -> str:
-        parts = [f'<section id="{esc(self.key)}"><h2>{esc(self.title)}</h2>']
+        """The section folded under its title: the reader opens what they came for."""
+        parts = [f'<section id="{esc(self.key)}"><details><summary><h2>{esc(self.title)}'
+                 "</h2></summary>"]
         if self.intro:
             parts.append(f'<p class="note">{esc(self.intro)}</p>')
         parts += [f'<p class="caveat">{esc(note)}</p>' for note in self.notes]
@@ -87,7 +117,7 @@ class Section:
             parts.append(table_html(table, slug, title=table.title != self.title))
         parts += [f.html() for f in self.figures]
         parts += self.blocks
-        parts.append("</section>")
+        parts.append("</details></section>")
         return "\n".join(parts)
 
 
@@ -124,17 +154,38 @@ def _cell(text: str, label: bool, scored: bool) -> str:
 def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     """A table in the page's one style: text columns (labels, fingerprints, notes)
     left-aligned, numbers right-aligned in tabular figures; score columns (``table.scored``)
-    coloured by sign when significant and greyed when not, with the legend under the table."""
+    coloured by sign when significant and greyed when not, with the legend under the table.
+    Rows from fewer than SMALL_N samples (by the ``Samples`` column) are marked ``small``;
+    rows with example samples (``table.row_examples``) link to them; the table scrolls
+    inside its own box when wider than the page."""
     from abnirml.report.export import text_columns
     from abnirml.report.tables import SCORE_LEGEND, ZERO_MARK
 
     text = text_columns(table)
     scored = set(table.scored)
+    samples = table.header.index("Samples") if "Samples" in table.header else None
+    linked = any(table.row_examples)
     head = "".join(f'<th class="label">{esc(h)}</th>' if j in text
                    else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
-    body = "\n".join(
-        "<tr>" + "".join(_cell(c, j in text, j in scored) for j, c in enumerate(row))
-        + "</tr>" for row in table.rows)
+    if linked:
+        head += '<th class="label">Examples</th>'
+    body_rows = []
+    for i, row in enumerate(table.rows):
+        small = samples is not None and samples < len(row) and _is_small(row[samples])
+        cells = [_cell(c, j in text, j in scored) for j, c in enumerate(row)]
+        if small:
+            cells[samples] = cells[samples].replace(
+                "</td>", f'<span class="smalln" title="fewer than {SMALL_N} samples">'
+                         f"n &lt; {SMALL_N}</span></td>")
+        if linked:
+            target = table.row_examples[i] if i < len(table.row_examples) else ""
+            cells.append(f'<td class="label"><a href="#{esc(target)}">samples</a></td>'
+                         if target else "<td></td>")
+        row_id = table.row_ids[i] if i < len(table.row_ids) else ""
+        attributes = (f' id="{esc(row_id)}"' if row_id else "") + (
+            ' class="small"' if small else "")
+        body_rows.append(f"<tr{attributes}>" + "".join(cells) + "</tr>")
+    body = "\n".join(body_rows)
     heading = f"<h3>{esc(table.title)}</h3>" if table.title and title else ""
     note = f'<p class="note">{esc(table.note)}</p>' if table.note else ""
     legend = ""
@@ -145,8 +196,15 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
                   + (f" {esc(SCORE_LEGEND)}" if zero else "") + "</p>")
     exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '
                f"<code>tables/{esc(slug)}.tex</code></p>") if slug else ""
-    return (f"{heading}{note}<table data-table=\"{esc(slug)}\"><thead><tr>{head}</tr>"
-            f"</thead><tbody>\n{body}\n</tbody></table>{legend}{exports}")
+    return (f"{heading}{note}<div class=\"scroll\"><table data-table=\"{esc(slug)}\"><thead>"
+            f"<tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>{legend}{exports}")
+
+
+def _is_small(count: str) -> bool:
+    """A Samples cell (``2``, ``36/39``, ``1,204``) whose smallest count is under SMALL_N."""
+    numbers = [int(part.replace(",", "")) for part in count.split("/")
+               if part.strip().replace(",", "").isdigit()]
+    return bool(numbers) and min(numbers) < SMALL_N
 
 
 def _rounds_small(text: str) -> bool:
@@ -207,8 +265,8 @@ def examples_html(examples: Sequence[Mapping[str, Any]]) -> str:
         by_probe.setdefault(str(example.get("probe", "")), []).append(example)
     blocks: list[str] = []
     for probe, items in by_probe.items():
-        parts = [f"<details><summary>{esc(probe)} ({len(items)} "
-                 f"sample{'s' if len(items) != 1 else ''})</summary>"]
+        parts = [f'<details id="{esc(anchor("ex", probe))}"><summary>{esc(probe)} '
+                 f"({len(items)} sample{'s' if len(items) != 1 else ''})</summary>"]
         for item in items:
             doc1, doc2, related = word_diff(str(item.get("doc1", "")), str(item.get("doc2", "")))
             scores = item.get("scores") or {}
@@ -249,13 +307,19 @@ def _num(value: Any) -> str:
         return esc(value)
 
 
-def page(title: str, sections: Sequence[Section], preface: str = "") -> str:
-    """The whole document; ``preface`` is already-escaped HTML shown under the title."""
-    nav = "".join(f'<li><a href="#{esc(s.key)}">{esc(s.title)}</a></li>' for s in sections)
+def page(title: str, sections: Sequence[Section], preface: str = "", lead: str = "") -> str:
+    """The whole document: a table of contents beside the page, the title, ``preface`` and
+    ``lead`` (already-escaped HTML: the collection line, the key findings) open, then every
+    section folded."""
+    entries = [("findings", "Key findings")] if 'id="findings"' in lead else []
+    entries += [(s.key, s.title) for s in sections]
+    nav = "".join(f'<li><a href="#{esc(key)}">{esc(name)}</a></li>' for key, name in entries)
     body = "\n".join(s.html() for s in sections)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{esc(title)}</h1>{preface}<nav><ul>{nav}</ul></nav>\n{body}\n</body></html>\n")
+        f'<nav aria-label="Contents"><b>Contents</b><ol>{nav}</ol></nav>'
+        f"<main><h1>{esc(title)}</h1>{preface}{lead}\n{body}\n</main>"
+        f"<script>{SCRIPT}</script></body></html>\n")

@@ -13,12 +13,12 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from abnirml.report.tables import Table, signed_text
+from abnirml.report.tables import SMALL_N, Table, anchor, signed_text
 
 #: Probes with more distinct queries than this (e.g. transfer probes, one query per
 #: sample) are left out of the per-query table: there a query is not a meaningful group.
@@ -62,31 +62,43 @@ def _interval(low: float | None, high: float | None, signed: bool = True) -> str
     return f"[{_num(low, signed)}, {_num(high, signed)}]"
 
 
-def intervals_table(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
-                    ) -> Table | None:
-    """One row per probe × ranker (subset ``all``), largest |effect size| first."""
+def _order(record: Mapping[str, Any]) -> tuple:
+    """Largest |d_z| first; rows from fewer than SMALL_N samples after all others, so a
+    two-sample row with a huge d_z never leads the table."""
+    effect = record.get("effect_size")
+    return (record["n"] < SMALL_N, effect is None, -abs(effect or 0.0), record["probe"],
+            record["ranker"])
+
+
+def intervals_table(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                    with_examples: Collection[str] = ()) -> Table | None:
+    """One row per probe × ranker (subset ``all``), largest |effect size| first; rows of
+    probes in ``with_examples`` link to their example samples on the page."""
     chosen = [r for r in records if r.get("subset") == "all" and "effect_size" in r]
     if not chosen:
         return None
-    chosen.sort(key=lambda r: (r.get("effect_size") is None,
-                               -abs(r.get("effect_size") or 0.0), r["probe"], r["ranker"]))
+    chosen.sort(key=_order)
     rows = []
     for r in chosen:
         signed = not r.get("symmetric")
         rows.append([
-            r["probe"], r["ranker"], _num(r.get("score"), signed),
+            r["probe"], r["ranker"], str(r.get("family", "")), _num(r.get("score"), signed),
             _interval(r.get("ci_low"), r.get("ci_high"), signed),
             _num(r.get("mean_diff"), True, 3),
             _interval(r.get("mean_diff_ci_low"), r.get("mean_diff_ci_high")),
             _num(r.get("effect_size")), size_label(r.get("effect_size")),
             "–" if r.get("p_adjusted") is None else f"{r['p_adjusted']:.2g}",
             "yes" if r.get("significant") else "no", f"{r['n']:,}"])
-    header = ["Probe", "Ranker", "Score", "Score CI", "Mean diff", "Mean diff CI",
+    header = ["Probe", "Ranker", "Family", "Score", "Score CI", "Mean diff", "Mean diff CI",
               "Effect size d_z", "Size", "p (adjusted)", "Significant", "Samples"]
     return Table("Intervals and effect sizes", header, rows,
                  caption(run_info) + " Sorted by |d_z| (mean paired difference / SD of the "
-                 "differences; none for symmetric probes, whose score is already a rate). "
-                 "Size: Cohen's thresholds 0.2 / 0.5 / 0.8.")
+                 "differences; none for symmetric probes, whose score is already a rate), "
+                 f"rows from fewer than {SMALL_N} samples last. "
+                 "Size: Cohen's thresholds 0.2 / 0.5 / 0.8.",
+                 row_ids=tuple(anchor("row", r["probe"], r["ranker"]) for r in chosen),
+                 row_examples=tuple(anchor("ex", r["probe"]) if r["probe"] in with_examples
+                                    else "" for r in chosen))
 
 
 def interval_figure(records: Sequence[Mapping[str, Any]], family: str) -> bytes | None:
@@ -222,12 +234,13 @@ def significance_phrase(run_info: Mapping[str, Any]) -> str:
 
 
 def statistics_section(store: Any, records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any]) -> tuple[Any, str | None] | None:
+                       run_info: Mapping[str, Any], with_examples: Collection[str] = ()
+                       ) -> tuple[Any, str | None] | None:
     """The page's "Statistics" section and, given the run's scores (``store``), the text of
     tables/per-query.csv; None without interval records."""
     from abnirml.report.html import Figure, Section
 
-    table = intervals_table(records, run_info)
+    table = intervals_table(records, run_info, with_examples)
     if table is None:
         return None
     section = Section("statistics", "Statistics: intervals, effect sizes, queries",

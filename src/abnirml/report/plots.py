@@ -26,8 +26,8 @@ from abnirml.cache_files import store_quietly
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 
 DPI = 90
-FIGURE_VERSION = "4"          # bump when a drawing function changes what it draws
-#: Okabe & Ito's colour-blind-safe palette (black last: it draws merged curves)
+FIGURE_VERSION = "6"          # bump when a drawing function changes what it draws
+#: Okabe & Ito's colour-blind-safe palette (black last, kept out of the ranker cycle)
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
              "#000000")
 
@@ -151,8 +151,7 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
     probes = list(groups)
     columns = max(1, min(columns, len(probes)))
     rows = max(1, math.ceil(len(probes) / columns))
-    legend_rows = math.ceil(len(dict.fromkeys(label for curves in groups.values()
-                                              for label, _, _ in curves)) / 4)
+    legend_rows = math.ceil(len(rankers) / 4)
     width, height = 3.0 * columns, 2.3 * rows + 0.6 + 0.2 * legend_rows
     # A fixed grid, not constrained layout: every panel has the same furniture (a title of
     # one line, 7-point ticks), so fixed margins fit, and constrained layout's solver took
@@ -163,31 +162,33 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
                            bottom=bottom, wspace=0.55 / 3.0,
                            hspace=0.62 / 2.3)
     axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
-    styles: dict[str, dict[str, object]] = {}
-    merged_styles = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
     single_styles = (("-", "o"), ("--", "x"), ("-.", "^"), (":", "s"), ("-", "v"),
                      ("--", "D"), ("-.", "P"))
 
-    def style(label: str) -> dict[str, object]:
-        if label not in styles:
-            if label in rankers:      # colour, dash and marker all differ: overlaps show
-                i = rankers.index(label)
-                line, marker = single_styles[i % len(single_styles)]
-                styles[label] = {"color": OKABE_ITO[i % (len(OKABE_ITO) - 1)],
-                                 "linestyle": line, "marker": marker}
-            else:
-                k = sum(1 for name in styles if name not in rankers)
-                line, marker = merged_styles[k % len(merged_styles)]
-                styles[label] = {"color": OKABE_ITO[-1], "linestyle": line, "marker": marker}
-        return styles[label]
+    def style(ranker: str) -> dict[str, object]:
+        """One look per ranker in every panel: colour, dash and marker all differ, so
+        coinciding curves stay visible one over the other."""
+        i = rankers.index(ranker)
+        line, marker = single_styles[i % len(single_styles)]
+        return {"color": OKABE_ITO[i % (len(OKABE_ITO) - 1)], "linestyle": line,
+                "marker": marker}
 
     handles: dict[str, object] = {}
     for index, probe in enumerate(probes):
         ax = axes[index // columns][index % columns]
+        same: list[str] = []
         for label, xs, ys in groups[probe]:
-            (line,) = ax.plot(xs, ys, markersize=3.5, linewidth=1.2, markerfacecolor="none",
-                              label=label, **style(label))
-            handles.setdefault(label, line)
+            names = label.split(" = ")
+            if len(names) > 1:
+                same.append(label)
+            for ranker in names:
+                (line,) = ax.plot(xs, ys, markersize=3.5, linewidth=1.2,
+                                  markerfacecolor="none", label=ranker, **style(ranker))
+                handles.setdefault(ranker, line)
+        if same:      # the legend names rankers only; the panel says which curves coincide
+            ax.text(0.03, 0.04, "; ".join(same), transform=ax.transAxes, fontsize=6,
+                    color="0.2", zorder=5,
+                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none", "pad": 1})
         ax.axvline(OPERATING_POINT, color="0.3", linestyle="--", linewidth=0.8)
         lower = 0.0 if (symmetric or {}).get(probe) else -1.0
         ax.set_ylim(lower - 0.05, 1.05)
@@ -203,7 +204,8 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
         ax.tick_params(labelbottom=True)
         ax.set_xlabel("δ percentile", fontsize=7)
     if handles:
-        figure.legend(list(handles.values()), list(handles), loc="lower center",
+        order = [r for r in rankers if r in handles]
+        figure.legend([handles[r] for r in order], order, loc="lower center",
                       bbox_to_anchor=(0.5, 0.02 / height), ncols=min(4, len(handles)),
                       fontsize=8, frameon=False)
     figure.suptitle(title, fontsize=10, y=1 - 0.12 / height)

@@ -8,6 +8,7 @@ not significant after the Bonferroni correction — the papers' convention. Rows
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,10 @@ class Table:
     #: columns of ``reason count, …`` lists (``duplicate 1, identical 2,996``; ``0`` for
     #: none): the CSV export writes one ``<header> <reason>`` count column per reason
     tallied: tuple[int, ...] = ()
+    #: the page only: an ``id`` per row ("" for none), so a sentence elsewhere can link to it
+    row_ids: tuple[str, ...] = ()
+    #: the page only: per row, the ``id`` of its example samples ("" for none)
+    row_examples: tuple[str, ...] = ()
 
 
 #: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)
@@ -129,6 +134,17 @@ def signed_text(value: float, digits: int = 2) -> str:
     CSVs print zero the same way)."""
     text = f"{value:+.{digits}f}"
     return text[1:] if float(text) == 0 else text
+
+
+#: rows from fewer samples than this are marked on the page and sorted after the others
+SMALL_N = 10
+
+
+def anchor(kind: str, *names: str) -> str:
+    """A page ``id`` for a row or block (``row-axiom:tfc1--bm25``): the names with every
+    character outside letters, digits and ``.:_-`` replaced, so it needs no escaping in a
+    link; rows and their example blocks are found by the same function."""
+    return kind + "-" + "--".join(re.sub(r"[^A-Za-z0-9.:_-]", "_", n) for n in names)
 
 
 def count_text(value: int | None) -> str:

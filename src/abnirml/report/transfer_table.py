@@ -27,17 +27,17 @@ SAMPLING = ("sub-sampled", "capped")
 NO_DATA = "no-data"
 
 
-def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None = None
-                 ) -> tuple[str, str]:
+def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None = None,
+                 family: str = "dtp") -> tuple[str, str]:
     """(characteristic, dataset) for a probe name: run.json's labels, the catalogue's, else
-    parsed from ``dtp:<characteristic>-<dataset>``."""
+    parsed from ``<family>:<characteristic>-<dataset>``."""
     cells = (given or {}).get(name)
     if cells is not None and len(cells) == 2:
         return str(cells[0]), str(cells[1])
     known = _catalogue().get(name)
     if known is not None:
         return known[0], known[1]
-    label = name.removeprefix("dtp:")
+    label = name.removeprefix(f"{family}:")
     characteristic, _, dataset = label.partition("-")
     return characteristic.capitalize(), dataset
 
@@ -69,7 +69,10 @@ def discard_text(skipped: Mapping[str, int]) -> str:
 
 def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None = None,
                    labels: Mapping[str, Sequence[str]] | None = None) -> Table | None:
-    chosen = [r for r in records if r["family"] == "dtp" and r["subset"] == "all"]
+    """The table of the family ``view`` names (the built-in ``dtp`` by default): any family
+    registered with ``layout="transfer"`` gets this layout for its own records."""
+    view = view or _view([], {})
+    chosen = [r for r in records if r["family"] == view.key and r["subset"] == "all"]
     by_probe: dict[str, dict[str, Mapping[str, Any]]] = {}
     for record in chosen:
         if _no_data(record):
@@ -82,7 +85,7 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
     rows: list[list[str]] = []
     previous = None
     for probe, per_ranker in by_probe.items():
-        characteristic, dataset = probe_labels(probe, labels)
+        characteristic, dataset = probe_labels(probe, labels, view.key)
         any_record = next(iter(per_ranker.values()))
         shown = "" if characteristic == previous else characteristic
         previous = characteristic
@@ -90,15 +93,15 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
         counts = sorted({r["n"] for r in per_ranker.values()})
         rows.append([shown, dataset or probe, *cells, "/".join(f"{c:,}" for c in counts),
                      discard_text(any_record.get("skipped") or {})])
-    view = view or _view([], {})
     note = view.positive + (" Discarded: pairs dropped before scoring, by reason "
                             "(sub-sampled and capped are sampling choices).")
     return Table(view.title, header, rows, note, scored=tuple(range(2, 2 + len(rankers))),
                  tallied=(len(header) - 1,))
 
 
-def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]) -> FamilyView:
-    found = [v for v in family_views([*records, {"family": "dtp"}], run_info) if v.key == "dtp"]
+def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+          key: str = "dtp") -> FamilyView:
+    found = [v for v in family_views([*records, {"family": key}], run_info) if v.key == key]
     return found[0]
 
 
@@ -107,13 +110,14 @@ def _no_data(record: Mapping[str, Any]) -> bool:
 
 
 def missing_data_lines(records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any]) -> list[str]:
-    """One line per searched location: the probes that found no data there."""
+                       run_info: Mapping[str, Any], family: str = "dtp") -> list[str]:
+    """One line per searched location: the probes of ``family`` that found no data there."""
     options = run_info.get("options") or {}
-    transfer_data = options.get("dtp.data", options.get("transfer_data"))
+    transfer_data = options.get(f"{family}.data",
+                                options.get("transfer_data") if family == "dtp" else None)
     where: dict[str, list[str]] = {}
     for record in records:
-        if record["family"] == "dtp" and record["subset"] == "all" and _no_data(record):
+        if record["family"] == family and record["subset"] == "all" and _no_data(record):
             names = where.setdefault(expected_location(record["probe"], transfer_data), [])
             if record["probe"] not in names:
                 names.append(record["probe"])
@@ -121,18 +125,20 @@ def missing_data_lines(records: Sequence[Mapping[str, Any]],
             for location, names in where.items()]
 
 
-def transfer_section(records: Sequence[Mapping[str, Any]],
-                     run_info: Mapping[str, Any]) -> list[str]:
-    """Markdown lines of the dataset-transfer section (empty when no dtp probe ran)."""
-    if not any(r["family"] == "dtp" for r in records):
+def transfer_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                     view: FamilyView | None = None) -> list[str]:
+    """Markdown lines of a transfer-layout family's section (the built-in ``dtp`` by
+    default); empty when none of its probes ran."""
+    key = view.key if view is not None else "dtp"
+    mine = [r for r in records if r["family"] == key]
+    if not mine:
         return []
-    view = _view(records, run_info)
+    view = view or _view(records, run_info, key)
     lines = [f"## {view.title}", ""]
-    table = transfer_table(records, view, all_probe_labels(
-        [r for r in records if r["family"] == "dtp"], run_info))
+    table = transfer_table(records, view, all_probe_labels(mine, run_info))
     if table is not None:
         lines += [table.note, "", to_markdown(table)]
-    missing = missing_data_lines(records, run_info)
+    missing = missing_data_lines(records, run_info, key)
     if missing:
         lines += ["", "Not run (skipped as no-data):", ""]
         lines += [f"- {line}" for line in missing]

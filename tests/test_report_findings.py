@@ -1,0 +1,65 @@
+"""The report's first screen: which effects count as key findings, and how they read."""
+
+from __future__ import annotations
+
+from abnirml.report.findings import findings_html, findings_markdown, key_findings
+
+
+def _record(probe: str, ranker: str, effect: float, *, score: float = 0.5, n: int = 40,
+            significant: bool = True, low: float | None = 0.3, high: float | None = 0.7,
+            subset: str = "all", symmetric: bool = False) -> dict:
+    family = probe.split(":", 1)[0]
+    return {"probe": probe, "family": family, "ranker": ranker, "subset": subset,
+            "effect_size": effect, "score": score, "n": n, "significant": significant,
+            "ci_low": low, "ci_high": high, "symmetric": symmetric}
+
+
+RUN_INFO = {"families": [{"key": "mmp", "title": "Measure-and-Match probes"},
+                         {"key": "tmp", "title": "Textual-manipulation probes"},
+                         {"key": "axiom", "title": "Axioms"}],
+            "probe_labels": {}, "statistics": {"ci": 0.9}}
+
+
+def test_only_significant_large_well_measured_effects_count():
+    records = [
+        _record("mmp:length:relevance", "bm25", 1.2, score=0.41, low=0.30, high=0.52),
+        _record("tmp:typos", "bm25", -0.9, score=-0.3, low=-0.5, high=-0.1),
+        _record("tmp:a", "bm25", 5.0, n=9),                     # fewer than 10 samples
+        _record("tmp:b", "bm25", 3.0, significant=False),       # not significant
+        _record("tmp:c", "bm25", 0.79),                         # not large
+        _record("tmp:d", "bm25", 2.0, score=0.1),               # a score within ±0.2
+        _record("tmp:e", "bm25", 2.0, low=-0.1, high=0.6),      # interval holds 0
+        _record("tmp:f", "bm25", 2.0, subset="relevant"),       # a subset, not "all"
+        _record("axiom:tfc1", "bm25", 2.0, symmetric=True),     # a rate: no direction
+        _record("tmp:typos", "ql", 0.5),                        # ql: nothing qualifies
+    ]
+    found = key_findings(records, RUN_INFO)
+    assert list(found) == ["bm25", "ql"] and found["ql"] == []
+    first, second = found["bm25"]
+    assert first.sentence == ("Prefers the document with higher length when relevance grade "
+                              "is held equal")
+    assert first.numbers == "score +0.41, 90 % CI [+0.30, +0.52]; d_z +1.20, n = 40"
+    assert first.row_id == "row-mmp:length:relevance--bm25" and first.examples_id == ""
+    assert second.sentence == "Prefers the original over the document changed by “typos”"
+
+
+def test_at_most_two_per_family_and_five_per_ranker_largest_first():
+    records = [_record(f"tmp:m{i}", "bm25", 1.0 + i / 10) for i in range(4)]
+    records += [_record(f"mmp:tf:x{i}", "bm25", 2.0 + i / 10) for i in range(3)]
+    records += [_record(f"axiom:a{i}", "bm25", 0.9 + i / 10) for i in range(3)]
+    found = key_findings(records, RUN_INFO, with_examples={"tmp:m3"})["bm25"]
+    assert [f.probe for f in found] == ["mmp:tf:x2", "mmp:tf:x1", "tmp:m3", "tmp:m2",
+                                        "axiom:a2"]
+    assert found[2].examples_id == "ex-tmp:m3" and found[3].examples_id == ""
+
+
+def test_the_first_screen_escapes_and_links_and_report_md_lists_the_same():
+    records = [_record("tmp:<b>x</b>", "<i>r</i>", 1.5)]
+    found = key_findings(records, RUN_INFO, with_examples={"tmp:<b>x</b>"})
+    html = findings_html(found)
+    assert "<b>x</b>" not in html and "<i>r</i>" not in html
+    assert "&lt;i&gt;r&lt;/i&gt;" in html and "changed by “&lt;b&gt;x&lt;/b&gt;”" in html
+    assert 'href="#row-tmp:_b_x__b_--_i_r__i_"' in html and 'href="#ex-tmp:_b_x__b_"' in html
+    md = findings_markdown(found)
+    assert md[0] == "## Key findings" and md[-1].startswith("1. Prefers the document changed")
+    assert findings_html({}) == "" and findings_markdown({}) == []

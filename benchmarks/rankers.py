@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,44 @@ def battery_pairs(data: Path) -> list[tuple[str, str]]:
     return recorder.pairs
 
 
+def forget_embeddings(ranker: Any) -> None:
+    """Empty the bi-encoder's query and document memos, so a timed run encodes every text."""
+    ranker._query_memo.clear()
+    ranker._doc_memo.clear()
+
+
+def timed_engine_run(ranker: Any, pairs: list[tuple[str, str]], cache: Any
+                     ) -> tuple[float, int]:
+    """Seconds the engine takes to score ``pairs`` into the empty ``cache``, and how many
+    texts the model encoded meanwhile (counted at :meth:`BiEncoderRanker.encode`).
+
+    Refuses to time a run that starts with anything memoised (an embedding kept from an
+    earlier run, a score already in the cache): such a run measures lookups, not scoring.
+    """
+    from abnirml.evaluation.scoring import Scorer
+
+    memoised = len(ranker._query_memo) + len(ranker._doc_memo)
+    if memoised:
+        raise RuntimeError(f"timed engine run would start with {memoised} memoised embeddings")
+    if cache.count():
+        raise RuntimeError("timed engine run would start with scores in its cache")
+    encoded = [0]
+    original = ranker.encode
+
+    def counting(texts):
+        encoded[0] += len(texts)
+        return original(texts)
+
+    ranker.encode = counting
+    try:
+        start = time.perf_counter()
+        Scorer(cache, progress=False).score(ranker, pairs)
+        seconds = time.perf_counter() - start
+    finally:
+        del ranker.encode
+    return seconds, encoded[0]
+
+
 def biencoder_figures(data: Path, max_pairs: int | None) -> list[tuple[str, str]]:
     import torch
 
@@ -97,11 +136,15 @@ def biencoder_figures(data: Path, max_pairs: int | None) -> list[tuple[str, str]
         return time.perf_counter() - start
 
     def engine() -> float:
-        ranker._query_memo.clear()
+        forget_embeddings(ranker)
         with tempfile.TemporaryDirectory() as tmp, ScoreCache(Path(tmp) / "s.sqlite") as cache:
-            start = time.perf_counter()
-            Scorer(cache, progress=False).score(ranker, pairs)
-            return time.perf_counter() - start
+            seconds, encoded = timed_engine_run(ranker, pairs, cache)
+        # proof that the timed run did the work: every distinct text went through the model
+        expected = len({q for q, _ in pairs}) + len({d for _, d in pairs})
+        if encoded != expected:
+            raise SystemExit(f"engine run encoded {encoded} texts, expected {expected}: "
+                             "something was memoised before the timed run")
+        return seconds
 
     pure_times, engine_times = [], []
     for _ in range(2):                      # interleaved, best of two: load on shared cores

@@ -26,6 +26,7 @@ least recently used beyond :data:`DOC_MEMO_LIMIT` are dropped).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,6 +94,7 @@ class BiEncoderRanker:
             import_or_explain("sentence_transformers", name, "biencoder").SentenceTransformer,
             ref, name, device=self.device)
         self._model: Any = None
+        self._preloading: threading.Thread | None = None
         self.dtype = dtype
         self.similarity = similarity
         self.batch_size = batch_size
@@ -118,8 +120,29 @@ class BiEncoderRanker:
     def _torch(self) -> Any:
         return import_torch(self.name, "biencoder")
 
+    def preload(self) -> None:
+        """Import sentence-transformers and load the model in a background thread: a cold
+        run overlaps this with reading the collection and building samples, and scoring
+        waits for it. A failed preload is ignored: the first use loads again and reports the
+        error as usual."""
+        if self._model is not None or self._preloading is not None:
+            return
+
+        def load() -> None:
+            try:
+                self.model  # noqa: B018
+            except Exception:
+                pass
+
+        self._preloading = threading.Thread(target=load, name="abnirml-preload", daemon=True)
+        self._preloading.start()
+
     @property
     def model(self) -> Any:
+        loader = self._preloading
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()
+            self._preloading = None
         if self._model is None:
             self._model = self._load()
             if self.dtype != "fp32":

@@ -16,6 +16,7 @@ from Python keeps its interpreter. ``ABNIRML_FAST_EXIT=off`` turns it off.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -41,15 +42,13 @@ def finish(code: int) -> None:
     return, and the caller exits the usual way."""
     if not safe_to_skip_teardown():
         return
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):    # closed, or a reader that went away
-            pass
+    _flush_streams()
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):   # what the exit handlers printed
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    _flush_streams()        # what the exit handlers printed
     os._exit(code)
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):   # closed, or the reader went away
+            stream.flush()

@@ -26,6 +26,7 @@ least recently used beyond :data:`DOC_MEMO_LIMIT` are dropped).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -129,10 +130,8 @@ class BiEncoderRanker:
             return
 
         def load() -> None:
-            try:
+            with contextlib.suppress(Exception):
                 self.model  # noqa: B018
-            except Exception:
-                pass
 
         self._preloading = threading.Thread(target=load, name="abnirml-preload", daemon=True)
         self._preloading.start()

@@ -395,7 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="no GPU: the engine feeding a simulated accelerator (BERT-base "
                              "bf16 on an H100 per padded token) on this host")
     parser.add_argument("--speedup", type=float, default=1.0,
-                        help="with --simulate: a device this many times faster per token")
+                        help="with --simulate: a device this many times faster per token "
+                             "(below 1: slower)")
+    parser.add_argument("--probe", action="append", default=None,
+                        help="with --simulate: this battery instead (repeatable)")
     args = parser.parse_args(argv)
     if args.simulate:
         return simulate_battery(args)
@@ -430,8 +433,9 @@ def simulate_battery(args: argparse.Namespace) -> int:
     if data != "demo" and not (Path(data) / "queries.tsv").is_file():
         print(f"skipped: no collection at {data}")
         return 0
-    build_s, pairs = sample_building(data, BATTERY)
-    print(f"battery: {', '.join(BATTERY)} on {data}; sample building {build_s:.1f} s")
+    battery = tuple(args.probe or BATTERY)
+    build_s, pairs = sample_building(data, battery)
+    print(f"battery: {', '.join(battery)} on {data}; sample building {build_s:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model("micro", vocab_dir(args.vocab), Path(tmp) / "micro")
         simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens)

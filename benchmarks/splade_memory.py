@@ -40,6 +40,20 @@ def first_queries(dl19: Path, folder: Path, count: int) -> Path:
     return folder
 
 
+def results_digest(out: Path) -> str:
+    """sha256 of the run's scores (the arrays of ``scores.npz``, not the zip's timestamps),
+    ``results.jsonl`` and ``calibration.json``: equal digests, identical results."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    with np.load(out / "scores.npz") as scores:
+        for name in sorted(scores.files):
+            digest.update(name.encode() + scores[name].tobytes())
+    for name in ("results.jsonl", "calibration.json"):
+        digest.update((out / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10)
@@ -62,15 +76,13 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         report = json.loads(proc.stdout.strip().splitlines()[-1])
         info = json.loads(Path(f"{tmp}/out/run.json").read_text())
-        digest = hashlib.sha256()
-        for path in sorted(Path(f"{tmp}/out").rglob("*.parquet")):
-            digest.update(path.read_bytes())
+        digest = results_digest(Path(f"{tmp}/out"))
     print_table(f"{args.ranker} on DL19 {args.probe}, first {args.queries} queries, one run",
                 ["figure", "value", "target"],
                 [["peak resident memory (GB)", report["peak_kib"] * 1024 / 1e9, "≤ 2.0"],
                  ["wall time (s)", seconds, "–"],
                  ["unique pairs", info["counts"]["unique_pairs"], "–"],
-                 ["scores digest (sha256 of the parquet files)", digest.hexdigest()[:16], "–"]])
+                 ["results digest (scores, results, calibration)", digest, "–"]])
     return 0
 
 

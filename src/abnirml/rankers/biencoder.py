@@ -92,7 +92,7 @@ class BiEncoderRanker:
         self.name = name
         self.device = resolve_device(device, name, lazy=True)
         self._load = lambda: load_pretrained(
-            import_or_explain("sentence_transformers", name, "biencoder").SentenceTransformer,
+            _sentence_transformers(name).SentenceTransformer,
             ref, name, device=self.device)
         self._model: Any = None
         self._preloading: threading.Thread | None = None
@@ -251,6 +251,17 @@ class BiEncoderRanker:
             di = torch.tensor([d_index[d] for _, d in pairs], device=d_emb.device)
             scores = (q_emb[qi].double() * d_emb[di].double()).sum(dim=-1)
         return checked_scores(self.name, scores.cpu().numpy(), len(pairs))
+
+
+def _sentence_transformers(ranker: str) -> Any:
+    """The sentence-transformers package, imported without scikit-learn where possible
+    (:mod:`.lean_imports`), or a one-line error naming the extra that installs it."""
+    from abnirml.rankers.lean_imports import import_sentence_transformers
+
+    try:
+        return import_sentence_transformers()
+    except ImportError:
+        return import_or_explain("sentence_transformers", ranker, "biencoder")
 
 
 def with_prefix(prefix: str, text: str) -> str:

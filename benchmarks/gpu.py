@@ -397,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speedup", type=float, default=1.0,
                         help="with --simulate: a device this many times faster per token "
                              "(below 1: slower)")
+    parser.add_argument("--no-ramp", action="store_true",
+                        help="with --simulate: whole chunks from the start (for comparison)")
     parser.add_argument("--probe", action="append", default=None,
                         help="with --simulate: this battery instead (repeatable)")
     args = parser.parse_args(argv)
@@ -438,7 +440,8 @@ def simulate_battery(args: argparse.Namespace) -> int:
     print(f"battery: {', '.join(battery)} on {data}; sample building {build_s:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model("micro", vocab_dir(args.vocab), Path(tmp) / "micro")
-        simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens)
+        simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens,
+                 ramp=not args.no_ramp)
     return 0
 
 

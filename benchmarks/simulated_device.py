@@ -126,11 +126,16 @@ def host_tokenization_rate(ranker: Any, pairs: list[tuple[str, str]], sample: in
 
 
 def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup: float,
-             max_tokens: int) -> float:
+             max_tokens: int, ramp: bool = True) -> float:
     """Score ``pairs`` through the engine on the simulated device; print the figures and
-    return engine wall / simulated device time."""
+    return engine wall / simulated device time. ``ramp=False`` feeds whole chunks from the
+    start (no small first pieces), to measure what the ramp gives."""
     from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers import device_batching
     from abnirml.rankers.cache import ScoreCache
+
+    if not ramp:
+        device_batching.RAMP_PIECES = ()
 
     device = SimulatedDevice(H100_BERT_BASE_BF16_S_PER_TOKEN / speedup)
     ranker = simulated_ranker(model_dir, device, max_tokens)

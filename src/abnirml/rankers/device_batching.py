@@ -406,7 +406,7 @@ class TokenBudgetModel:
         the first ones smaller (:func:`ramped_pieces`)."""
         torch = import_torch(self.name)
         self._ready()
-        pieces = ramped_pieces(batches, self.chunk)
+        pieces = ramped_pieces(batches, self.chunk, RAMP_PIECES)
         current, parts = 0, []
         stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
         try:

@@ -16,6 +16,9 @@ It prints the ratios the targets are stated in: engine cold wall / (sample build
 pure time), engine scoring / best pure time, warm / sample building, pairs/s per dtype.
 
 Run: ``python benchmarks/gpu.py [--data DIR] [--vocab DIR] [--shapes minilm,bert-base]``.
+``--simulate [--speedup F]`` runs the same battery through the real engine on this host with
+a simulated accelerator instead of a model (:mod:`benchmarks.simulated_device`): no GPU
+needed, it shows whether the host can feed one.
 Without CUDA it prints ``skipped`` and exits 0, unless ``--device cpu`` asks for a CPU run.
 
 The GPU machines have PyTorch, transformers and sentence-transformers but none of abnirml's
@@ -388,7 +391,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true",
                         help="the whole pipeline at tiny size on CPU, imports limited to the "
                              "GPU image's packages (< 1 min)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="no GPU: the engine feeding a simulated accelerator (BERT-base "
+                             "bf16 on an H100 per padded token) on this host")
+    parser.add_argument("--speedup", type=float, default=1.0,
+                        help="with --simulate: a device this many times faster per token "
+                             "(below 1: slower)")
+    parser.add_argument("--no-ramp", action="store_true",
+                        help="with --simulate: whole chunks from the start (for comparison)")
+    parser.add_argument("--probe", action="append", default=None,
+                        help="with --simulate: this battery instead (repeatable)")
     args = parser.parse_args(argv)
+    if args.simulate:
+        return simulate_battery(args)
     if args.prepare:
         prepare(Path(args.prepare), Path(args.data or DEFAULT_DATA))
         print(f"prepared {args.prepare}; on the GPU machine, with {args.prepare} carried:\n"
@@ -411,6 +426,23 @@ def main(argv: list[str] | None = None) -> int:
             args.data = args.data or str(Path(args.carried) / DEFAULT_DATA.name)
         args.data = args.data or str(DEFAULT_DATA)
         return measure(args, Path(tmp))
+
+
+def simulate_battery(args: argparse.Namespace) -> int:
+    from benchmarks.simulated_device import simulate
+
+    data = args.data or str(DEFAULT_DATA)
+    if data != "demo" and not (Path(data) / "queries.tsv").is_file():
+        print(f"skipped: no collection at {data}")
+        return 0
+    battery = tuple(args.probe or BATTERY)
+    build_s, pairs = sample_building(data, battery)
+    print(f"battery: {', '.join(battery)} on {data}; sample building {build_s:.1f} s")
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = build_model("micro", vocab_dir(args.vocab), Path(tmp) / "micro")
+        simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens,
+                 ramp=not args.no_ramp)
+    return 0
 
 
 def measure(args: argparse.Namespace, tmp: Path) -> int:

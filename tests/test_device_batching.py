@@ -388,3 +388,17 @@ def test_engine_calls_follow_the_commit_size_not_the_model_batch():
     with ScoreCache(None) as cache:
         Scorer(cache, batch_size=2, progress=False).score(packer, pairs)
     assert packer.calls == [3, 3, 1]            # --batch-size 2 reaches the model, not here
+
+
+def test_the_first_pieces_of_a_stream_are_small_so_the_device_starts_early():
+    from abnirml.rankers.device_batching import ramped_pieces
+
+    batches = [list(range(10_000)), list(range(100)), []]
+    pieces = ramped_pieces(batches, chunk=8_192, ramp=(1_024, 2_048, 4_096))
+    assert [(n, len(p)) for n, p in pieces] == [
+        (0, 1_024), (0, 2_048), (0, 4_096), (0, 2_832), (1, 100), (2, 0)]
+    # every item once, in order, each piece inside its own batch
+    assert [x for n, p in pieces if n == 0 for x in p] == batches[0]
+    # a CPU engine call (1,024 pairs) is one piece, the chunk caps every later piece
+    assert [len(p) for _, p in ramped_pieces([list(range(1_024))] * 2, 8_192)] == [1_024] * 2
+    assert [len(p) for _, p in ramped_pieces([list(range(9_000))], 3_000, ())] == [3_000] * 3

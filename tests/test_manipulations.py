@@ -438,3 +438,21 @@ def test_typos_no_stopwords_spares_stopwords_only():
         "Teh kids recieve teh gifts adn smile."
     assert tm.typos_no_stopwords("q", document, context, np.random.default_rng(0)) == \
         "The kids recieve the gifts and smile."
+
+
+def test_the_parsed_dictionary_is_kept_between_runs_and_read_back_equal(tmp_path, monkeypatch):
+    from abnirml.text import typos
+
+    monkeypatch.setenv("ABNIRML_CACHE", str(tmp_path / "scores.sqlite"))
+    text = "teh->the\nabotu->about, abbot,\nhte->the\n"
+    first = typos.cached_parse(text)
+    stored = list((tmp_path / "vocabulary").glob("codespell-*.json"))
+    assert len(stored) == 1
+    parsed = []
+    monkeypatch.setattr(typos, "parse_dictionary", lambda t: parsed.append(t) or {})
+    again = typos.cached_parse(text)
+    assert not parsed                       # read back, not parsed again
+    assert again == first == {"the": ("hte", "teh"), "about": ("abotu",), "abbot": ("abotu",)}
+    assert list(again) == list(first)       # same order: seeded draws stay the same
+    stored[0].write_text("[not a dictionary", encoding="utf-8")
+    assert typos.cached_parse(text) == {} and parsed == [text]   # broken entry: parsed again

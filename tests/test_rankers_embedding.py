@@ -143,3 +143,15 @@ def test_wmd_prefers_the_answer_and_keeps_stopwords_when_asked(wmd):
     assert keep.fingerprint != wmd.fingerprint
     with pytest.raises(ConfigError, match="only word vectors available"):
         build_ranker("wmd:word2vec", RankerEnv())
+
+
+def test_biencoder_preload_loads_the_model_in_the_background_and_scores_the_same(biencoder):
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    fresh = build_ranker("biencoder", RankerEnv())
+    assert fresh._model is None           # nothing loaded when built
+    fresh.preload()
+    assert fresh._preloading is not None
+    pairs = [("cheap flights", "flights to paris are cheap"), ("cat", "the dog barked")]
+    assert fresh.score(pairs).tolist() == biencoder.score(pairs).tolist()
+    assert fresh._preloading is None and fresh._model is not None

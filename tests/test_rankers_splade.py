@@ -103,3 +103,47 @@ def test_dl19_splade_beats_bm25(dl19, tmp_path, one_torch_thread):
     ndcg = {k: v["nDCG@10"] for k, v in out.run_info["effectiveness"]["rankers"].items()}
     assert ndcg["splade"] > ndcg["bm25"] + 0.1
     assert ndcg["splade"] > out.run_info["effectiveness"]["candidate_run"]["nDCG@10"]
+
+
+def _masked_copy_vectors(logits, mask):
+    """The pooling as it was computed with a full masked float32 copy of the logits."""
+    keep = mask.bool().unsqueeze(-1)
+    pooled = logits.float().masked_fill(~keep, float("-inf")).amax(dim=1)
+    return torch.log1p(torch.relu(pooled))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_in_place_pooling_equals_the_masked_copy_on_a_real_vocabulary(dtype, one_torch_thread):
+    """A random SPLADE of SPLADE-tiny's shape (30,522 terms, hidden 128, 2 layers): the
+    in-place pooling returns exactly the vectors of the masked copy, padding included."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from abnirml.rankers.device_batching import torch_dtype
+    from abnirml.rankers.splade import sparse_vectors
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=512)
+    model = BertForMaskedLM(config).eval().to(torch_dtype(dtype))
+    ids = torch.randint(1000, 30522, (3, 12))
+    mask = torch.ones_like(ids)
+    mask[1, 7:] = 0
+    mask[2, 2:] = 0
+    with torch.inference_mode():
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        expected = _masked_copy_vectors(logits.clone(), mask)
+        got = sparse_vectors(logits, mask)
+    assert got.dtype == torch.float32 and got.shape == (3, 30522)
+    assert torch.equal(got, expected)
+    assert (got[2] != got[1]).any()       # the masked positions really were left out
+
+
+def test_packaged_splade_tiny_vectors_equal_the_masked_copy(monkeypatch, one_torch_thread):
+    _packaged()
+    from abnirml.rankers import splade
+
+    ranker = build_ranker("splade", RankerEnv())
+    texts = [q for q, _ in PAIRS] + [d for _, d in PAIRS]
+    got = ranker.encode(texts)
+    monkeypatch.setattr(splade, "sparse_vectors", _masked_copy_vectors)
+    assert torch.equal(got, ranker.encode(texts))

@@ -13,6 +13,17 @@ import os
 from pathlib import Path
 
 
+def default_cache_path() -> Path:
+    """The score cache's default location: ``$ABNIRML_CACHE`` if set, else
+    ``$XDG_CACHE_HOME/abnirml/scores.sqlite``. Derived-value files live beside it. Here, not
+    in :mod:`abnirml.rankers.cache`, so that the lower layers (text) can find the folder."""
+    explicit = os.environ.get("ABNIRML_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "abnirml" / "scores.sqlite"
+
+
 def store_quietly(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically, creating its folder; silently skip on OSError."""
     try:

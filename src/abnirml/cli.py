@@ -473,6 +473,15 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    code = _main(argv)
+    if argv is None:        # the abnirml program itself: end without the teardown if safe
+        from abnirml.process_exit import finish
+
+        finish(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import warnings
 
     passive_openmp_waits()

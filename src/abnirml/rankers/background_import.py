@@ -69,7 +69,12 @@ def start(modules: Iterable[str]) -> threading.Thread | None:
     def run() -> None:
         for module in todo:
             try:
-                importlib.import_module(module)
+                if module == "sentence_transformers":      # without scikit-learn
+                    from abnirml.rankers.lean_imports import import_sentence_transformers
+
+                    import_sentence_transformers()
+                else:
+                    importlib.import_module(module)
             except Exception:      # the ranker's own import explains the error
                 return
 

@@ -26,6 +26,8 @@ least recently used beyond :data:`DOC_MEMO_LIMIT` are dropped).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,9 +92,10 @@ class BiEncoderRanker:
         self.name = name
         self.device = resolve_device(device, name, lazy=True)
         self._load = lambda: load_pretrained(
-            import_or_explain("sentence_transformers", name, "biencoder").SentenceTransformer,
+            _sentence_transformers(name).SentenceTransformer,
             ref, name, device=self.device)
         self._model: Any = None
+        self._preloading: threading.Thread | None = None
         self.dtype = dtype
         self.similarity = similarity
         self.batch_size = batch_size
@@ -118,8 +121,27 @@ class BiEncoderRanker:
     def _torch(self) -> Any:
         return import_torch(self.name, "biencoder")
 
+    def preload(self) -> None:
+        """Import sentence-transformers and load the model in a background thread: a cold
+        run overlaps this with reading the collection and building samples, and scoring
+        waits for it. A failed preload is ignored: the first use loads again and reports the
+        error as usual."""
+        if self._model is not None or self._preloading is not None:
+            return
+
+        def load() -> None:
+            with contextlib.suppress(Exception):
+                self.model  # noqa: B018
+
+        self._preloading = threading.Thread(target=load, name="abnirml-preload", daemon=True)
+        self._preloading.start()
+
     @property
     def model(self) -> Any:
+        loader = self._preloading
+        if loader is not None and loader is not threading.current_thread():
+            loader.join()
+            self._preloading = None
         if self._model is None:
             self._model = self._load()
             if self.dtype != "fp32":
@@ -229,6 +251,17 @@ class BiEncoderRanker:
             di = torch.tensor([d_index[d] for _, d in pairs], device=d_emb.device)
             scores = (q_emb[qi].double() * d_emb[di].double()).sum(dim=-1)
         return checked_scores(self.name, scores.cpu().numpy(), len(pairs))
+
+
+def _sentence_transformers(ranker: str) -> Any:
+    """The sentence-transformers package, imported without scikit-learn where possible
+    (:mod:`.lean_imports`), or a one-line error naming the extra that installs it."""
+    from abnirml.rankers.lean_imports import import_sentence_transformers
+
+    try:
+        return import_sentence_transformers()
+    except ImportError:
+        return import_or_explain("sentence_transformers", ranker, "biencoder")
 
 
 def with_prefix(prefix: str, text: str) -> str:

@@ -60,11 +60,9 @@ def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> byt
 
 def default_cache_path() -> Path:
     """``$ABNIRML_CACHE`` if set, else ``$XDG_CACHE_HOME/abnirml/scores.sqlite``."""
-    explicit = os.environ.get("ABNIRML_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "abnirml" / "scores.sqlite"
+    from abnirml.cache_files import default_cache_path as located
+
+    return located()
 
 
 def free_sibling(path: Path, suffix: str) -> Path:

@@ -55,6 +55,9 @@ ACCELERATOR_MAX_TOKENS = 65_536
 CHUNK_PAIRS = 8_192           # at most this many pairs per tokenizer call
 PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already uses every core
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
+#: the first chunks of a stream are at most these many items, so the device starts after
+#: tokenizing 1,024 pairs rather than a whole chunk (see :func:`ramped_pieces`)
+RAMP_PIECES = (1_024, 2_048, 4_096)
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
 CPU_LLM_ENGINE_PAIRS = 64     # causal LMs on CPU: far slower per pair still
@@ -162,6 +165,30 @@ def token_budget_batches(lengths: Sequence[int], max_tokens: int,
     if current:
         batches.append(current)
     return batches
+
+
+def ramped_pieces(batches: Sequence[Sequence[Any]], chunk: int,
+                  ramp: Sequence[int] = RAMP_PIECES) -> list[tuple[int, Sequence[Any]]]:
+    """``(batch number, items)`` pieces of ``batches`` in order: each batch cut into pieces
+    of at most ``chunk`` items, the first pieces of the stream at most ``ramp[0]``,
+    ``ramp[1]``, … items.
+
+    Only the first piece's tokenization is on the device's critical path (the rest is
+    tokenized while the device works), so a small first piece starts the device sooner: a
+    whole 8,192-pair chunk takes about a second to tokenize on one core, the first 1,024
+    pairs an eighth of that, and the following pieces grow while the device is busy. A batch
+    no larger than ``ramp[0]`` (every engine call on a CPU) is one piece, as before.
+    """
+    pieces: list[tuple[int, Sequence[Any]]] = []
+    for number, batch in enumerate(batches):
+        start = 0
+        while True:
+            step = min(chunk, ramp[len(pieces)]) if len(pieces) < len(ramp) else chunk
+            pieces.append((number, batch[start:start + step]))
+            start += step
+            if start >= len(batch):
+                break
+    return pieces
 
 
 def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int = 4,
@@ -375,13 +402,11 @@ class TokenBudgetModel:
     def _stream(self, batches: Sequence[Sequence[Any]]) -> Iterator[np.ndarray]:
         """Scores of each batch of items, in order; the next batches are tokenized in the
         background while the device scores the current one, across batches.
-        Batches longer than ``chunk`` items are split into chunks (one tokenizer call each)."""
+        Batches are split into chunks of at most ``chunk`` items (one tokenizer call each),
+        the first ones smaller (:func:`ramped_pieces`)."""
         torch = import_torch(self.name)
         self._ready()
-        pieces: list[tuple[int, Sequence[Any]]] = []   # (batch number, ≤ chunk items)
-        for number, batch in enumerate(batches):
-            pieces += [(number, batch[s:s + self.chunk])
-                       for s in range(0, max(len(batch), 1), self.chunk)]
+        pieces = ramped_pieces(batches, self.chunk, RAMP_PIECES)
         current, parts = 0, []
         stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
         try:

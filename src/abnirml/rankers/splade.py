@@ -95,10 +95,17 @@ def sparse_vectors(logits: Any, mask: Any) -> Any:
     (padded positions set to −∞, so padding can never win) and the activation is applied to
     the pooled ``[n, vocab]`` values only — the same vectors, without three passes over the
     ``[n, length, vocab]`` tensor.
+
+    ``logits`` is overwritten: its padded positions are set to −∞ in place, and the max is
+    taken in the logits' own precision before the cast to float32 (casting is monotonic and
+    exact, so the max is the same). A masked copy, or a float32 copy of half-precision logits,
+    would hold a second ``[tokens, vocab]`` tensor per batch — as large as the logits
+    themselves, which dominate the memory of a batch — so the peak stays at one such tensor,
+    bounded by the batch's token budget.
     """
     torch = import_torch("splade")
-    keep = mask.bool().unsqueeze(-1)
-    pooled = logits.float().masked_fill(~keep, float("-inf")).amax(dim=1)
+    padding = ~mask.bool().unsqueeze(-1)
+    pooled = logits.masked_fill_(padding, float("-inf")).amax(dim=1).float()
     return torch.log1p(torch.relu(pooled))
 
 
@@ -152,7 +159,8 @@ class SpladeRanker(TokenBudgetRanker):
                                     self.settings.max_batch)
 
     def _vectors(self, tensors: dict[str, Any], top_k: int | None) -> Any:
-        """Sparse vectors ``[rows, vocab]`` (float32) of one padded batch on the device."""
+        """Sparse vectors ``[rows, vocab]`` (float32) of one padded batch on the device (the
+        batch's logits are pooled in place, see :func:`sparse_vectors`)."""
         logits = self.model(input_ids=tensors["input_ids"],
                             attention_mask=tensors["attention_mask"]).logits
         return prune(sparse_vectors(logits, tensors["attention_mask"]), top_k)

@@ -43,4 +43,38 @@ def load_misspellings() -> dict[str, tuple[str, ...]]:
     except (ModuleNotFoundError, FileNotFoundError):
         raise MissingExtra("the typo probe needs codespell's dictionary: "
                            f"{install_hint('typos')}", "typos") from None
-    return parse_dictionary(text)
+    return cached_parse(text)
+
+
+#: changes whenever :func:`parse_dictionary`'s output for the same text could change
+PARSE_FORMAT = "typos-v1"
+
+
+def cached_parse(text: str) -> dict[str, tuple[str, ...]]:
+    """:func:`parse_dictionary` of ``text``, kept as JSON in ``vocabulary/`` beside the score
+    cache under a hash of the text (and :data:`PARSE_FORMAT`).
+
+    Parsing codespell's 70,000 lines takes a few tenths of a second in every run that uses
+    the typo probe; reading the JSON back takes a few hundredths. Same keys in the same
+    order, same tuples. An entry that does not decode to that shape is parsed again and
+    replaced; an unwritable folder only costs the next run the parse.
+    """
+    import hashlib
+    import json
+
+    from abnirml.cache_files import default_cache_path, store_quietly
+
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16)
+    digest.update(PARSE_FORMAT.encode())
+    entry = default_cache_path().parent / "vocabulary" / f"codespell-{digest.hexdigest()}.json"
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(stored, dict) and all(
+                isinstance(v, list) and all(isinstance(t, str) for t in v)
+                for v in stored.values()):
+            return {word: tuple(typos) for word, typos in stored.items()}
+    except (OSError, ValueError):
+        pass
+    parsed = parse_dictionary(text)
+    store_quietly(entry, json.dumps(parsed, ensure_ascii=False).encode("utf-8"))
+    return parsed

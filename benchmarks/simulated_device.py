@@ -1,0 +1,177 @@
+"""A simulated accelerator behind the real scoring engine: does the host feed the device?
+
+The stand-in replaces only the model's forward pass of a cross-encoder (randomly initialised
+micro BERT, real bert-base-uncased vocabulary): each padded batch is queued to one "device"
+thread that sleeps — releasing the GIL, as a GPU leaves the host free — for the time the
+accelerator would take for the batch's padded tokens (rows × width), and the scores are a
+future that the engine waits for when it fetches them (once per chunk, as on CUDA).
+Everything else is the real engine: sample deduplication, the score cache's lookups and
+commits, length sorting, tokenization ahead, token-budget packing and padding.
+
+Calibration: :data:`H100_BERT_BASE_BF16_S_PER_TOKEN` is 6.8 s (a BERT-base cross-encoder in
+bf16 on an H100 over the 56,209 unique pairs of the DL19 battery below) divided by the
+padded tokens the engine forms for those pairs. ``--speedup F`` simulates a device F times
+faster per token (MiniLM-L6 on the same card: about 4).
+
+It prints the engine's wall time over the simulated device time, the rates the host can
+tokenize at and the device consumes at, which resource binds when the ratio is over 1.10,
+and ends with the line ``engine / simulated device: R``.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: 6.8 s / 5,509,699 padded tokens: BERT-base bf16 on an H100 over the DL19 battery's pairs
+H100_BERT_BASE_BF16_S_PER_TOKEN = 6.8 / 5_509_699
+TARGET = 1.10
+
+
+class SimulatedDevice:
+    """One device queue: jobs run one after another on a thread that only sleeps."""
+
+    def __init__(self, seconds_per_token: float):
+        self.seconds_per_token = seconds_per_token
+        self.busy_s = 0.0          # nominal device time of every batch queued
+        self.tokens = 0            # padded tokens (rows × width) of every batch
+        self.rows = 0
+        self.batches = 0
+        self.first_batch_at: float | None = None
+        self._jobs: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="simulated-device", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            seconds, done = job
+            time.sleep(seconds)
+            done.set()
+
+    def forward(self, tensors: dict[str, Any], items: list[Any]) -> _PendingScores:
+        """What the ranker's ``_forward`` returns: scores that are ready once the device has
+        worked through everything queued before them and this batch's tokens."""
+        rows, width = tensors["input_ids"].shape
+        seconds = rows * width * self.seconds_per_token
+        if self.first_batch_at is None:
+            self.first_batch_at = time.perf_counter()
+        self.tokens += rows * width
+        self.rows += rows
+        self.batches += 1
+        self.busy_s += seconds
+        done = threading.Event()
+        self._jobs.put((seconds, done))
+        return _PendingScores(rows, done)
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+
+class _PendingScores:
+    """Duck-types the tensor the engine fetches: ``.double().cpu().numpy()`` waits for the
+    device, like a CUDA tensor's copy to the host."""
+
+    def __init__(self, rows: int, done: threading.Event):
+        self.rows = rows
+        self.done = done
+
+    def double(self) -> _PendingScores:
+        return self
+
+    def cpu(self) -> _PendingScores:
+        self.done.wait()
+        return self
+
+    def numpy(self) -> np.ndarray:
+        return np.zeros(self.rows, dtype=np.float64)
+
+
+def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) -> Any:
+    """The cross-encoder of ``model_dir`` fed as on an accelerator (its token budget, its
+    engine call size), with the forward pass replaced by ``device``."""
+    from abnirml.rankers.base import RankerHints
+    from abnirml.rankers.device_batching import ENGINE_PAIRS
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    ranker = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}", RankerEnv())
+    ranker.hints = RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True, own_batches=True)
+    ranker.fingerprint += "[simulated]"
+    ranker._ready()
+    ranker._forward = device.forward
+    return ranker
+
+
+def host_tokenization_rate(ranker: Any, pairs: list[tuple[str, str]], sample: int = 4096
+                           ) -> float:
+    """Pairs per second one ``_prepare`` call (tokenize, pack, pad) reaches on a seeded
+    sample of ``pairs``, the best of two."""
+    rng = np.random.default_rng(0)
+    chosen = [pairs[i] for i in rng.choice(len(pairs), min(sample, len(pairs)), replace=False)]
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        ranker._prepare(chosen)
+        best = min(best, time.perf_counter() - start)
+    return len(chosen) / best
+
+
+def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup: float,
+             max_tokens: int, ramp: bool = True) -> float:
+    """Score ``pairs`` through the engine on the simulated device; print the figures and
+    return engine wall / simulated device time. ``ramp=False`` feeds whole chunks from the
+    start (no small first pieces), to measure what the ramp gives."""
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers import device_batching
+    from abnirml.rankers.cache import ScoreCache
+
+    if not ramp:
+        device_batching.RAMP_PIECES = ()
+
+    device = SimulatedDevice(H100_BERT_BASE_BF16_S_PER_TOKEN / speedup)
+    ranker = simulated_ranker(model_dir, device, max_tokens)
+    cache_path = work / "simulated.sqlite"
+    cache_path.unlink(missing_ok=True)
+    cpu_start = time.process_time()
+    with ScoreCache(cache_path) as cache:
+        start = time.perf_counter()
+        Scorer(cache, progress=False).score(ranker, pairs)
+        wall = time.perf_counter() - start
+        assert cache.count() == len(pairs)      # every pair scored and committed
+    cpu = time.process_time() - cpu_start
+    device.close()
+    assert device.rows >= len(pairs)            # every pair went through the device
+    ratio = wall / device.busy_s
+    tokenize = host_tokenization_rate(ranker, pairs)
+    consume = len(pairs) / device.busy_s
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    startup = (device.first_batch_at or start) - start
+    print(f"pairs: {len(pairs):,}; padded tokens: {device.tokens:,} in {device.batches:,} "
+          f"batches (token budget {max_tokens:,})")
+    print(f"simulated device: {device.busy_s:.2f} s ({consume:,.0f} pairs/s; BERT-base bf16 "
+          f"on an H100 × {speedup:g})")
+    print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s; first batch reached the device "
+          f"after {startup:.2f} s)")
+    print(f"host: {cores} cores, load average {load:.1f}; tokenization + packing "
+          f"{tokenize:,.0f} pairs/s")
+    if ratio > TARGET:
+        if tokenize < consume:
+            print(f"binds: host tokenization ({tokenize:,.0f} pairs/s on {cores} cores < "
+                  f"the device's {consume:,.0f} pairs/s): more cores, or a slower device")
+        elif startup > (ratio - 1) * device.busy_s / 2:
+            print(f"binds: start-up ({startup:.2f} s before the device's first batch)")
+        else:
+            print("binds: the host's serial work (engine, cache commits, hand-off) between "
+                  f"device batches ({cpu:.2f} CPU-s in {wall:.2f} s)")
+    print(f"engine / simulated device: {ratio:.3f}")
+    return ratio

@@ -1,0 +1,54 @@
+"""Ending the ``abnirml`` program without the interpreter's teardown, when that is safe.
+
+After a run that loaded torch and a model, the interpreter's own shutdown — destroying every
+module and object one by one — took about 1.5 s of a 12 s cold demo run, work whose only
+result is freed memory the operating system reclaims anyway. :func:`finish` skips it: it
+flushes the standard streams, runs the ``atexit`` handlers (temporary folders removed,
+logging flushed, worker pools stopped — whatever registered for exit still happens) and
+ends the process with ``os._exit``.
+
+It does so only where nothing can be lost: when no other non-daemon thread is alive (one
+could still be writing). Everything abnirml writes is closed before a command returns. Only
+the program itself calls this (``main()`` without arguments); a caller of ``main([...])``
+from Python keeps its interpreter. ``ABNIRML_FAST_EXIT=off`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import threading
+
+
+def safe_to_skip_teardown() -> bool:
+    """No non-daemon thread besides this one, and the switch is not off."""
+    from abnirml.errors import ConfigError
+    from abnirml.switches import env_off
+
+    try:
+        if env_off("ABNIRML_FAST_EXIT") or not hasattr(atexit, "_run_exitfuncs"):
+            return False
+    except ConfigError:         # a mistyped switch: the usual exit, never a traceback here
+        return False
+    main = threading.main_thread()
+    return threading.current_thread() is main and all(
+        thread.daemon or thread is main for thread in threading.enumerate())
+
+
+def finish(code: int) -> None:
+    """End the process with ``code`` now, skipping the teardown, if that is safe; otherwise
+    return, and the caller exits the usual way."""
+    if not safe_to_skip_teardown():
+        return
+    _flush_streams()
+    atexit._run_exitfuncs()
+    _flush_streams()        # what the exit handlers printed
+    os._exit(code)
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):   # closed, or the reader went away
+            stream.flush()

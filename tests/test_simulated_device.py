@@ -1,0 +1,50 @@
+"""benchmarks/gpu.py --simulate: the real engine feeding a device that only sleeps. Every
+pair reaches the device and the cache, the device is busy for the padded tokens it was
+given, and the run ends with the ratio line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from benchmarks import simulated_device
+from benchmarks.simulated_device import SimulatedDevice, simulate
+
+from tests._tiny_models import save_cross_encoder
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "while", "dogs", "barked", "at", "passing",
+         "cars", "in", "town"]
+
+
+def _pairs(count: int) -> list[tuple[str, str]]:
+    return [(" ".join(WORDS[i % 5:i % 5 + 2]), " ".join(WORDS[:3 + i % 12]) + f" {i}")
+            for i in range(count)]
+
+
+def test_scores_wait_for_the_device_which_is_busy_for_the_padded_tokens():
+    import numpy as np
+
+    device = SimulatedDevice(seconds_per_token=0.01)
+    ids = np.zeros((2, 5), dtype=np.int64)
+    start = time.perf_counter()
+    pending = device.forward({"input_ids": ids}, [])
+    assert time.perf_counter() - start < 0.05          # queued: the host goes on
+    assert pending.double().cpu().numpy().tolist() == [0.0, 0.0]
+    assert time.perf_counter() - start >= 0.1           # 10 padded tokens × 0.01 s
+    assert (device.tokens, device.rows, device.batches) == (10, 2, 1)
+    assert device.busy_s == pytest.approx(0.1)
+    device.close()
+
+
+def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
+    model = save_cross_encoder(tmp_path / "model")
+    pairs = _pairs(3_000)          # more than one engine piece: the stream's ramp is used
+    ratio = simulate(pairs, model, tmp_path, speedup=1.0, max_tokens=512)
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == f"engine / simulated device: {ratio:.3f}"
+    assert "pairs: 3,000;" in out
+    assert ratio >= 1.0             # the device works serially: the engine cannot beat it

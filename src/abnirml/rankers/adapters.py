@@ -446,8 +446,9 @@ def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
         url = "http:" + url
     if not url:
         raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
-    spec.check_params({"batch_size", "timeout", "version"})
-    timeout = spec.float_param("timeout", 60.0, low=0, low_open=True, high=MAX_HTTP_TIMEOUT)
+    from abnirml.rankers.registry import parameters
+
+    timeout = parameters(spec).timeout
     return HttpRanker(url, name,
                       batch_size=positive_int(spec.param("batch_size"),
                                               env.batch_size or DEFAULT_HTTP_BATCH, name,

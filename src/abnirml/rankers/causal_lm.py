@@ -39,7 +39,6 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
 from abnirml.rankers.device_batching import (
     CPU_LLM_ENGINE_PAIRS,
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -288,8 +287,6 @@ class CausalLMRanker(TokenBudgetRanker):
 
 
 def from_spec(spec: RankerSpec, env) -> CausalLMRanker:
-    spec.check_params({"template", "yes", "no", "head", "max_length", "revision"}
-                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="lm:Qwen/Qwen3-Reranker-0.6B+template=qwen3")

@@ -30,7 +30,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -226,7 +225,6 @@ def _checkpoint_file(ref: ModelRef, filename: str) -> Path | None:
 
 
 def from_spec(spec: RankerSpec, env) -> ColBERTRanker:
-    spec.check_params({"query_maxlen", "doc_maxlen", "projection", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="colbert:colbert-ir/colbertv2.0")

@@ -24,7 +24,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -189,7 +188,6 @@ def _read_local_limits(ref: ModelRef, ranker: str) -> tuple[dict[str, Any], int 
 
 
 def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
-    spec.check_params({"output", "max_length", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")

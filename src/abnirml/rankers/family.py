@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,14 +22,10 @@ from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.rankers.base import Ranker, RankerSpec, checked_number
+from abnirml.settings import NoSettings as NoParams
 
 #: ``factory(spec, env) -> Ranker``; ``env`` is the registry's ``RankerEnv``
 Factory = Callable[[RankerSpec, Any], Ranker]
-
-
-@dataclass(frozen=True)
-class NoParams:
-    """The parameters of a family that takes none."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,13 @@ class RankerFamily:
         return getattr(importlib.import_module(module_name), attr)
 
     def param_names(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self.params)]
+        return [f.name for f in self._fields()]
+
+    def _fields(self) -> list[dataclasses.Field]:
+        """The parameters, the family's own first: fields a shared base class declares
+        (revision, dtype, …) follow the ones that say what this family is."""
+        own = inspect.get_annotations(self.params)
+        return sorted(dataclasses.fields(self.params), key=lambda f: f.name not in own)
 
     def check(self, spec: RankerSpec) -> None:
         """Refuse an unknown ``+key`` (closest names offered) or a value outside its type or
@@ -121,7 +124,7 @@ class RankerFamily:
         """Each declared parameter: name, type, default, allowed values, help."""
         hints = typing.get_type_hints(self.params)
         out = []
-        for f in dataclasses.fields(self.params):
+        for f in self._fields():
             meta = f.metadata
             out.append(ParamInfo(f.name, _type_name(hints[f.name]), _shown(f.default),
                                  _allowed(meta), meta.get("help", "")))

@@ -73,3 +73,36 @@ def test_declared_defaults_are_the_ones_the_factories_apply():
     assert record is not None and record.needs_network
     assert dict(record.params.__dataclass_fields__["timeout"].metadata)["maximum"] == \
         adapters.MAX_HTTP_TIMEOUT
+
+
+def test_a_bare_factory_keeps_its_argument_and_checks_its_own_parameters():
+    """``register(name, factory)`` declares nothing: the spec's ``:argument`` and every
+    ``+key`` reach the factory, which reads them itself."""
+    seen = []
+
+    class Fixed:
+        name = fingerprint = "fixed"
+
+        def score(self, pairs):
+            return [0.0] * len(pairs)
+
+    def factory(spec, env):
+        seen.append((spec.argument, spec.float_param("k", 1.0, low=0)))
+        return Fixed()
+
+    ranker_registry.register("bare-test", factory, "bare-test[:X][+k=1]")
+    try:
+        ranker_registry.build_ranker("bare-test:x+k=2", ranker_registry.RankerEnv())
+        assert seen == [("x", 2.0)]
+        assert ranker_registry.describe_family("bare-test") == "bare-test[:X][+k=1]"
+    finally:
+        ranker_registry.unregister("bare-test")
+
+
+def test_a_built_in_family_names_the_key_it_refuses_and_what_it_takes():
+    from abnirml.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        ranker_registry.build_ranker("bm25+k=1", ranker_registry.RankerEnv())
+    assert str(refused.value) == ("ranker bm25+k=1: unknown parameter 'k' (did you mean k3, "
+                                  "k1?) (allowed: b, k1, k3)")

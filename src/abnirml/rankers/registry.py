@@ -82,8 +82,8 @@ def register(family: str, factory: str | Factory, description: str = "") -> None
     with no declared parameters: the factory checks its own. ``description`` is the line
     ``abnirml rankers`` shows for it. A :class:`RankerFamily` with typed parameters is
     registered with :func:`register_family`."""
-    register_family(RankerFamily(family.lower(), factory, description, open_params=True,
-                                 offline=""))
+    register_family(RankerFamily(family.lower(), factory, description, argument="ARGUMENT",
+                                 open_params=True, offline=""))
 
 
 def unregister(family: str) -> None:

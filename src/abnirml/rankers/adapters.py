@@ -448,9 +448,6 @@ def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
         raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
     from abnirml.rankers.registry import parameters
 
-    timeout = parameters(spec).timeout
-    return HttpRanker(url, name,
-                      batch_size=positive_int(spec.param("batch_size"),
-                                              env.batch_size or DEFAULT_HTTP_BATCH, name,
-                                              "batch_size"),
-                      timeout=timeout, version=spec.param("version", "") or "")
+    p = parameters(spec)
+    batch = p.batch_size if p.batch_size is not None else env.batch_size or DEFAULT_HTTP_BATCH
+    return HttpRanker(url, name, batch_size=batch, timeout=p.timeout, version=p.version)

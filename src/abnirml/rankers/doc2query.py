@@ -44,7 +44,6 @@ from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolv
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -153,26 +152,17 @@ class Doc2QueryRanker:
 
 
 def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryGenerator:
-    from abnirml.numbers import strict_int
+    from abnirml.rankers.registry import parameters
 
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"), example=example)
-    seed_text = spec.param("seed")
-    try:
-        seed = strict_int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
-    except ValueError:
-        raise ConfigError(f"ranker {name}: seed={seed_text!r} is not an integer") from None
+    ref = resolve_model(spec.argument, name, p.revision, example=example)
+    seed = p.seed if p.seed is not None else int(getattr(env, "seed", 0))
     device = resolve_device(getattr(env, "device", "cpu"), name)
     return Doc2QueryGenerator(
-        ref, name, device=device, dtype=parse_dtype(spec.param("dtype"), device, name),
-        n=positive_int(spec.param("n"), DEFAULT_QUERIES, name, "n"),
-        mode=spec.param("mode", "sample") or "sample",
-        top_k=positive_int(spec.param("top_k"), DEFAULT_TOP_K, name, "top_k"),
-        max_new_tokens=positive_int(spec.param("max_new_tokens"), DEFAULT_MAX_NEW_TOKENS, name,
-                                    "max_new_tokens"),
-        max_input_length=positive_int(spec.param("max_input_length"), DEFAULT_MAX_INPUT, name,
-                                      "max_input_length"),
-        seed=seed)
+        ref, name, device=device, dtype=parse_dtype(p.dtype, device, name), n=p.n,
+        mode=p.mode, top_k=p.top_k, max_new_tokens=p.max_new_tokens,
+        max_input_length=p.max_input_length, seed=seed)
 
 
 EXPANSION_CHUNK = 1024

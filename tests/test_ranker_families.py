@@ -64,6 +64,7 @@ def test_declared_defaults_are_the_ones_the_factories_apply():
     assert default("doc2query", "max_input_length") == doc2query.DEFAULT_MAX_INPUT
     assert default("maxp", "passage_length") == passages.DEFAULT_LENGTH
     assert default("maxp", "passage_stride") == passages.DEFAULT_STRIDE
+    assert set(ranker_registry.lookup("maxp").param_names()) == set(passages.OWN_PARAMS)
     assert default("http", "timeout") == 60.0
     for kind in ("knrm", "cknrm", "lgbm"):
         for name, value in train.DEFAULTS[kind].items():

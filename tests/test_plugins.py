@@ -511,3 +511,32 @@ def test_a_ranker_family_from_the_plugin_facade_runs_end_to_end(tmp_path):
                            "--ranker", "myfam+a=1", "--probe", "tmp:prepend-query")
     # prepending the query adds every query word: the overlap never falls
     assert record["ranker"] == "myfam+a=1" and record["neg"] == 0 and record["pos"] > 0
+
+
+def test_the_plugin_facade_re_exports_the_objects_the_package_uses():
+    """``abnirml.plugin`` holds no copies: registering through it is registering."""
+    import abnirml.plugin as facade
+    from abnirml.probes import family, family_registry, registry
+    from abnirml.probes.axioms import custom
+    from abnirml.rankers import base
+    from abnirml.rankers import family as ranker_family
+    from abnirml.types import Sample, Skip
+
+    assert facade.Family is family.Family and facade.Requirement is family.Requirement
+    assert facade.register_family is family_registry.register_family
+    assert facade.register_probe is registry.register
+    assert facade.axiom_probe is custom.axiom_probe
+    assert facade.Sample is Sample and facade.Skip is Skip
+    assert facade.RankerSpec is base.RankerSpec
+    assert facade.RankerFamily is ranker_family.RankerFamily
+    assert facade.register_ranker is ranker_registry.register_family
+    assert facade.ranker_parameters is ranker_registry.parameters
+    public = {n for n in vars(facade) if n.isidentifier() and not n.startswith("_")}
+    assert set(facade.__all__) == public - {"annotations"}
+
+
+def test_the_plugins_guide_imports_only_from_the_facade():
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "plugins.md"
+    imports = [line for line in guide.read_text(encoding="utf-8").splitlines()
+               if line.startswith("from abnirml")]
+    assert imports and all(line.startswith("from abnirml.plugin import ") for line in imports)

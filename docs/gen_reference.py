@@ -4,7 +4,7 @@
     python docs/gen_reference.py --check   # exit 1 when a page is out of date
 
 The probe, ranker, option and result-field listings are read from the code (the probe and
-family registries, the ranker registry and its availability table, the CLI's argparse
+family registries, the ranker family records, the CLI's argparse
 parser, :mod:`abnirml.result_fields`), so they cannot disagree with it; a test runs
 ``--check``. Only built-in names are listed: run this in a fresh interpreter, without plugins.
 """
@@ -140,72 +140,40 @@ def probes_page() -> str:
 
 # -- rankers --------------------------------------------------------------------------------
 
-#: Arguments that let a family's factory reach its parameter check without a model.
-_PROBE_ARGUMENTS = {"cross-encoder": "NAME", "monot5": "NAME", "colbert": "NAME", "lm": "NAME",
-                    "duot5": "NAME", "lm-pairwise": "NAME", "doc2query": "NAME",
-                    "wmd": "glove", "http": "http://127.0.0.1:9"}
-
-
-def _accepted_parameters(family: str) -> list[str] | None:
-    """Every ``+key`` the family's factory accepts, as its own check lists them: the factory
-    is called with an unknown key, which it refuses (before loading anything) by naming the
-    allowed ones. None for a family that passes unknown keys on (pyterrier, maxp)."""
-    import importlib
-
-    from abnirml.errors import AbnirmlError
-    from abnirml.rankers.base import RankerSpec
-    from abnirml.rankers.registry import RankerEnv, factory_of
-
-    if family in ("pyterrier", "maxp"):
-        return None
-    factory = factory_of(family)
-    if isinstance(factory, str):
-        module, _, name = factory.partition(":")
-        factory = getattr(importlib.import_module(module), name)
-    argument = _PROBE_ARGUMENTS.get(family)
-    spec = RankerSpec.parse(family + (f":{argument}" if argument else "") + "+zz_unknown=1")
-    try:
-        factory(spec, RankerEnv())
-    except AbnirmlError as exc:
-        found = re.search(r"\(allowed: ([^)]*)\)", str(exc))
-        if found:
-            return [] if found.group(1) == "none" else found.group(1).split(", ")
-    raise AssertionError(f"{family}: its factory did not name its parameters")
-
-
 def rankers_page() -> str:
-    from abnirml.rankers.availability import NEEDS
-    from abnirml.rankers.registry import describe_family, families
+    from abnirml.rankers.registry import families, is_built_in, lookup
 
     out = [HEADER, "# Ranker families\n\n",
-           "Every built-in ranker family: its spec with parameters and their defaults, what "
-           "it needs installed, and how it runs offline. A spec is "
-           "`family[:argument][+key=value…][@name]`; the [rankers guide](../guide/rankers.md) "
-           "describes each family in full. `abnirml rankers` prints the same, with whether "
-           "each family is installed on the machine it runs on.\n"]
-    for family in families():
-        if family not in NEEDS:
+           "Every built-in ranker family: its spec, every parameter it takes with its type, "
+           "default and allowed values, what it needs installed, and how it runs offline. A "
+           "spec is `family[:argument][+key=value…][@name]`; the "
+           "[rankers guide](../guide/rankers.md) describes each family in full. "
+           "`abnirml rankers` prints the same, with whether each family is installed on the "
+           "machine it runs on.\n"]
+    for key in families():
+        if not is_built_in(key):
             continue
-        spec, _, what = describe_family(family).partition(" — ")
-        needs = NEEDS[family]
-        shown = dict(re.findall(r"\+([a-z_0-9]+)=([^\]]*)\]", spec))
-        accepted = _accepted_parameters(family)
-        out.append(f"\n## `{family}`\n\n{what[:1].upper() + what[1:]}.\n\n`{spec}`\n\n")
-        if accepted is None:
-            accepted = list(shown)
+        record = lookup(key)
+        assert record is not None
+        what = record.description
+        out.append(f"\n## `{key}`\n\n{what[:1].upper() + what[1:]}.\n\n"
+                   f"`{record.spec_form()}`\n\n")
+        if record.open_params:
             out.append("Parameters other than those below are passed on"
-                       + (" to the wrapped ranker" if family == "maxp" else
-                          " to the factory") + ".\n\n")
-        if accepted:
-            out.append("| parameter | default or values |\n|---|---|\n")
-            for key in accepted:
-                value = (f"`{_cell(shown[key])}`" if key in shown
-                         else "see the [rankers guide](../guide/rankers.md)")
-                out.append(f"| `+{key}` | {value} |\n")
+                       + (" to the wrapped ranker" if key == "maxp" else " to the factory")
+                       + ".\n\n")
+        params = record.parameters()
+        if params:
+            out.append("| parameter | type | default | allowed | meaning |\n"
+                       "|---|---|---|---|---|\n")
+            for p in params:
+                out.append(f"| `+{p.name}` | {p.kind} | `{_cell(p.default)}` | "
+                           f"{_cell(p.allowed) or 'any'} | {_cell(p.help)} |\n")
             out.append("\n")
-        modules = ", ".join(f"`{m}`" for m in needs.modules) or "nothing beyond the core"
-        extra = f" (the `{needs.extra}` extra)" if needs.extra else ""
-        out.append(f"Needs {modules}{extra}; offline: {needs.offline}.\n")
+        modules = ", ".join(f"`{m}`" for m in record.modules) or "nothing beyond the core"
+        extra = f" (the `{record.extra}` extra)" if record.extra else ""
+        network = " It always needs the network." if record.needs_network else ""
+        out.append(f"Needs {modules}{extra}; offline: {record.offline}.{network}\n")
     return "".join(out)
 
 

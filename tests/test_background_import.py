@@ -31,7 +31,7 @@ def test_a_ranker_under_a_display_name_imports_what_its_family_needs(monkeypatch
     ranker = Ranker()
     name_ranker(ranker, "bi", "biencoder")
     background_import.for_scoring(ranker)
-    assert started == [background_import.SCORING_IMPORTS["biencoder"]]
+    assert started == [("torch", "transformers", "sentence_transformers")]
 
 
 def _module(tmp_path, monkeypatch, name: str) -> None:

@@ -252,7 +252,7 @@ def test_plugin_blocks_run_as_printed(tmp_path):
                                       encoding="utf-8")
     (tmp_path / "axiom.py").write_text(_block_containing(text, "axiom_probe("),
                                        encoding="utf-8")
-    (tmp_path / "rankers.py").write_text(_block_containing(text, 'register("query-words"'),
+    (tmp_path / "rankers.py").write_text(_block_containing(text, 'RankerFamily("query-words"'),
                                          encoding="utf-8")
     listed = run_abnirml(["probes", "--plugin", "echo.py"], tmp_path)
     assert listed.returncode == 0, listed.stderr
@@ -278,6 +278,14 @@ def test_plugin_blocks_run_as_printed(tmp_path):
     message = "ranker query-words+weight=heavy: weight: 'heavy' is not a number"
     assert message in " ".join(text.split())
     assert bad.stderr.strip().endswith(message)
+    for spec, quoted in (("query-words+weight=-1", "weight=-1 must be >= 0"),
+                         ("query-words+wieght=2", "unknown parameter 'wieght' (did you mean "
+                                                  "weight?)")):
+        refused = run_abnirml(["run", "--plugin", "rankers.py", "--collection", "demo",
+                               "--probe", "mmp:tf:length", "--ranker", spec, "--quiet",
+                               "--out", "bad"], tmp_path)
+        assert refused.returncode == 2 and quoted in refused.stderr, refused.stderr
+        assert quoted in " ".join(text.split())
 
 
 def test_device_choices_agree_with_the_code_and_the_help():
@@ -289,6 +297,11 @@ def test_device_choices_agree_with_the_code_and_the_help():
     run = subcommands()["run"]
     help_text = next(a.help for a in run._actions if "--device" in a.option_strings)
     assert all(device in help_text for device in _DEVICES), help_text
+
+
+#: the rankers guide lists these as the learned families' hyperparameters
+LEARNED_HYPERPARAMETERS = {"steps", "batch", "lr", "max_query_len", "max_doc_len", "rounds",
+                           "leaves", "min_data", "folds", "seed"}
 
 
 def test_every_parameter_abnirml_rankers_shows_is_documented():
@@ -303,7 +316,8 @@ def test_every_parameter_abnirml_rankers_shows_is_documented():
     text = guide("rankers")
     undocumented = sorted({(family, key) for family, line in lines.items()
                            for key in re.findall(r"\+([a-z_]+)=", line)
-                           if f"+{key}=" not in text})
+                           if f"+{key}=" not in text
+                           and not (key in LEARNED_HYPERPARAMETERS and f"`{key}`" in text)})
     assert not undocumented, f"parameters the rankers guide never mentions: {undocumented}"
 
 
@@ -318,17 +332,13 @@ def test_install_commands_are_the_ones_a_checkout_uses():
 
 
 def test_every_parameter_a_family_accepts_is_in_the_rankers_guide():
-    """What each factory's own parameter check accepts (as the generated reference reads
-    it), the guide describes: no parameter is only discoverable by trial and error."""
-    sys.path.insert(0, str(DOCS))
-    try:
-        from gen_reference import _accepted_parameters
-    finally:
-        sys.path.remove(str(DOCS))
+    """What each family's record declares (and so its check accepts), the guide describes:
+    no parameter is only discoverable by trial and error."""
+    from abnirml.rankers.registry import lookup
+
     text = guide("rankers")
-    learned = {"steps", "batch", "lr", "max_query_len", "max_doc_len", "rounds", "leaves",
-               "min_data", "folds", "seed"}         # the guide lists these as hyperparameters
     missing = sorted((family, key) for family in ranker_families()
-                     for key in _accepted_parameters(family) or []
-                     if f"+{key}=" not in text and not (key in learned and f"`{key}`" in text))
+                     for key in lookup(family).param_names()
+                     if f"+{key}=" not in text
+                     and not (key in LEARNED_HYPERPARAMETERS and f"`{key}`" in text))
     assert not missing, f"parameters the rankers guide never mentions: {missing}"

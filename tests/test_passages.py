@@ -64,7 +64,8 @@ def test_spec_wraps_a_registered_ranker(demo_collection):
     ("maxp", "needs the ranker to wrap"),
     ("maxp:bm25+passage_length=4+passage_stride=5", "must not exceed"),
     ("maxp:bm25+aggregate=median", "aggregate must be one of"),
-    ("maxp:bm25+passage_length=ten", "must be integers"),
+    ("maxp:bm25+passage_length=ten", "passage_length: 'ten' is not"),
+    ("maxp:bm25+passage_stride=0", "passage_stride=0 must be >= 1"),
     ("maxp:bm25+mu=3", "unknown parameter 'mu'"),
 ])
 def test_bad_specs(demo_collection, spec, message):

@@ -444,3 +444,99 @@ def test_an_installed_package_is_loaded_through_its_entry_point(tmp_path, monkey
     assert "echo" not in family_keys()
     assert load_plugins([]) == ["entry point 'echo' (echo_plugin_pkg)"]
     assert "echo" in family_keys()
+
+
+RANKER_FAMILY = '''
+from dataclasses import dataclass
+
+import numpy as np
+
+from abnirml.plugin import RankerFamily, ranker_parameters, register_ranker, setting
+
+
+@dataclass(frozen=True)
+class OverlapParams:
+    a: int = setting(1, minimum=1, maximum=5, help="points per shared word")
+    unit: str = setting("words", choices=("words", "chars"), help="what is compared")
+
+
+class Overlap:
+    def __init__(self, name, a, unit):
+        self.name, self.a, self.unit = name, a, unit
+        self.fingerprint = f"overlap-v1:{a}:{unit}"
+
+    def score(self, pairs):
+        def parts(text):
+            return set(text.split()) if self.unit == "words" else set(text)
+        return np.array([self.a * len(parts(q) & parts(d)) for q, d in pairs], dtype=float)
+
+
+def build(spec, env):
+    p = ranker_parameters(spec)
+    return Overlap(spec.canonical, p.a, p.unit)
+
+
+register_ranker(RankerFamily("myfam", build, "shared query words, times +a", OverlapParams))
+'''
+
+
+def test_a_ranker_family_from_the_plugin_facade_is_listed_with_its_parameters(tmp_path,
+                                                                              capsys):
+    assert main(["rankers", "--plugin", _write(tmp_path, "myfam.py", RANKER_FAMILY)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("myfam\t"))
+    assert lines[at].split("\t")[1] == ("myfam[+a=1][+unit=words|chars] — shared query "
+                                        "words, times +a")
+    assert lines[at + 1] == "  +a\tint (≥ 1, ≤ 5), default 1\tpoints per shared word"
+    assert lines[at + 2] == "  +unit\tstr (words|chars), default words\twhat is compared"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("myfam+a=9", "ranker myfam+a=9: a=9 must be in [1, 5]"),
+    ("myfam+a=two", "ranker myfam+a=two: a: 'two' is not"),
+    ("myfam+unit=char", "ranker myfam+unit=char: unit must be words or chars, got 'char'"),
+    ("myfam+aa=1", "ranker myfam+aa=1: unknown parameter 'aa' (did you mean a?) "
+                   "(allowed: a, unit)"),
+])
+def test_a_bad_ranker_parameter_or_unknown_key_is_one_line(tmp_path, capsys, spec, expected):
+    plugin = _write(tmp_path, "myfam.py", RANKER_FAMILY)
+    assert main(["run", "--plugin", plugin, "--ranker", spec, "--probe", "tmp:prepend-query",
+                 "--quiet", "--out", str(tmp_path / "o")]) == 2
+    assert _one_line_error(capsys).startswith(f"abnirml: error: {expected}")
+    assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+def test_a_ranker_family_from_the_plugin_facade_runs_end_to_end(tmp_path):
+    record = _first_record(_write(tmp_path, "myfam.py", RANKER_FAMILY), tmp_path / "out",
+                           "--ranker", "myfam+a=1", "--probe", "tmp:prepend-query")
+    # prepending the query adds every query word: the overlap never falls
+    assert record["ranker"] == "myfam+a=1" and record["neg"] == 0 and record["pos"] > 0
+
+
+def test_the_plugin_facade_re_exports_the_objects_the_package_uses():
+    """``abnirml.plugin`` holds no copies: registering through it is registering."""
+    import abnirml.plugin as facade
+    from abnirml.probes import family, family_registry, registry
+    from abnirml.probes.axioms import custom
+    from abnirml.rankers import base
+    from abnirml.rankers import family as ranker_family
+    from abnirml.types import Sample, Skip
+
+    assert facade.Family is family.Family and facade.Requirement is family.Requirement
+    assert facade.register_family is family_registry.register_family
+    assert facade.register_probe is registry.register
+    assert facade.axiom_probe is custom.axiom_probe
+    assert facade.Sample is Sample and facade.Skip is Skip
+    assert facade.RankerSpec is base.RankerSpec
+    assert facade.RankerFamily is ranker_family.RankerFamily
+    assert facade.register_ranker is ranker_registry.register_family
+    assert facade.ranker_parameters is ranker_registry.parameters
+    public = {n for n in vars(facade) if n.isidentifier() and not n.startswith("_")}
+    assert set(facade.__all__) == public - {"annotations"}
+
+
+def test_the_plugins_guide_imports_only_from_the_facade():
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "plugins.md"
+    imports = [line for line in guide.read_text(encoding="utf-8").splitlines()
+               if line.startswith("from abnirml")]
+    assert imports and all(line.startswith("from abnirml.plugin import ") for line in imports)

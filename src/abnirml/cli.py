@@ -384,10 +384,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_rankers(_: argparse.Namespace) -> int:
     from abnirml.rankers.availability import status
-    from abnirml.rankers.registry import describe_family, families
+    from abnirml.rankers.registry import describe_family, families, lookup
 
     for family in families():
         print(f"{family}\t{describe_family(family) or '(no description)'}\t{status(family)}")
+        for p in lookup(family).parameters():       # type: ignore[union-attr]
+            allowed = f" ({p.allowed})" if p.allowed else ""
+            print(f"  +{p.name}\t{p.kind}{allowed}, default {p.default}\t{p.help}")
     return 0
 
 

@@ -186,7 +186,7 @@ def _snapshot() -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
 
     return ({f.key: id(f) for f in families()},
             {p.name: id(p) for p in probe_registry.registered()},
-            {name: id(ranker_registry.factory_of(name)) for name in ranker_registry.families()})
+            {name: id(ranker_registry.lookup(name)) for name in ranker_registry.families()})
 
 
 def _claim(label: str, before: tuple[dict[str, int], dict[str, int], dict[str, int]]) -> None:

@@ -15,10 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class NoOptions:
-    """The settings of a family that has none."""
+from abnirml.settings import NoSettings as NoOptions
 
 
 @dataclass(frozen=True)

@@ -14,30 +14,15 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.numbers import strict_float
+from abnirml.settings import setting
 from abnirml.switches import switch_value
 
-
-def setting(default: Any, *, help: str, minimum: float | None = None,
-            maximum: float | None = None, above: float | None = None,
-            choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
-            allow_inf: bool = False, legacy: str | None = None,
-            check: Callable[[Any, str], Any] | None = None) -> Any:
-    """A dataclass field of a family's options.
-
-    ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
-    spelled values (``any``, ``none``) to values; ``legacy`` is the flat pre-namespace name
-    still accepted with a deprecation note; ``check(value, key)`` validates (and may
-    normalise) values the generic rules cannot describe.
-    """
-    meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
-            "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
-            "legacy": legacy, "check": check}
-    return dataclasses.field(default=default, metadata=meta)
+__all__ = ["describe", "options_from_flat", "parse_settings", "setting", "settings_fields"]
 
 
 def settings_fields(options_type: type) -> list[dataclasses.Field]:

@@ -446,10 +446,8 @@ def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
         url = "http:" + url
     if not url:
         raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
-    spec.check_params({"batch_size", "timeout", "version"})
-    timeout = spec.float_param("timeout", 60.0, low=0, low_open=True, high=MAX_HTTP_TIMEOUT)
-    return HttpRanker(url, name,
-                      batch_size=positive_int(spec.param("batch_size"),
-                                              env.batch_size or DEFAULT_HTTP_BATCH, name,
-                                              "batch_size"),
-                      timeout=timeout, version=spec.param("version", "") or "")
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
+    batch = p.batch_size if p.batch_size is not None else env.batch_size or DEFAULT_HTTP_BATCH
+    return HttpRanker(url, name, batch_size=batch, timeout=p.timeout, version=p.version)

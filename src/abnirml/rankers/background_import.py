@@ -21,21 +21,6 @@ import sys
 import threading
 from collections.abc import Iterable
 
-#: families that import these libraries as soon as the ranker is built (model loaded up front)
-EAGER_FAMILIES: dict[str, tuple[str, ...]] = {
-    family: ("torch", "transformers")
-    for family in ("splade", "lm", "colbert", "monot5", "duot5", "lm-pairwise", "doc2query")
-}
-#: families that import these only when a pair must be scored (lazy model loading)
-SCORING_IMPORTS: dict[str, tuple[str, ...]] = {
-    "cross-encoder": ("torch", "transformers"),
-    "biencoder": ("torch", "transformers", "sentence_transformers"),
-    "knrm": ("torch",),
-    "cknrm": ("torch",),
-    "wmd": ("ot",),
-    "lgbm": ("lightgbm",),
-}
-
 _started: set[str] = set()
 _lock = threading.Lock()
 
@@ -89,16 +74,25 @@ def for_specs(specs: Iterable[object]) -> threading.Thread | None:
     modules: list[str] = []
     for spec in specs:
         if isinstance(spec, str):
-            modules += EAGER_FAMILIES.get(family_of(spec), ())
+            modules += _family_imports(spec, "eager_imports")
     return start(dict.fromkeys(modules))
+
+
+def _family_imports(spec: str, which: str) -> tuple[str, ...]:
+    """The ``eager_imports`` or ``scoring_imports`` of ``spec``'s family record (none for an
+    unknown family: the registry reports it when the ranker is built)."""
+    from abnirml.rankers.registry import lookup
+
+    record = lookup(family_of(spec))
+    return () if record is None else getattr(record, which)
 
 
 def for_scoring(ranker: object) -> threading.Thread | None:
     """Start importing what ``ranker`` needs to score (its ``scoring_imports``, else its
-    family's entry in :data:`SCORING_IMPORTS`)."""
+    family record's)."""
     from abnirml.rankers.base import spec_of
 
     modules = getattr(ranker, "scoring_imports", None)
     if modules is None:     # the spec, not the name: a display name hides the family
-        modules = SCORING_IMPORTS.get(family_of(spec_of(ranker)), ())  # type: ignore[arg-type]
+        modules = _family_imports(spec_of(ranker), "scoring_imports")  # type: ignore[arg-type]
     return start(modules)

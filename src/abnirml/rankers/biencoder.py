@@ -318,8 +318,6 @@ def _transformer_config(model: Any) -> Any:
 
 
 def from_spec(spec: RankerSpec, env) -> BiEncoderRanker:
-    spec.check_params({"similarity", "batch_size", "revision", "query_prefix", "doc_prefix",
-                       "dtype"})
     name = spec.canonical
     ref = resolve_biencoder_model(spec.argument, name, spec.param("revision"))
     device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)

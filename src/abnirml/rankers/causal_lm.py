@@ -39,7 +39,6 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
 from abnirml.rankers.device_batching import (
     CPU_LLM_ENGINE_PAIRS,
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -49,7 +48,6 @@ from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolv
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -288,14 +286,13 @@ class CausalLMRanker(TokenBudgetRanker):
 
 
 def from_spec(spec: RankerSpec, env) -> CausalLMRanker:
-    spec.check_params({"template", "yes", "no", "head", "max_length", "revision"}
-                      | DEVICE_PARAMS)
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="lm:Qwen/Qwen3-Reranker-0.6B+template=qwen3")
     return CausalLMRanker(
-        ref, name, template=load_template(spec.param("template"), name, ("query", "document")),
-        yes=spec.param("yes", "yes") or "yes", no=spec.param("no", "no") or "no",
-        head=spec.param("head", "auto") or "auto",
-        max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
+        ref, name, template=load_template(p.template, name, ("query", "document")),
+        yes=p.yes or "yes", no=p.no or "no", head=p.head, max_length=p.max_length,
         settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)))

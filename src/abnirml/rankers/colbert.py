@@ -30,7 +30,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -48,7 +47,6 @@ from abnirml.rankers.hf import (
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -226,16 +224,15 @@ def _checkpoint_file(ref: ModelRef, filename: str) -> Path | None:
 
 
 def from_spec(spec: RankerSpec, env) -> ColBERTRanker:
-    spec.check_params({"query_maxlen", "doc_maxlen", "projection", "revision"} | DEVICE_PARAMS)
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="colbert:colbert-ir/colbertv2.0")
-    qlen = spec.param("query_maxlen")
-    dlen = spec.param("doc_maxlen")
     device = resolve_device(env.device, name)
     return ColBERTRanker(
         ref, name, device=device,
-        query_maxlen=None if qlen is None else positive_int(qlen, 32, name, "query_maxlen"),
-        doc_maxlen=None if dlen is None else positive_int(dlen, 180, name, "doc_maxlen"),
+        query_maxlen=p.query_maxlen, doc_maxlen=p.doc_maxlen,
         settings=DeviceSettings.from_spec(spec, env, device),
-        projection=spec.param("projection", "auto") or "auto")
+        projection=p.projection)

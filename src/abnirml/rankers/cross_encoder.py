@@ -24,7 +24,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -40,7 +39,6 @@ from abnirml.rankers.hf import (
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -189,14 +187,15 @@ def _read_local_limits(ref: ModelRef, ranker: str) -> tuple[dict[str, Any], int 
 
 
 def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
-    spec.check_params({"output", "max_length", "revision"} | DEVICE_PARAMS)
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
     # The default dtype on CUDA asks torch whether the card has bf16, so the device is
     # checked up front then; with an explicit +dtype it is checked when the model loads.
-    device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)
+    device = resolve_device(env.device, name, lazy=p.dtype is not None)
     return CrossEncoderRanker(
-        ref, name, device=device, output=spec.param("output", "logit") or "logit",
-        max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
+        ref, name, device=device, output=p.output, max_length=p.max_length,
         settings=DeviceSettings.from_spec(spec, env, device))

@@ -44,7 +44,6 @@ from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolv
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -153,26 +152,17 @@ class Doc2QueryRanker:
 
 
 def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryGenerator:
-    from abnirml.numbers import strict_int
+    from abnirml.rankers.registry import parameters
 
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"), example=example)
-    seed_text = spec.param("seed")
-    try:
-        seed = strict_int(seed_text) if seed_text is not None else int(getattr(env, "seed", 0))
-    except ValueError:
-        raise ConfigError(f"ranker {name}: seed={seed_text!r} is not an integer") from None
+    ref = resolve_model(spec.argument, name, p.revision, example=example)
+    seed = p.seed if p.seed is not None else int(getattr(env, "seed", 0))
     device = resolve_device(getattr(env, "device", "cpu"), name)
     return Doc2QueryGenerator(
-        ref, name, device=device, dtype=parse_dtype(spec.param("dtype"), device, name),
-        n=positive_int(spec.param("n"), DEFAULT_QUERIES, name, "n"),
-        mode=spec.param("mode", "sample") or "sample",
-        top_k=positive_int(spec.param("top_k"), DEFAULT_TOP_K, name, "top_k"),
-        max_new_tokens=positive_int(spec.param("max_new_tokens"), DEFAULT_MAX_NEW_TOKENS, name,
-                                    "max_new_tokens"),
-        max_input_length=positive_int(spec.param("max_input_length"), DEFAULT_MAX_INPUT, name,
-                                      "max_input_length"),
-        seed=seed)
+        ref, name, device=device, dtype=parse_dtype(p.dtype, device, name), n=p.n,
+        mode=p.mode, top_k=p.top_k, max_new_tokens=p.max_new_tokens,
+        max_input_length=p.max_input_length, seed=seed)
 
 
 EXPANSION_CHUNK = 1024
@@ -191,11 +181,10 @@ def _expanded_texts(texts: Iterable[str], generator: Doc2QueryGenerator,
 def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
     from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.registry import parameters
 
-    spec.check_params(GENERATOR_PARAMS | {"stats", "k1", "b", "k3"})
-    mode = spec.param("stats", "original")
-    if mode not in ("original", "expanded"):
-        raise ConfigError(f"ranker {spec.canonical}: stats must be original or expanded")
+    p = parameters(spec)
+    mode = p.stats
     generator = _generator_from_spec(spec, env,
                                      "doc2query:castorini/doc2query-t5-base-msmarco")
     if mode == "original":
@@ -205,9 +194,7 @@ def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
             raise ConfigError(f"ranker {spec.canonical}: stats=expanded needs a collection")
         stats = CollectionStats.build(_expanded_texts(env.collection.doc_texts(), generator),
                                       env.analyzer)
-    bm25 = BM25(stats, k1=spec.float_param("k1", 1.2, low=0),
-                b=spec.float_param("b", 0.75, low=0, high=1),
-                k3=spec.float_param("k3", 8.0, low=0), name=spec.canonical)
+    bm25 = BM25(stats, k1=p.k1, b=p.b, k3=p.k3, name=spec.canonical)
     return Doc2QueryRanker(generator, bm25, spec.canonical, mode)
 
 

@@ -22,7 +22,6 @@ from typing import Any
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     Row,
     TokenBudgetRanker,
@@ -32,7 +31,6 @@ from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolv
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -107,14 +105,15 @@ class MonoT5Ranker(TokenBudgetRanker):
 
 
 def from_spec(spec: RankerSpec, env) -> MonoT5Ranker:
-    spec.check_params({"max_length", "revision", "true", "false"} | DEVICE_PARAMS)
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="monot5:castorini/monot5-base-msmarco")
     device = resolve_device(env.device, name)
     return MonoT5Ranker(
         ref, name, device=device,
-        max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
+        max_length=p.max_length,
         settings=DeviceSettings.from_spec(spec, env, device),
-        true_token=spec.param("true", "true") or "true",
-        false_token=spec.param("false", "false") or "false")
+        true_token=p.true or "true", false_token=p.false or "false")

@@ -35,7 +35,6 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerHints, RankerSpec, digest
 from abnirml.rankers.device_batching import (
     CPU_LLM_ENGINE_PAIRS,
-    DEVICE_PARAMS,
     DeviceSettings,
     TokenBudgetModel,
     TokenColumns,
@@ -45,7 +44,6 @@ from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolv
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
 
@@ -186,38 +184,34 @@ class CausalLMPairwiseRanker(_PairwiseBase):
         return self.lm.torch.softmax(logits, dim=-1)[:, 0]
 
 
-def _common(spec: RankerSpec, env, default_max: int) -> dict[str, Any]:
-    name = spec.canonical
+def _common(spec: RankerSpec, env, params: Any) -> dict[str, Any]:
     return {
-        "settings": DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)),
-        "max_length": positive_int(spec.param("max_length"), default_max, name, "max_length"),
-        "rerank_depth": positive_int(spec.param("rerank_depth"), DEFAULT_RERANK_DEPTH, name,
-                                     "rerank_depth"),
+        "settings": DeviceSettings.from_spec(spec, env, resolve_device(env.device,
+                                                                        spec.canonical)),
+        "max_length": params.max_length, "rerank_depth": params.rerank_depth,
     }
 
 
 def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
-    spec.check_params({"max_length", "true", "false", "rerank_depth", "revision"}
-                      | DEVICE_PARAMS)
+    from abnirml.rankers.registry import parameters
+
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="duot5:castorini/duot5-base-msmarco")
-    return DuoT5Ranker(ref, name, true_token=spec.param("true", "true") or "true",
-                       false_token=spec.param("false", "false") or "false",
-                       **_common(spec, env, 512))
+    return DuoT5Ranker(ref, name, true_token=p.true or "true", false_token=p.false or "false",
+                       **_common(spec, env, p))
 
 
 def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
     from abnirml.rankers.causal_lm import load_template
+    from abnirml.rankers.registry import parameters
 
-    spec.check_params({"template", "yes", "no", "max_length", "rerank_depth", "revision"}
-                      | DEVICE_PARAMS)
+    p = parameters(spec)
     name = spec.canonical
-    ref = resolve_model(spec.argument, name, spec.param("revision"),
+    ref = resolve_model(spec.argument, name, p.revision,
                         example="lm-pairwise:Qwen/Qwen2.5-0.5B-Instruct")
-    template = load_template(spec.param("template"), name,
-                             ("query", "document1", "document2"), LM_TEMPLATES)
-    return CausalLMPairwiseRanker(ref, name, template=template,
-                                  yes=spec.param("yes", "yes") or "yes",
-                                  no=spec.param("no", "no") or "no",
-                                  **_common(spec, env, 1024))
+    template = load_template(p.template, name, ("query", "document1", "document2"),
+                             LM_TEMPLATES)
+    return CausalLMPairwiseRanker(ref, name, template=template, yes=p.yes or "yes",
+                                  no=p.no or "no", **_common(spec, env, p))

@@ -121,19 +121,13 @@ def aggregate_passages(inner: Ranker, passage_length: int = DEFAULT_LENGTH,
 
 def build(spec: RankerSpec, env) -> PassageAggregate:
     """Registry factory for ``maxp:<inner spec>`` (see the module docstring)."""
-    from abnirml.rankers.registry import build_ranker
+    from abnirml.rankers.registry import build_ranker, parameters
 
     if not spec.argument:
         raise ConfigError("maxp needs the ranker to wrap, e.g. maxp:bm25 or maxp:biencoder")
-    own = {k: v for k, v in spec.params if k in OWN_PARAMS}
     inner_spec = spec.argument + "".join(f"+{k}={v}" for k, v in spec.params
                                          if k not in OWN_PARAMS)
     inner = build_ranker(inner_spec, env)
-    try:
-        length = int(own.get("passage_length", DEFAULT_LENGTH))
-        stride = int(own.get("passage_stride", DEFAULT_STRIDE))
-    except ValueError:
-        raise ConfigError(f"ranker {spec.canonical}: passage_length and passage_stride must "
-                          "be integers") from None
-    return aggregate_passages(inner, length, stride, own.get("aggregate", "max"),
+    p = parameters(spec)
+    return aggregate_passages(inner, p.passage_length, p.passage_stride, p.aggregate,
                               name=spec.canonical)

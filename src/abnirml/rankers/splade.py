@@ -36,7 +36,6 @@ import numpy as np
 from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
-    DEVICE_PARAMS,
     DeviceSettings,
     PreparedBatch,
     TokenBudgetRanker,
@@ -229,7 +228,6 @@ class SpladeRanker(TokenBudgetRanker):
 
 
 def from_spec(spec: RankerSpec, env) -> SpladeRanker:
-    spec.check_params({"max_length", "query_top_k", "doc_top_k", "revision"} | DEVICE_PARAMS)
     name = spec.canonical
     identity = None
     if spec.argument in PACKAGED_NAMES and spec.param("revision") is None:

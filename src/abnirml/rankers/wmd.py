@@ -84,14 +84,13 @@ class WMDRanker:
 
 
 def from_spec(spec: RankerSpec, env) -> WMDRanker:
-    spec.check_params({"stopwords"})
     name = spec.canonical
     if spec.argument not in ("", "glove"):
         raise ConfigError(f"ranker {name}: the only word vectors available are 'glove' "
                           "(GloVe 6B 50d, packaged)")
-    mode = spec.param("stopwords", "remove")
-    if mode not in ("remove", "keep"):
-        raise ConfigError(f"ranker {name}: stopwords must be remove or keep, got {mode!r}")
+    from abnirml.rankers.registry import parameters
+
+    mode = parameters(spec).stopwords
     stops = env.analyzer.stopword_set if mode == "remove" else frozenset()
     label = env.analyzer.stopwords if mode == "remove" else "none"
     return WMDRanker(None, name=name, stopwords=stops, stopword_list=label)

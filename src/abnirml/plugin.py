@@ -1,0 +1,47 @@
+"""Everything a plugin author needs, from one module.
+
+A plugin file registers probe families, probes, axioms and ranker families when it is
+imported (see docs/guide/plugins.md)::
+
+    from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
+
+The names here are the same objects the package uses internally, re-exported so a plugin
+does not depend on where they live.
+"""
+
+from __future__ import annotations
+
+from abnirml.probes.axioms.custom import axiom_probe
+from abnirml.probes.base import ProbeContext
+from abnirml.probes.family import Family, Requirement
+from abnirml.probes.family_registry import register_family
+from abnirml.probes.registry import register as register_probe
+from abnirml.probes.registry import register_pairs_probe
+from abnirml.rankers.base import RankerSpec
+from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.registry import RankerEnv
+from abnirml.rankers.registry import parameters as ranker_parameters
+from abnirml.rankers.registry import register as register_ranker_factory
+from abnirml.rankers.registry import register_family as register_ranker
+from abnirml.settings import setting
+from abnirml.types import Sample, Skip
+
+__all__ = [
+    "Family",
+    "NoParams",
+    "ProbeContext",
+    "RankerEnv",
+    "RankerFamily",
+    "RankerSpec",
+    "Requirement",
+    "Sample",
+    "Skip",
+    "axiom_probe",
+    "ranker_parameters",
+    "register_family",
+    "register_pairs_probe",
+    "register_probe",
+    "register_ranker",
+    "register_ranker_factory",
+    "setting",
+]

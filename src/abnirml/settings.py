@@ -1,0 +1,38 @@
+"""Typed settings declared as dataclass fields: one declaration for probe-family options and
+ranker-family parameters alike.
+
+:func:`setting` only records type-independent facts (default, help, range, choices) in the
+field's metadata; :mod:`abnirml.probes.options` reads them for ``--option`` values and
+:mod:`abnirml.rankers.family` for ``+key=value`` ranker parameters. It sits at the package
+root so both layers can use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NoSettings:
+    """The settings of a probe family, or the parameters of a ranker family, that has none."""
+
+
+def setting(default: Any, *, help: str, minimum: float | None = None,
+            maximum: float | None = None, above: float | None = None,
+            choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
+            allow_inf: bool = False, legacy: str | None = None,
+            check: Callable[[Any, str], Any] | None = None) -> Any:
+    """A dataclass field of a family's options.
+
+    ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
+    spelled values (``any``, ``none``) to values; ``legacy`` is the flat pre-namespace name
+    still accepted with a deprecation note; ``check(value, key)`` validates (and may
+    normalise) values the generic rules cannot describe.
+    """
+    meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
+            "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
+            "legacy": legacy, "check": check}
+    return dataclasses.field(default=default, metadata=meta)

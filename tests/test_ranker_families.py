@@ -1,0 +1,109 @@
+"""Ranker families are records: every built-in family declares every parameter its factory
+reads, with the defaults the factory applies, and refuses an unknown key with the closest
+name. (A user family declared in a plugin file is tested in test_plugins.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from abnirml.rankers import registry as ranker_registry
+from abnirml.rankers.base import RankerSpec
+
+
+def test_the_cross_encoder_lists_all_six_parameters():
+    record = ranker_registry.lookup("cross-encoder")
+    assert record is not None
+    assert record.param_names() == ["output", "max_length", "revision", "dtype", "max_tokens",
+                                    "batch_size"]
+
+
+def test_every_built_in_family_refuses_an_unknown_key_with_the_closest_name():
+    from abnirml.errors import ConfigError
+
+    for key in ranker_registry.families():
+        record = ranker_registry.lookup(key)
+        if record is None or record.open_params or not record.param_names():
+            continue
+        first = record.param_names()[0]
+        spec = RankerSpec.parse(f"{key}+{first}x=1")
+        with pytest.raises(ConfigError, match=rf"did you mean [^)]*\b{first}\b"):
+            record.check(spec)
+
+
+def test_declared_defaults_are_the_ones_the_factories_apply():
+    """The records list defaults without importing the model modules; these are the
+    modules' own constants, so the listing cannot drift from what runs."""
+    from abnirml.rankers import (
+        adapters,
+        causal_lm,
+        cross_encoder,
+        doc2query,
+        monot5,
+        pairwise,
+        passages,
+        splade,
+    )
+    from abnirml.rankers.learned import train
+
+    def default(family: str, name: str):
+        record = ranker_registry.lookup(family)
+        assert record is not None
+        return next(f.default for f in record.params.__dataclass_fields__.values()
+                    if f.name == name)
+
+    assert default("cross-encoder", "max_length") == cross_encoder.DEFAULT_MAX_LENGTH
+    assert default("monot5", "max_length") == monot5.DEFAULT_MAX_LENGTH
+    assert default("splade", "max_length") == splade.DEFAULT_MAX_LENGTH
+    assert default("lm", "max_length") == causal_lm.DEFAULT_MAX_LENGTH
+    assert default("lm", "head") in causal_lm.HEADS
+    assert default("duot5", "rerank_depth") == pairwise.DEFAULT_RERANK_DEPTH
+    assert default("lm-pairwise", "rerank_depth") == pairwise.DEFAULT_RERANK_DEPTH
+    assert default("doc2query", "n") == doc2query.DEFAULT_QUERIES
+    assert default("doc2query", "top_k") == doc2query.DEFAULT_TOP_K
+    assert default("doc2query", "max_new_tokens") == doc2query.DEFAULT_MAX_NEW_TOKENS
+    assert default("doc2query", "max_input_length") == doc2query.DEFAULT_MAX_INPUT
+    assert default("maxp", "passage_length") == passages.DEFAULT_LENGTH
+    assert default("maxp", "passage_stride") == passages.DEFAULT_STRIDE
+    assert set(ranker_registry.lookup("maxp").param_names()) == set(passages.OWN_PARAMS)
+    assert default("http", "timeout") == 60.0
+    for kind in ("knrm", "cknrm", "lgbm"):
+        for name, value in train.DEFAULTS[kind].items():
+            assert default(kind, name) == value, (kind, name)
+        assert default(kind, "folds") == train.DEFAULT_FOLDS
+    record = ranker_registry.lookup("http")
+    assert record is not None and record.needs_network
+    assert dict(record.params.__dataclass_fields__["timeout"].metadata)["maximum"] == \
+        adapters.MAX_HTTP_TIMEOUT
+
+
+def test_a_bare_factory_keeps_its_argument_and_checks_its_own_parameters():
+    """``register(name, factory)`` declares nothing: the spec's ``:argument`` and every
+    ``+key`` reach the factory, which reads them itself."""
+    seen = []
+
+    class Fixed:
+        name = fingerprint = "fixed"
+
+        def score(self, pairs):
+            return [0.0] * len(pairs)
+
+    def factory(spec, env):
+        seen.append((spec.argument, spec.float_param("k", 1.0, low=0)))
+        return Fixed()
+
+    ranker_registry.register("bare-test", factory, "bare-test[:X][+k=1]")
+    try:
+        ranker_registry.build_ranker("bare-test:x+k=2", ranker_registry.RankerEnv())
+        assert seen == [("x", 2.0)]
+        assert ranker_registry.describe_family("bare-test") == "bare-test[:X][+k=1]"
+    finally:
+        ranker_registry.unregister("bare-test")
+
+
+def test_a_built_in_family_names_the_key_it_refuses_and_what_it_takes():
+    from abnirml.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        ranker_registry.build_ranker("bm25+k=1", ranker_registry.RankerEnv())
+    assert str(refused.value) == ("ranker bm25+k=1: unknown parameter 'k' (did you mean k3, "
+                                  "k1?) (allowed: b, k1, k3)")

@@ -117,7 +117,7 @@ def test_sigkill_at_random_points_then_resume_gives_same_results(tmp_path):
     clean = subprocess.run(_slow_cli(tmp_path, str(tmp_path / "clean"),
                                      tmp_path / "clean.sqlite"),
                            env=env, capture_output=True, text=True, check=True)
-    assert "scored" in clean.stdout
+    assert "computed" in clean.stdout
     unique = json.loads((tmp_path / "clean" / "run.json").read_text())["counts"]["unique_pairs"]
     cache = tmp_path / "killed.sqlite"
     rng = np.random.default_rng(11)

@@ -599,9 +599,10 @@ def test_report_shows_a_one_sample_statistic_as_undefined(audited):
     rows = [line for line in markdown.splitlines() if line.startswith("| axiom:lb1 | bm25 |")]
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
-    # Probe, Ranker, Score, Score CI, Mean diff, Mean diff CI, d_z, Size, p, Significant, n
-    assert cells[3] == cells[5] == cells[6] == cells[8] == "–"
-    assert cells[9] == "no" and cells[10] == "1"
+    # Probe, Ranker, Family, Score, Score CI, Mean diff, Mean diff CI, d_z, Size, p,
+    # Significant, n
+    assert cells[4] == cells[6] == cells[7] == cells[9] == "–"
+    assert cells[10] == "no" and cells[11] == "1"
 
 
 def test_bootstrap_test_of_one_query_is_undefined_not_significant():

@@ -219,7 +219,7 @@ def test_a_healthy_cache_on_a_read_only_mount_is_used_read_only(cli, tmp_path):
                       may_change=[tmp_path / "b"])
         assert outcome.code == 0, outcome.err
         assert "is read-only; using its scores" in outcome.err
-        assert "(0 scored, 185 cached)" in outcome.out
+        assert "0 computed, 185 cached" in outcome.out
     finally:
         if mounted:
             _unmount(disk)

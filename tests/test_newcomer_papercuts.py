@@ -112,7 +112,9 @@ def test_a_pyterrier_module_in_the_current_folder_gets_a_path_hint(tmp_path):
 def test_rankers_says_which_families_are_installed_and_run_offline(tmp_path):
     done = _cli(tmp_path, "torch", "rankers")
     assert done.returncode == 0, done.stderr
-    status = {line.split("\t")[0]: line.split("\t")[2] for line in done.stdout.splitlines()}
+    # a family's line, then one indented line per parameter
+    status = {line.split("\t")[0]: line.split("\t")[2] for line in done.stdout.splitlines()
+              if not line.startswith(" ")}
     assert status["bm25"] == "installed; runs offline"
     assert status["biencoder"].startswith("not installed (missing torch")
     assert "'.[biencoder]'" in status["biencoder"]

@@ -180,17 +180,16 @@ def patching_section(directory: Path) -> Any:
             note = intro_text(probe)
             for stat in STATISTICS:
                 suffix = "" if stat == "mean" else f"-{stat}"
-                if "residual" in probe:
-                    header, rows = residual_rows(probe, stat)
-                    section.tables.append((f"{slug}-residual{suffix}", Table(
-                        f"Patching {probe['probe']} — {probe['ranker']}: residual stream "
-                        f"({stat})", header, rows, note)))
-                    note = ""
-                if "heads_grid" in probe:
-                    header, rows = head_rows(probe, stat)
-                    section.tables.append((f"{slug}-heads{suffix}", Table(
-                        f"Patching {probe['probe']} — {probe['ranker']}: attention heads "
-                        f"({stat})", header, rows, note)))
+                for key, part, label, rows_of in (("residual", "residual", "residual stream",
+                                                   residual_rows),
+                                                  ("heads_grid", "heads", "attention heads",
+                                                   head_rows)):
+                    if key not in probe:
+                        continue
+                    header, rows = rows_of(probe, stat)
+                    section.tables.append((f"{slug}-{part}{suffix}", Table(
+                        f"Patching {probe['probe']} — {probe['ranker']}: {label} ({stat})",
+                        header, rows, note)))
                     note = ""
             try:
                 for kind, png in figures(probe).items():

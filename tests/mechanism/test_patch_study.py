@@ -123,7 +123,7 @@ def test_command_writes_documented_files_and_report_section(cross_encoder, tmp_p
         assert arrays["residual"].shape == (2, 3, 6) and arrays["heads"].shape == (2, 2, 2)
         assert np.allclose(arrays["residual"][:, -1, -1], 1.0)
     assert "## tmp:append-query" in (folder / "patching.md").read_text()
-    from abnirml.mechanism.report import patching_section
+    from abnirml.report.patching import patching_section
 
     section = patching_section(out)
     assert [slug.split("tmp-append-query-")[1] for slug, _ in section.tables] == [

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.mechanism.report import PATCHING_DIR, SUMMARY_FILE, figures, markdown
 from abnirml.mechanism.study import (
     DEFAULT_MIN_DIFFERENCE,
     GRANULARITIES,
@@ -39,6 +38,7 @@ from abnirml.owned_files import (
     swap_in,
     write_manifest,
 )
+from abnirml.report.patching import PATCHING_DIR, SUMMARY_FILE, figures, markdown
 
 FORMAT = 1
 #: pairs examined per requested sample before a probe is refused as not alignable
@@ -201,7 +201,7 @@ def _target_folder(config: PatchConfig) -> Path:
 def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[str, Any]],
            results: list[ProbePatching], refused: dict[str, str], seconds: float) -> None:
     """Write into a staging folder beside ``folder``, then swap it in."""
-    from abnirml.mechanism.report import _slug
+    from abnirml.report.patching import _slug
 
     document = {
         "format": FORMAT, "command": config.command,

@@ -386,7 +386,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     if origin_section is not None:
         sections.append(origin_section)
 
-    from abnirml.mechanism.report import patching_section
+    from abnirml.report.patching import patching_section
 
     patching = patching_section(directory)
     if patching is not None:

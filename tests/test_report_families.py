@@ -124,12 +124,15 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
                 query = context.collection.queries[qid]
                 yield Sample(query, query, "zzzq xxyq wwvq", {"qid": qid})
 
+    from abnirml.probes.catalog import AXIOMS as AXIOM_FAMILY
+
+    shaped = {"transfer": {"row_header": ("Characteristic", "Dataset"),
+                           "row_label": lambda probe: [probe.characteristic, probe.dataset]},
+              # an axiomatic family counts satisfied instances the way the built-in one does
+              "axiom": {"record_fields": AXIOM_FAMILY.record_fields}}
     family = Family(key="echo", title="Echo probes", options=EchoOptions,
                     positive="Positive: the ranker prefers the query itself.",
-                    probes=lambda: [EchoProbe()], layout=layout,
-                    **({"row_header": ("Characteristic", "Dataset"),
-                        "row_label": lambda probe: [probe.characteristic, probe.dataset]}
-                       if layout == "transfer" else {}))
+                    probes=lambda: [EchoProbe()], layout=layout, **shaped.get(layout, {}))
     register_family(family)
     try:
         out = tmp_path / layout
@@ -149,6 +152,11 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     section = section[:section.index("</section>")]
     assert '<table data-table="echo">' in section and "+1.00" in section
     assert (out / "tables" / "echo.csv").is_file()
+    if layout == "axiom":
+        # the axiom layout's own tables follow the layout, not the family's name
+        counts = (out / "tables" / "axiom-counts.csv").read_text().splitlines()
+        assert counts[1] == "echo:query-vs-noise,12,0,0,12,0,0"
+        assert 'data-table="axiom-satisfied"' in section
     # the first screen says it in words: bm25 prefers d1, the query itself
     findings = html[html.index('<section id="findings"'):]
     findings = re.sub(r">\s+<", "><", findings[:findings.index("</section>")])

@@ -69,8 +69,9 @@ def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
 
 
 def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
-    chosen = [r for r in records if r.get("family") == "axiom" and "satisfied" in r
-              and r.get("subset") == "all"]
+    """Satisfied / violated / ties per probe and ranker, from the records of one axiom-layout
+    family (the caller picks them)."""
+    chosen = [r for r in records if "satisfied" in r and r.get("subset") == "all"]
     if not chosen:
         return None
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
@@ -100,7 +101,9 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
     if not values:
         return None, None
     measures = list(info.get("measures") or next(iter(values.values())).keys())
-    fulfilment = axiom_fulfilment(records)
+    from abnirml.report.tables import layout_keys
+
+    fulfilment = axiom_fulfilment(records, families=layout_keys(records, run_info, "axiom"))
     header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
@@ -264,12 +267,13 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     if table is not None:
         section.tables.append((family, dataclasses.replace(table, title="")))
     if view.layout == "axiom":
-        counts_table = axiom_counts_table(records)
+        own = [r for r in records if r["family"] == family]
+        counts_table = axiom_counts_table(own)
         if counts_table is not None:
             section.tables.append(("axiom-counts", counts_table))
         from abnirml.report.axiom_tables import axiom_report_tables
 
-        for noted in axiom_report_tables([r for r in records if r["family"] == family]):
+        for noted in axiom_report_tables(own):
             note = " ".join(x for x in (noted.table.note, noted.intro) if x)
             section.tables.append((noted.slug, dataclasses.replace(noted.table, note=note)))
     return section

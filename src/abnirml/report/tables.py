@@ -57,6 +57,12 @@ def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     return views
 
 
+def layout_keys(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                layout: str) -> set[str]:
+    """The keys of the run's families rendered with ``layout`` (see :func:`family_views`)."""
+    return {view.key for view in family_views(records, run_info) if view.layout == layout}
+
+
 def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
                  ) -> dict[str, list[str]]:
     """Row label cells per probe: run.json's, else (older folders) the registered probes'."""

@@ -27,8 +27,8 @@ SAMPLING = ("sub-sampled", "capped")
 NO_DATA = "no-data"
 
 
-def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None = None,
-                 family: str = "dtp") -> tuple[str, str]:
+def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None,
+                 family: str) -> tuple[str, str]:
     """(characteristic, dataset) for a probe name: run.json's labels, the catalogue's, else
     parsed from ``<family>:<characteristic>-<dataset>``."""
     cells = (given or {}).get(name)
@@ -69,9 +69,10 @@ def discard_text(skipped: Mapping[str, int]) -> str:
 
 def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None = None,
                    labels: Mapping[str, Sequence[str]] | None = None) -> Table | None:
-    """The table of the family ``view`` names (the built-in ``dtp`` by default): any family
-    registered with ``layout="transfer"`` gets this layout for its own records."""
-    view = view or _view([], {})
+    """The table of the family ``view`` names (by default the first registered family with
+    the transfer layout): any family registered with ``layout="transfer"`` gets this layout
+    for its own records."""
+    view = view or _view([], {}, _default_key())
     chosen = [r for r in records if r["family"] == view.key and r["subset"] == "all"]
     by_probe: dict[str, dict[str, Mapping[str, Any]]] = {}
     for record in chosen:
@@ -99,8 +100,15 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
                  tallied=(len(header) - 1,))
 
 
+def _default_key() -> str:
+    """The first registered family rendered with the transfer layout (built-ins come first)."""
+    from abnirml.probes.family_registry import families
+
+    return next(family.key for family in families() if family.layout == "transfer")
+
+
 def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
-          key: str = "dtp") -> FamilyView:
+          key: str) -> FamilyView:
     found = [v for v in family_views([*records, {"family": key}], run_info) if v.key == key]
     return found[0]
 
@@ -110,11 +118,12 @@ def _no_data(record: Mapping[str, Any]) -> bool:
 
 
 def missing_data_lines(records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any], family: str = "dtp") -> list[str]:
-    """One line per searched location: the probes of ``family`` that found no data there."""
+                       run_info: Mapping[str, Any], family: str) -> list[str]:
+    """One line per searched location: the probes of ``family`` that found no data there
+    (``FAMILY.data``, or the flat ``transfer_data`` of folders written before options had
+    family names)."""
     options = run_info.get("options") or {}
-    transfer_data = options.get(f"{family}.data",
-                                options.get("transfer_data") if family == "dtp" else None)
+    transfer_data = options.get(f"{family}.data", options.get("transfer_data"))
     where: dict[str, list[str]] = {}
     for record in records:
         if record["family"] == family and record["subset"] == "all" and _no_data(record):
@@ -127,9 +136,9 @@ def missing_data_lines(records: Sequence[Mapping[str, Any]],
 
 def transfer_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
                      view: FamilyView | None = None) -> list[str]:
-    """Markdown lines of a transfer-layout family's section (the built-in ``dtp`` by
-    default); empty when none of its probes ran."""
-    key = view.key if view is not None else "dtp"
+    """Markdown lines of a transfer-layout family's section (by default the first
+    registered one's); empty when none of its probes ran."""
+    key = view.key if view is not None else _default_key()
     mine = [r for r in records if r["family"] == key]
     if not mine:
         return []

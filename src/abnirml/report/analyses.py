@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.markup import escape_md
+from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
@@ -103,7 +104,7 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
     measures = list(info.get("measures") or next(iter(values.values())).keys())
     from abnirml.report.tables import layout_keys
 
-    fulfilment = axiom_fulfilment(records, families=layout_keys(records, run_info, "axiom"))
+    fulfilment = axiom_fulfilment(records, families=layout_keys(records, run_info, AXIOM_LAYOUT))
     header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
@@ -250,7 +251,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     from abnirml.report.intervals import significance_phrase
 
     family = view.key
-    if view.layout == "transfer":
+    if view.layout == TRANSFER_LAYOUT:
         from abnirml.report.transfer_table import transfer_table
 
         table = transfer_table(records, view, labels)
@@ -266,7 +267,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
                       notes=caveats)
     if table is not None:
         section.tables.append((family, dataclasses.replace(table, title="")))
-    if view.layout == "axiom":
+    if view.layout == AXIOM_LAYOUT:
         own = [r for r in records if r["family"] == family]
         counts_table = axiom_counts_table(own)
         if counts_table is not None:

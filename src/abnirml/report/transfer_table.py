@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from abnirml.probes.family import TRANSFER_LAYOUT
 from abnirml.report.tables import (
     FamilyView,
     Table,
@@ -104,7 +105,7 @@ def _default_key() -> str:
     """The first registered family rendered with the transfer layout (built-ins come first)."""
     from abnirml.probes.family_registry import families
 
-    return next(family.key for family in families() if family.layout == "transfer")
+    return next(family.key for family in families() if family.layout == TRANSFER_LAYOUT)
 
 
 def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],

@@ -106,6 +106,12 @@ def _qvp_finding(probe: str, labels: Any, up: bool) -> str:
             "variation than under the original query")
 
 
+def _qvp_annotate(result: Any) -> None:
+    from abnirml.probes.query_variation import attach_ndcg_change
+
+    attach_ndcg_change(result)
+
+
 def _axiom_counts(score1: Any, score2: Any, summary: Any) -> dict[str, int]:
     """Rennings et al.'s counts: strict order without δ, and the same with δ."""
     diff = score1 - score2
@@ -142,7 +148,7 @@ QUERY_VARIATION = Family(
     positive="Positive scores: the ranker scores the same document higher under the varied "
              "query than under the original (d1 = varied query, d2 = original).",
     options=QueryVariationOptions, probes=_qvp_probes, skips_counted="queries",
-    finding=_qvp_finding)
+    finding=_qvp_finding, annotate=_qvp_annotate)
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (MEASURE_MATCH, MANIPULATION, TRANSFER, AXIOMS,
                                         QUERY_VARIATION)

@@ -70,6 +70,8 @@ class Family:
     renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts: the
     report and the engine's axiom analyses pick families by layout, never by key).
     ``finding(probe, labels, up)`` says an effect in words for the report's first screen.
+    ``annotate(result)`` adds fields to the family's records once every ranker has scored
+    (query variations: the nDCG@10 change of each variation).
     """
 
     key: str
@@ -86,6 +88,7 @@ class Family:
     #: probes skip whole queries, each of which would have given a pool of samples
     skips_counted: str = "samples"
     finding: FindingPhrase | None = None
+    annotate: Callable[[Any], None] | None = None
 
     def label_cells(self, probe: Any) -> list[str]:
         """The report's row label cells for ``probe`` (default: its name)."""

@@ -162,3 +162,31 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     findings = re.sub(r">\s+<", "><", findings[:findings.index("</section>")])
     assert "<h3>bm25</h3><ol><li>Prefers d1 on echo:query-vs-noise (the ranker prefers the " \
         "query itself)" in findings
+
+
+def test_a_user_transfer_family_says_where_its_missing_data_was_looked_for():
+    """The missing-data caveat reads the probe's own ``data_folder`` through its family, so
+    a user's transfer-layout family names its folder as ``dtp``'s probes do."""
+    from dataclasses import dataclass
+
+    from abnirml.probes.family import TRANSFER_LAYOUT, Family
+    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.report.transfer_table import missing_data_lines
+
+    @dataclass
+    class EchoPairs:
+        name: str = "echo:pairs"
+        family: str = "echo"
+        symmetric: bool = False
+        characteristic: str = "Echo"
+        dataset: str = "Pairs"
+        data_folder: str = "echo-pairs"
+
+    record = _record("echo:pairs", "echo", "bm25", 0.0, n=0, skipped={"no-data": 1})
+    register_family(Family(key="echo", title="Echo", positive="", layout=TRANSFER_LAYOUT,
+                           probes=lambda: [EchoPairs()]))
+    try:
+        lines = missing_data_lines([record], {"options": {"echo.data": "/d"}}, "echo")
+    finally:
+        unregister_family("echo")
+    assert lines == ["data not found: /d/echo-pairs — echo:pairs"]

@@ -51,14 +51,24 @@ def expected_location(name: str, transfer_data: str | None) -> str:
     return str(Path(transfer_data) / folder) if folder else str(transfer_data)
 
 
-@lru_cache(maxsize=1)
 def _catalogue() -> dict[str, tuple[str, str, str]]:
-    from abnirml.probes.transfer import available
+    """name → (characteristic, dataset, data folder) of the probes of the registered
+    transfer-layout families that declare them."""
+    from abnirml.probes.family_registry import keys_with_layout
+
+    return _catalogue_of(tuple(sorted(keys_with_layout(TRANSFER_LAYOUT))))
+
+
+@lru_cache(maxsize=4)
+def _catalogue_of(keys: tuple[str, ...]) -> dict[str, tuple[str, str, str]]:
+    from abnirml.probes.family_registry import get_family
 
     out = {}
-    for probe in available():
-        folder = probe.source.folder if hasattr(probe, "source") else "nq"
-        out[probe.name] = (probe.characteristic, probe.dataset, folder)
+    for key in keys:
+        for probe in get_family(key).probes():
+            if hasattr(probe, "characteristic"):
+                out[probe.name] = (str(probe.characteristic), str(getattr(probe, "dataset", "")),
+                                   str(getattr(probe, "data_folder", "")))
     return out
 
 

@@ -227,3 +227,19 @@ def test_idf_uses_the_collections_statistics_and_whole_words(demo_collection):
     assert idf("garlic") == pytest.approx(math.log(stats.num_docs / stats.df[term]))
     assert idf("Garlic's") == idf("garlic")                 # "s" is a stopword: no weight
     assert idf("the") == 0.0 and idf("qqqzzz") == 0.0
+
+
+def test_a_run_adds_the_ndcg_fields_through_the_familys_annotate_hook():
+    """The pipeline asks each family of the run to annotate its records (Family.annotate);
+    for query variations that is the nDCG@10 change, here BM25's on a misspelt word."""
+    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import run as run_pipeline
+    from abnirml.probes.family_registry import get_family
+
+    assert get_family("qvp").annotate is not None
+    output = run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
+                                    probes=["qvp:misspell", "mmp:tf:length"], out=None,
+                                    cache=None, progress=False, effectiveness=False))
+    for record in output.result.records:
+        has = "ndcg10_change" in record
+        assert has == (record["family"] == "qvp"), record["probe"]

@@ -124,12 +124,15 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
                 query = context.collection.queries[qid]
                 yield Sample(query, query, "zzzq xxyq wwvq", {"qid": qid})
 
+    from abnirml.probes.catalog import AXIOMS as AXIOM_FAMILY
+
+    shaped = {"transfer": {"row_header": ("Characteristic", "Dataset"),
+                           "row_label": lambda probe: [probe.characteristic, probe.dataset]},
+              # an axiomatic family counts satisfied instances the way the built-in one does
+              "axiom": {"record_fields": AXIOM_FAMILY.record_fields}}
     family = Family(key="echo", title="Echo probes", options=EchoOptions,
                     positive="Positive: the ranker prefers the query itself.",
-                    probes=lambda: [EchoProbe()], layout=layout,
-                    **({"row_header": ("Characteristic", "Dataset"),
-                        "row_label": lambda probe: [probe.characteristic, probe.dataset]}
-                       if layout == "transfer" else {}))
+                    probes=lambda: [EchoProbe()], layout=layout, **shaped.get(layout, {}))
     register_family(family)
     try:
         out = tmp_path / layout
@@ -149,8 +152,41 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     section = section[:section.index("</section>")]
     assert '<table data-table="echo">' in section and "+1.00" in section
     assert (out / "tables" / "echo.csv").is_file()
+    if layout == "axiom":
+        # the axiom layout's own tables follow the layout, not the family's name
+        counts = (out / "tables" / "axiom-counts.csv").read_text().splitlines()
+        assert counts[1] == "echo:query-vs-noise,12,0,0,12,0,0"
+        assert 'data-table="axiom-satisfied"' in section
     # the first screen says it in words: bm25 prefers d1, the query itself
     findings = html[html.index('<section id="findings"'):]
     findings = re.sub(r">\s+<", "><", findings[:findings.index("</section>")])
     assert "<h3>bm25</h3><ol><li>Prefers d1 on echo:query-vs-noise (the ranker prefers the " \
         "query itself)" in findings
+
+
+def test_a_user_transfer_family_says_where_its_missing_data_was_looked_for():
+    """The missing-data caveat reads the probe's own ``data_folder`` through its family, so
+    a user's transfer-layout family names its folder as ``dtp``'s probes do."""
+    from dataclasses import dataclass
+
+    from abnirml.probes.family import TRANSFER_LAYOUT, Family
+    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.report.transfer_table import missing_data_lines
+
+    @dataclass
+    class EchoPairs:
+        name: str = "echo:pairs"
+        family: str = "echo"
+        symmetric: bool = False
+        characteristic: str = "Echo"
+        dataset: str = "Pairs"
+        data_folder: str = "echo-pairs"
+
+    record = _record("echo:pairs", "echo", "bm25", 0.0, n=0, skipped={"no-data": 1})
+    register_family(Family(key="echo", title="Echo", positive="", layout=TRANSFER_LAYOUT,
+                           probes=lambda: [EchoPairs()]))
+    try:
+        lines = missing_data_lines([record], {"options": {"echo.data": "/d"}}, "echo")
+    finally:
+        unregister_family("echo")
+    assert lines == ["data not found: /d/echo-pairs — echo:pairs"]

@@ -63,3 +63,30 @@ def test_the_first_screen_escapes_and_links_and_report_md_lists_the_same():
     md = findings_markdown(found)
     assert md[0] == "## Key findings" and md[-1].startswith("1. Prefers the document changed")
     assert findings_html({}) == "" and findings_markdown({}) == []
+
+
+def test_each_family_says_its_effects_in_its_own_words():
+    """The sentence comes from the family record (``Family.finding``), so a user's family
+    phrases its own effects and one without a phrase gets the generic sentence."""
+    from abnirml.probes.family import Family
+    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.report.findings import _phrase
+
+    def said(probe: str, score: float, labels=(), family: str | None = None) -> str:
+        record = {"probe": probe, "family": family or probe.split(":", 1)[0], "score": score}
+        return _phrase(record, list(labels), "d1 is the query")
+
+    assert said("axiom:tfc1", 0.4) == "Agrees with axiom TFC1 (prefers the document it favours)"
+    assert said("axiom:tfc1", -0.4) == ("Goes against axiom TFC1 (prefers the document it "
+                                        "does not favour)")
+    assert said("dtp:fluency-jfleg", 0.3, ["Fluency", "JFLEG"]) == (
+        "Prefers the text higher in fluency (JFLEG pairs)")
+    assert said("qvp:misspell", -0.3) == ("Scores a document lower under the “misspell” "
+                                          "query variation than under the original query")
+    assert said("echo:x", -0.3) == "Prefers d2 on echo:x (d1 is the query)"
+    register_family(Family(key="echo", title="Echo", positive="",
+                           finding=lambda probe, labels, up: f"Echoes {probe} ({up})"))
+    try:
+        assert said("echo:x", 0.3) == "Echoes echo:x (True)"
+    finally:
+        unregister_family("echo")

@@ -16,15 +16,47 @@ def read(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def side(name: str) -> str | None:
+    """The side the registered probe ``name`` says should win."""
+    from abnirml.probes.registry import select_probes
+
+    (probe,) = select_probes([name])
+    return preferred_side(probe)
+
+
 def test_preferred_sides():
-    assert preferred_side("axiom:rennings-tfc1") == "doc1"
-    assert preferred_side("axiom:prox1") == "doc1"
-    assert preferred_side("axiom:tfc2") is None                  # a triple of documents
-    assert preferred_side("mmp:relevance:length") == "doc1"
-    assert preferred_side("mmp:length:tf") is None
-    assert preferred_side("tmp:typos") == "doc2"
-    assert preferred_side("tmp:case-fold") is None
-    assert preferred_side("dtp:mrpc") is None
+    assert side("axiom:rennings-tfc1") == "doc1"
+    assert side("axiom:prox1") == "doc1"
+    assert side("axiom:tfc2") is None                  # a triple of documents
+    assert side("mmp:relevance:length") == "doc1"
+    assert side("mmp:length:tf") is None
+    assert side("tmp:typos") == "doc2"
+    assert side("tmp:case-fold") is None
+    assert side("dtp:paraphrase-mrpc") is None
+    assert side("qvp:misspell") is None
+
+
+def test_a_probe_declares_its_side():
+    """The export asks the probe, not its family's name: a user's probe with ``prefers``
+    is directed, one without makes no claim, and a side that is neither text is refused."""
+    from types import SimpleNamespace
+
+    from abnirml.errors import ConfigError
+
+    assert preferred_side(SimpleNamespace(name="echo:x", prefers="doc2")) == "doc2"
+    assert preferred_side(SimpleNamespace(name="echo:x")) is None
+    with pytest.raises(ConfigError, match="echo:x: prefers must be"):
+        preferred_side(SimpleNamespace(name="echo:x", prefers="positive"))
+
+
+#: Manipulations after which the original document should still win.
+DAMAGING_TMP = {
+    "typos", "typos-nostops", "shuffle-words", "shuffle-words-in-sentences", "shuffle-sentences",
+    "shuffle-prepositions", "reverse-words", "reverse-sentences", "swap-noun-chunks",
+    "shuffle-words-keep-noun-chunks", "shuffle-words-in-sentences-keep-noun-chunks",
+    "reverse-noun-chunks", "swap-number-chunks", "add-nonrel-sentence",
+    "add-nonrel-sentence-start", "drop-query",
+}
 
 
 #: Manipulations a ranker may rightly be indifferent to, or that add query text: no claim.
@@ -40,12 +72,14 @@ def test_every_manipulation_is_classified():
     """A manipulation added later must be placed on one side on purpose: `tmp:typos-nostops`
     (a typo manipulation, so the original should win) was once left out of the export."""
     from abnirml.probes.registry import all_probes
-    from abnirml.triples import DAMAGING_TMP
 
-    manipulations = {p.name.partition(":")[2] for p in all_probes() if p.family == "tmp"}
-    assert manipulations == DAMAGING_TMP | NO_CLAIM_TMP
-    assert not DAMAGING_TMP & NO_CLAIM_TMP
-    assert preferred_side("tmp:typos-nostops") == "doc2"
+    manipulations = [p for p in all_probes() if p.family == "tmp"]
+    damaging = {p.name.partition(":")[2] for p in manipulations if p.prefers == "doc2"}
+    no_claim = {p.name.partition(":")[2] for p in manipulations if p.prefers is None}
+    assert damaging == DAMAGING_TMP
+    assert no_claim == NO_CLAIM_TMP
+    assert len(manipulations) == len(DAMAGING_TMP | NO_CLAIM_TMP)
+    assert side("tmp:typos-nostops") == "doc2"
 
 
 def test_manipulation_triples_put_the_original_first(tmp_path, capsys):

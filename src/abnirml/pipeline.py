@@ -190,9 +190,10 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
-        from abnirml.probes.query_variation import attach_ndcg_change
-
-        attach_ndcg_change(result)
+        for key in dict.fromkeys(p.family for p in probes):
+            annotate = get_family(key).annotate
+            if annotate is not None:
+                annotate(result)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
     skipped = dict(collection.skipped)

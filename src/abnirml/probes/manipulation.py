@@ -93,10 +93,15 @@ class Spec:
     label: str
     function: m.Manipulation
     needs: frozenset[str] = frozenset()
+    #: the manipulation damages the text, so the original document should still win
+    #: (training-triple export, ``abnirml.triples``); False: a ranker may rightly be
+    #: indifferent to it, or it adds query text, so it makes no claim
+    damaging: bool = False
 
 
-def _spec(key: str, label: str, function: m.Manipulation, *needs: str) -> Spec:
-    return Spec(key, label, function, frozenset(needs))
+def _spec(key: str, label: str, function: m.Manipulation, *needs: str,
+          damaging: bool = False) -> Spec:
+    return Spec(key, label, function, frozenset(needs), damaging)
 
 
 #: Every manipulation probe, in the order of the papers' tables. Names are public.
@@ -105,38 +110,43 @@ SPECS: tuple[Spec, ...] = (
     _spec("remove-punct", "Remove punctuation", m.remove_punct),
     _spec("remove-stops-punct", "Remove stops/punct.", m.remove_stops_punct),
     _spec("lemmatize", "Lemmatize", m.lemmatize, SPACY),
-    _spec("shuffle-words", "Shuf. words", m.shuffle_words),
-    _spec("shuffle-words-in-sentences", "Shuf. words (in sents.)", m.shuffle_words_in_sentences),
-    _spec("shuffle-prepositions", "Shuf. prepositions", m.shuffle_prepositions, SPACY),
-    _spec("shuffle-sentences", "Shuf. sent. order", m.shuffle_sentences),
-    _spec("reverse-words", "Reverse words", m.reverse_words),
-    _spec("reverse-sentences", "Reverse sent. order", m.reverse_sentences),
-    _spec("swap-noun-chunks", "Swap noun chunks", m.swap_noun_chunks, SPACY),
+    _spec("shuffle-words", "Shuf. words", m.shuffle_words, damaging=True),
+    _spec("shuffle-words-in-sentences", "Shuf. words (in sents.)", m.shuffle_words_in_sentences,
+          damaging=True),
+    _spec("shuffle-prepositions", "Shuf. prepositions", m.shuffle_prepositions, SPACY,
+          damaging=True),
+    _spec("shuffle-sentences", "Shuf. sent. order", m.shuffle_sentences, damaging=True),
+    _spec("reverse-words", "Reverse words", m.reverse_words, damaging=True),
+    _spec("reverse-sentences", "Reverse sent. order", m.reverse_sentences, damaging=True),
+    _spec("swap-noun-chunks", "Swap noun chunks", m.swap_noun_chunks, SPACY, damaging=True),
     _spec("replace-with-query", "Replace with query", m.replace_with_query),
     _spec("add-doct5query", "Add DocT5Query terms", m.add_doct5query, EXPANSIONS),
-    _spec("add-nonrel-sentence", "Add non-rel. sent.", m.add_nonrel_sentence, DONORS),
+    _spec("add-nonrel-sentence", "Add non-rel. sent.", m.add_nonrel_sentence, DONORS,
+          damaging=True),
     _spec("prepend-query", "Prepend query", m.prepend_query),
     _spec("append-query", "Append query", m.append_query),
-    _spec("typos", "Typos", m.typos, TYPOS),
+    _spec("typos", "Typos", m.typos, TYPOS, damaging=True),
     _spec("duplicate-k2", "Duplicate (k = 2)", m.duplicate(2)),
     _spec("duplicate-k3", "Duplicate (k = 3)", m.duplicate(3)),
     _spec("duplicate-k4", "Duplicate (k = 4)", m.duplicate(4)),
     _spec("only-query", "Only-Q (mask non-query terms)", m.only_query),
-    _spec("drop-query", "Drop-Q (mask query terms)", m.drop_query),
+    _spec("drop-query", "Drop-Q (mask query terms)", m.drop_query, damaging=True),
     # the original ABNIRML code's further manipulations (text_manipulations_abnirml)
     _spec("case-fold", "Case fold", mo.case_fold),
     _spec("delete-sentence-start", "Delete first sent.", mo.delete_sentence("start")),
     _spec("delete-sentence-end", "Delete last sent.", mo.delete_sentence("end")),
     _spec("delete-sentence-random", "Delete random sent.", mo.delete_sentence("random")),
     _spec("add-nonrel-sentence-start", "Add non-rel. sent. (start)",
-          mo.add_nonrel_sentence_start, DONORS),
+          mo.add_nonrel_sentence_start, DONORS, damaging=True),
     _spec("shuffle-words-keep-noun-chunks", "Shuf. words (keep NPs)",
-          mo.shuffle_words_keep_noun_chunks, SPACY),
+          mo.shuffle_words_keep_noun_chunks, SPACY, damaging=True),
     _spec("shuffle-words-in-sentences-keep-noun-chunks", "Shuf. words (in sents., keep NPs)",
-          mo.shuffle_words_in_sentences_keep_noun_chunks, SPACY),
-    _spec("reverse-noun-chunks", "Reverse noun chunks", mo.reverse_noun_chunks, SPACY),
-    _spec("swap-number-chunks", "Swap number noun chunks", mo.swap_number_chunks, SPACY),
-    _spec("typos-nostops", "Typos (no stopwords)", m.typos_no_stopwords, TYPOS),
+          mo.shuffle_words_in_sentences_keep_noun_chunks, SPACY, damaging=True),
+    _spec("reverse-noun-chunks", "Reverse noun chunks", mo.reverse_noun_chunks, SPACY,
+          damaging=True),
+    _spec("swap-number-chunks", "Swap number noun chunks", mo.swap_number_chunks, SPACY,
+          damaging=True),
+    _spec("typos-nostops", "Typos (no stopwords)", m.typos_no_stopwords, TYPOS, damaging=True),
 )
 
 
@@ -155,6 +165,11 @@ class ManipulationProbe:
     @property
     def label(self) -> str:
         return self.spec.label
+
+    @property
+    def prefers(self) -> str | None:
+        """``"doc2"`` (the original) after a damaging manipulation, else None (no claim)."""
+        return "doc2" if self.spec.damaging else None
 
     @property
     def requires(self) -> tuple[Requirement, ...]:

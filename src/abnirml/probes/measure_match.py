@@ -173,6 +173,10 @@ def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
     return values[:, None] > values[None, :]
 
 
+#: Variables whose higher value a good ranker should prefer (training-triple export).
+DIRECTED = ("relevance", "tf", "sumtf", "overlap")
+
+
 @dataclass(frozen=True)
 class MeasureMatchProbe:
     """Pairs judged documents of a query that match on ``control`` and differ on ``variable``."""
@@ -189,6 +193,12 @@ class MeasureMatchProbe:
     @property
     def label(self) -> tuple[str, str]:
         return LABELS[self.variable], LABELS[self.control]
+
+    @property
+    def prefers(self) -> str | None:
+        """``"doc1"``, the more relevant / more query-matching document, when the variable
+        makes that claim (:data:`DIRECTED`); None for length, which makes none."""
+        return "doc1" if self.variable in DIRECTED else None
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         measured = measure_collection(context)

@@ -63,6 +63,11 @@ class TransferProbe:
     sample_rate: float | None = None
     family: str = "dtp"
 
+    @property
+    def data_folder(self) -> str:
+        """The folder under the transfer-data location this probe reads (report's hint)."""
+        return self.source.folder
+
     def _keep(self, context: ProbeContext) -> Keep:
         if self.sample_rate is None:
             return keep_all

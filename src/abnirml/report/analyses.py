@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.markup import escape_md
+from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
@@ -69,8 +70,9 @@ def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
 
 
 def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
-    chosen = [r for r in records if r.get("family") == "axiom" and "satisfied" in r
-              and r.get("subset") == "all"]
+    """Satisfied / violated / ties per probe and ranker, from the records of one axiom-layout
+    family (the caller picks them)."""
+    chosen = [r for r in records if "satisfied" in r and r.get("subset") == "all"]
     if not chosen:
         return None
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
@@ -100,7 +102,9 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
     if not values:
         return None, None
     measures = list(info.get("measures") or next(iter(values.values())).keys())
-    fulfilment = axiom_fulfilment(records)
+    from abnirml.report.tables import layout_keys
+
+    fulfilment = axiom_fulfilment(records, families=layout_keys(records, run_info, AXIOM_LAYOUT))
     header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
@@ -247,7 +251,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     from abnirml.report.intervals import significance_phrase
 
     family = view.key
-    if view.layout == "transfer":
+    if view.layout == TRANSFER_LAYOUT:
         from abnirml.report.transfer_table import transfer_table
 
         table = transfer_table(records, view, labels)
@@ -263,13 +267,14 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
                       notes=caveats)
     if table is not None:
         section.tables.append((family, dataclasses.replace(table, title="")))
-    if view.layout == "axiom":
-        counts_table = axiom_counts_table(records)
+    if view.layout == AXIOM_LAYOUT:
+        own = [r for r in records if r["family"] == family]
+        counts_table = axiom_counts_table(own)
         if counts_table is not None:
             section.tables.append(("axiom-counts", counts_table))
         from abnirml.report.axiom_tables import axiom_report_tables
 
-        for noted in axiom_report_tables([r for r in records if r["family"] == family]):
+        for noted in axiom_report_tables(own):
             note = " ".join(x for x in (noted.table.note, noted.intro) if x)
             section.tables.append((noted.slug, dataclasses.replace(noted.table, note=note)))
     return section

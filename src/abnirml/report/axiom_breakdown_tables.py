@@ -10,7 +10,7 @@ from abnirml.report.tables import Table, count_text
 
 
 def _axiom_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in records if r.get("family") == "axiom" and r.get("subset") == "all"]
+    return [r for r in records if r.get("subset") == "all"]
 
 
 def consistency_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],

@@ -7,6 +7,10 @@ of instances satisfied — once under strict order (ties = equal scores, as the 
 count) and once with the ranker's δ (score differences within δ are ties). Ties are shown
 in parentheses: for the axioms that claim S(d1) ≥ S(d2), satisfied + ties is the fraction
 that meets the claim.
+
+Every function here takes the records of one family rendered with the axiom layout; the
+report picks them by the family's layout, so a user's axiom-layout family gets the same
+tables.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ def _label(probe: str, record: Mapping[str, Any] | None = None) -> str:
 def _order(probes: Sequence[str]) -> list[str]:
     from abnirml.probes.axioms.probe import AXIOMS
 
-    known = [f"axiom:{a}" for a in AXIOMS]
-    return sorted(probes, key=lambda p: known.index(p) if p in known else len(known))
+    known = list(AXIOMS)
+    return sorted(probes, key=lambda p: known.index(p.split(":", 1)[-1])
+                  if p.split(":", 1)[-1] in known else len(known))
 
 
 def _fraction(part: Any, whole: Any) -> str:
@@ -82,7 +87,7 @@ def dataset_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -> Table | None:
     """Câmara & Hauff Table 3: rankers × axioms, fraction satisfied (ties)."""
-    chosen = [r for r in records if r["family"] == "axiom" and r["subset"] == "all"]
+    chosen = [r for r in records if r["subset"] == "all"]
     if not chosen:
         return None
     probes = _order(list(dict.fromkeys(r["probe"] for r in chosen)))
@@ -111,7 +116,7 @@ def satisfaction_table(records: Sequence[Mapping[str, Any]], with_delta: bool) -
 def _first_per_probe(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     first: dict[str, Mapping[str, Any]] = {}
     for r in records:
-        if r["family"] == "axiom" and r["subset"] == "all":
+        if r["subset"] == "all":
             first.setdefault(r["probe"], r)
     return first
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import InputError
+from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
     SCORE_LEGEND,
@@ -141,7 +142,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
-        if view.layout == "transfer":
+        if view.layout == TRANSFER_LAYOUT:
             from abnirml.report.transfer_table import transfer_section
 
             section = transfer_section(records, run_info, view)
@@ -152,7 +153,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         if table is None:
             continue
         family = view.key
-        if view.layout == "axiom":
+        if view.layout == AXIOM_LAYOUT:
             axiom_lines += axiom_sections([r for r in records if r["family"] == family])
         parts += ["", f"## {table.title}", ""]
         if table.note:

@@ -22,12 +22,6 @@ MIN_SCORE = 0.2
 PER_RANKER = 5
 PER_FAMILY = 2
 
-#: the measure-and-match variables in words (probe names use the short keys)
-_MMP_WORDS = {"relevance": "relevance grade", "length": "length",
-              "tf": "query-term frequency (TF)", "sumtf": "summed query-term frequency",
-              "overlap": "query-term overlap"}
-
-
 @dataclass(frozen=True)
 class Finding:
     """One effect of one ranker: the sentence and where its detail is."""
@@ -46,29 +40,21 @@ def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str
     (the ranker is the heading the sentence stands under)."""
     probe, family = str(record["probe"]), str(record.get("family", ""))
     up = float(record["score"]) > 0
-    more = "higher" if up else "lower"
-    if family == "mmp" and probe.count(":") == 2:
-        _, variable, control = probe.split(":")
-        v, c = _MMP_WORDS.get(variable, variable), _MMP_WORDS.get(control, control)
-        return f"Prefers the document with {more} {v} when {c} is held equal"
-    if family == "tmp":
-        change = probe.removeprefix("tmp:")
-        return (f"Prefers the document changed by “{change}” over the original" if up
-                else f"Prefers the original over the document changed by “{change}”")
-    if family == "dtp" and len(labels) == 2 and labels[0]:
-        dataset = f" ({labels[1]} pairs)" if labels[1] else ""
-        return f"Prefers the text {more} in {labels[0].lower()}{dataset}"
-    if family == "axiom":
-        name = probe.removeprefix("axiom:").upper()
-        return (f"Agrees with axiom {name} (prefers the document it favours)" if up
-                else f"Goes against axiom {name} (prefers the document it does not favour)")
-    if family == "qvp":
-        variation = probe.removeprefix("qvp:")
-        return (f"Scores a document {more} under the “{variation}” query variation than "
-                "under the original query")
+    said = _family_finding(family)
+    phrase = said(probe, labels, up) if said is not None else None
+    if phrase is not None:
+        return phrase
     side = "d1" if up else "d2"
     note = f" ({positive_note.rstrip('.')})" if positive_note else ""
     return f"Prefers {side} on {probe}{note}"
+
+
+def _family_finding(key: str) -> Any:
+    """The registered family's way of saying an effect (None: unknown here, or it has none,
+    so the generic sentence is used)."""
+    from abnirml.probes.family_registry import family_keys, get_family
+
+    return get_family(key).finding if key in family_keys() else None
 
 
 def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
+from abnirml.probes.family import TABLE_LAYOUT
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class FamilyView:
     title: str
     positive: str = ""
     row_header: tuple[str, ...] = ("Probe",)
-    layout: str = "table"
+    layout: str = TABLE_LAYOUT
     skips_counted: str = "samples"
 
     @classmethod
@@ -32,7 +33,7 @@ class FamilyView:
         return cls(str(value["key"]), str(value.get("title", value["key"])),
                    str(value.get("positive", "")),
                    tuple(value.get("row_header") or ("Probe",)),
-                   str(value.get("layout", "table")),
+                   str(value.get("layout", TABLE_LAYOUT)),
                    str(value.get("skips_counted", "samples")))
 
 
@@ -55,6 +56,12 @@ def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             views.append(FamilyView.from_json(get_family(key).describe()) if key in registered
                          else FamilyView(key, key))
     return views
+
+
+def layout_keys(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                layout: str) -> set[str]:
+    """The keys of the run's families rendered with ``layout`` (see :func:`family_views`)."""
+    return {view.key for view in family_views(records, run_info) if view.layout == layout}
 
 
 def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from abnirml.probes.family import TRANSFER_LAYOUT
 from abnirml.report.tables import (
     FamilyView,
     Table,
@@ -27,8 +28,8 @@ SAMPLING = ("sub-sampled", "capped")
 NO_DATA = "no-data"
 
 
-def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None = None,
-                 family: str = "dtp") -> tuple[str, str]:
+def probe_labels(name: str, given: Mapping[str, Sequence[str]] | None,
+                 family: str) -> tuple[str, str]:
     """(characteristic, dataset) for a probe name: run.json's labels, the catalogue's, else
     parsed from ``<family>:<characteristic>-<dataset>``."""
     cells = (given or {}).get(name)
@@ -50,14 +51,24 @@ def expected_location(name: str, transfer_data: str | None) -> str:
     return str(Path(transfer_data) / folder) if folder else str(transfer_data)
 
 
-@lru_cache(maxsize=1)
 def _catalogue() -> dict[str, tuple[str, str, str]]:
-    from abnirml.probes.transfer import available
+    """name → (characteristic, dataset, data folder) of the probes of the registered
+    transfer-layout families that declare them."""
+    from abnirml.probes.family_registry import keys_with_layout
+
+    return _catalogue_of(tuple(sorted(keys_with_layout(TRANSFER_LAYOUT))))
+
+
+@lru_cache(maxsize=4)
+def _catalogue_of(keys: tuple[str, ...]) -> dict[str, tuple[str, str, str]]:
+    from abnirml.probes.family_registry import get_family
 
     out = {}
-    for probe in available():
-        folder = probe.source.folder if hasattr(probe, "source") else "nq"
-        out[probe.name] = (probe.characteristic, probe.dataset, folder)
+    for key in keys:
+        for probe in get_family(key).probes():
+            if hasattr(probe, "characteristic"):
+                out[probe.name] = (str(probe.characteristic), str(getattr(probe, "dataset", "")),
+                                   str(getattr(probe, "data_folder", "")))
     return out
 
 
@@ -69,9 +80,10 @@ def discard_text(skipped: Mapping[str, int]) -> str:
 
 def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None = None,
                    labels: Mapping[str, Sequence[str]] | None = None) -> Table | None:
-    """The table of the family ``view`` names (the built-in ``dtp`` by default): any family
-    registered with ``layout="transfer"`` gets this layout for its own records."""
-    view = view or _view([], {})
+    """The table of the family ``view`` names (by default the first registered family with
+    the transfer layout): any family registered with ``layout="transfer"`` gets this layout
+    for its own records."""
+    view = view or _view([], {}, _default_key())
     chosen = [r for r in records if r["family"] == view.key and r["subset"] == "all"]
     by_probe: dict[str, dict[str, Mapping[str, Any]]] = {}
     for record in chosen:
@@ -99,8 +111,15 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
                  tallied=(len(header) - 1,))
 
 
+def _default_key() -> str:
+    """The first registered family rendered with the transfer layout (built-ins come first)."""
+    from abnirml.probes.family_registry import families
+
+    return next(family.key for family in families() if family.layout == TRANSFER_LAYOUT)
+
+
 def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
-          key: str = "dtp") -> FamilyView:
+          key: str) -> FamilyView:
     found = [v for v in family_views([*records, {"family": key}], run_info) if v.key == key]
     return found[0]
 
@@ -110,11 +129,12 @@ def _no_data(record: Mapping[str, Any]) -> bool:
 
 
 def missing_data_lines(records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any], family: str = "dtp") -> list[str]:
-    """One line per searched location: the probes of ``family`` that found no data there."""
+                       run_info: Mapping[str, Any], family: str) -> list[str]:
+    """One line per searched location: the probes of ``family`` that found no data there
+    (``FAMILY.data``, or the flat ``transfer_data`` of folders written before options had
+    family names)."""
     options = run_info.get("options") or {}
-    transfer_data = options.get(f"{family}.data",
-                                options.get("transfer_data") if family == "dtp" else None)
+    transfer_data = options.get(f"{family}.data", options.get("transfer_data"))
     where: dict[str, list[str]] = {}
     for record in records:
         if record["family"] == family and record["subset"] == "all" and _no_data(record):
@@ -127,9 +147,9 @@ def missing_data_lines(records: Sequence[Mapping[str, Any]],
 
 def transfer_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
                      view: FamilyView | None = None) -> list[str]:
-    """Markdown lines of a transfer-layout family's section (the built-in ``dtp`` by
-    default); empty when none of its probes ran."""
-    key = view.key if view is not None else "dtp"
+    """Markdown lines of a transfer-layout family's section (by default the first
+    registered one's); empty when none of its probes ran."""
+    key = view.key if view is not None else _default_key()
     mine = [r for r in records if r["family"] == key]
     if not mine:
         return []

@@ -162,6 +162,12 @@ class AxiomProbe:
         return AXIOMS[self.axiom][0]
 
     @property
+    def prefers(self) -> str | None:
+        """``"doc1"``, the document the axiom favours; None for TFC2, which compares score
+        differences of three documents and has no single pair."""
+        return None if self.axiom == "tfc2" else "doc1"
+
+    @property
     def definition(self) -> Axiom:
         return AXIOM_BY_KEY[self.axiom]
 

@@ -148,8 +148,8 @@ def test_axioms_given_their_own_vectors_do_not_need_glove():
     from abnirml.probes.family import GLOVE
 
     own = {"axiom": AxiomFamilyOptions(embeddings=object())}
-    assert AxiomProbe("stmc1").missing_for(own) is None
+    assert AxiomProbe("camara-stmc1").missing_for(own) is None
     assert IraxAxiomProbe("reg").missing_for(own) is None
-    assert AxiomProbe("tfc1").missing_for({}) is None            # no vectors involved
+    assert AxiomProbe("rennings-tfc1").missing_for({}) is None  # no vectors involved
     expected = GLOVE if GLOVE.missing() else None
-    assert AxiomProbe("stmc1").missing_for({}) is expected
+    assert AxiomProbe("camara-stmc1").missing_for({}) is expected

@@ -59,6 +59,8 @@ class Axiom:
     find: Callable[[QueryFeatures, AxiomData, ProbeContext], Instances]
     shape: str = "pair"
     meta: Callable[[QueryFeatures, int, int], dict[str, Any]] | None = None
+    #: whether ``find`` compares term embeddings (the packaged GloVe unless axiom.embeddings)
+    term_vectors: bool = False
 
 
 def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
@@ -116,18 +118,21 @@ AXIOM_LIST: tuple[Axiom, ...] = (
     Axiom("camara-stmc1", "STMC1 (Câmara & Hauff)", "S(d1) > S(d2)",
           "both cover the same number of distinct query terms; d1's other terms are more "
           "similar to the query",
-          lambda f, data, ctx: mining.stmc1(f.covered, _semantic(f, data, ctx)[0])),
+          lambda f, data, ctx: mining.stmc1(f.covered, _semantic(f, data, ctx)[0]),
+          term_vectors=True),
     Axiom("camara-stmc2", "STMC2 (Câmara & Hauff)", "S(d1) ≥ S(d2)",
           "the non-query parts of d1 and d2 are similar (> axiom.stmc2_threshold) and d2 has "
           "more related non-query terms than d1 has query-term matches",
           lambda f, data, ctx: mining.stmc2(f.sums, f.nonquery, _semantic(f, data, ctx)[1],
-                                            data.options.stmc2_threshold)),
+                                            data.options.stmc2_threshold),
+          term_vectors=True),
     Axiom("stmc3", "STMC3", "S(d1) > S(d2)",
           "same number of distinct query terms, lengths within δ_len; d1 has more query-term "
           "occurrences while d2's other terms are more similar to the query",
           lambda f, data, ctx: mining.stmc3(f.covered, f.sums, f.lengths,
                                             data.options.length_tolerance,
-                                            _semantic(f, data, ctx)[0])),
+                                            _semantic(f, data, ctx)[0]),
+          term_vectors=True),
 )
 AXIOM_BY_KEY: dict[str, Axiom] = {a.key: a for a in AXIOM_LIST}
 #: Probe suffix → (label, the axiom's claim about the two scores).
@@ -174,7 +179,7 @@ class AxiomProbe:
     @property
     def uses_term_vectors(self) -> bool:
         """Whether the axiom compares term embeddings (Câmara & Hauff's STMC1–3)."""
-        return self.axiom in ("camara-stmc1", "camara-stmc2", "stmc3")
+        return self.definition.term_vectors
 
     def missing_for(self, settings: Any) -> Requirement | None:
         """The optional dependency this probe lacks under the run's ``settings``: an axiom

@@ -22,7 +22,8 @@ import os
 import secrets
 import socket
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from abnirml.errors import ConfigError
@@ -182,6 +183,27 @@ def check_replaceable_folder(path: Path, label: str) -> None:
                "abnirml did not write it there, or it changed since")
         raise ConfigError(f"{label} {path} holds {foreign!r} ({why}); refusing to replace "
                           "the folder: choose a new or empty folder")
+
+
+@contextmanager
+def replacing_folder(target: Path, recheck: Callable[[], None]) -> Iterator[Path]:
+    """Write a new ``target`` folder: yields a marked staging folder beside it (after
+    removing what a killed earlier write of ``target`` left); when the block ends cleanly,
+    writes the staging folder's manifest, calls ``recheck`` (nobody put a file of theirs in
+    ``target`` meanwhile) and swaps the staging folder in. On any error the staging folder
+    is removed and ``target`` stays as it was."""
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(target.parent, target.name)
+    staging = make_staging_folder(target.parent, target.name)
+    try:
+        yield staging
+        write_manifest(staging, manifest_of_tree(staging))
+        recheck()
+        swap_in(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def swap_in(staging: Path, target: Path) -> None:

@@ -12,7 +12,6 @@ the first foreign file: a user's files are never touched.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -103,26 +102,16 @@ class RunFolder:
 
     def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
         """Write every output of ``result`` and swap it in place of the folder's contents."""
-        from abnirml.owned_files import clean_leftovers, make_staging_folder, swap_in
+        from abnirml.owned_files import replacing_folder
 
         self.check_replaceable()
-        target = self.real_path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        clean_leftovers(target.parent, target.name)
-        staging = make_staging_folder(target.parent, target.name)
-        try:
+        with replacing_folder(self.real_path, self.check_replaceable) as staging:
             _write_all(staging, result, run_info)
-            self.check_replaceable()     # nobody put a file there while the run worked
-            swap_in(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
 
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
-    """Every file of a run and the manifest naming them; the report modules only render
-    (report.md, report.html, tables/)."""
-    from abnirml.owned_files import manifest_of_tree, write_manifest
+    """Every file of a run (the caller writes the manifest naming them); the report modules
+    only render (report.md, report.html, tables/)."""
     from abnirml.report.analyses import render_reports
 
     write_jsonl(out / RESULTS, result.records)
@@ -135,7 +124,6 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     _write_scores(out, result, run_info)
     _write_reranked(out, result, run_info)
     _write_rendered(out, render_reports(out, result.records, run_info))
-    write_manifest(out, manifest_of_tree(out))
 
 
 def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:

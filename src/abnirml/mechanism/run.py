@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -30,13 +29,9 @@ from abnirml.mechanism.study import (
 from abnirml.mechanism.summary import summarise
 from abnirml.owned_files import (
     check_replaceable_folder,
-    clean_leftovers,
     kind_of,
-    make_staging_folder,
-    manifest_of_tree,
     record_written,
-    swap_in,
-    write_manifest,
+    replacing_folder,
 )
 from abnirml.report.patching import PATCHING_DIR, SUMMARY_FILE, figures, markdown
 
@@ -213,11 +208,8 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
         "batch_size": config.batch_size, "seconds": round(seconds, 1),
         "probes": summaries, "refused": refused,
     }
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    check_replaceable_folder(folder, "--out: the patching folder")  # again, just before
-    clean_leftovers(folder.parent, folder.name)
-    staging = make_staging_folder(folder.parent, folder.name)
-    try:
+    with replacing_folder(folder, lambda: check_replaceable_folder(
+            folder, "--out: the patching folder")) as staging:
         (staging / "samples").mkdir()
         (staging / "figures").mkdir()
         (staging / SUMMARY_FILE).write_text(json.dumps(document, indent=1, ensure_ascii=False)
@@ -231,11 +223,6 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
                     (staging / "figures" / f"{slug}-{kind}.png").write_bytes(png)
             except ImportError:
                 pass
-        write_manifest(staging, manifest_of_tree(staging))
-        swap_in(staging, folder)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     # an ``abnirml run`` folder stays replaceable by the next run: its manifest lists these
     run_folder = folder.parent.parent
     record_written(run_folder, [path for path in folder.rglob("*") if path.is_file()])

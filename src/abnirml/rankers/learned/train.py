@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,14 +26,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError, install_hint
-from abnirml.owned_files import (
-    check_replaceable_folder,
-    clean_leftovers,
-    make_staging_folder,
-    manifest_of_tree,
-    swap_in,
-    write_manifest,
-)
+from abnirml.owned_files import check_replaceable_folder, replacing_folder
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
 from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
@@ -99,11 +91,8 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
         stats = CollectionStats.build(collection.doc_texts(), analyzer)
     out = Path(out)
     check_model_folder(out)
-    target = Path(os.path.realpath(out))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    clean_leftovers(target.parent, target.name)
-    staging = make_staging_folder(target.parent, target.name)
-    try:
+    with replacing_folder(Path(os.path.realpath(out)),
+                          lambda: check_model_folder(out)) as staging:
         trainer = _kernel_trainer(kind, hp, analyzer) if kind != "lgbm" else \
             _booster_trainer(hp, judged, stats)
         keys = [*range(folds), None]
@@ -119,11 +108,6 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
                                   "digest": collection_digest(collection, stats.digest)},
                                  _extra(kind))
         manifest.write(staging)
-        write_manifest(staging, manifest_of_tree(staging))
-        check_model_folder(out)        # nobody put a file there while training
-        swap_in(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return out
 
 

@@ -19,20 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
     DeviceSettings,
     Row,
     TokenBudgetRanker,
-    cast_model,
 )
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.hf import ModelRef, resolve_model
+from abnirml.rankers.t5_answer import T5AnswerScorer
+from abnirml.rankers.torch_support import resolve_device
 
 DEFAULT_MAX_LENGTH = 512
 
@@ -42,37 +37,18 @@ class MonoT5Ranker(TokenBudgetRanker):
                  max_length: int = DEFAULT_MAX_LENGTH, batch_size: int | None = None,
                  true_token: str = "true", false_token: str = "false",
                  settings: DeviceSettings | None = None):
-        self._torch = import_torch(name)
-        transformers = import_or_explain("transformers", name, "neural")
         self.name = name
         self.device = resolve_device(device, name)
         self.settings = settings or DeviceSettings(device=self.device, max_batch=batch_size)
-        self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
-        model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
-        start = model.config.decoder_start_token_id
-        if start is None:
-            raise ConfigError(f"ranker {name}: the model defines no decoder start token")
-        self.decoder_start = int(start)
-        self.token_ids = (self._single_token(true_token), self._single_token(false_token))
-        if self.token_ids[0] == self.token_ids[1]:
-            raise ConfigError(f"ranker {name}: {true_token!r} and {false_token!r} map to the "
-                              "same token")
-        self.model = cast_model(model, self.settings)
+        self.t5 = T5AnswerScorer(ref, name, self.settings, true_token, false_token)
+        self.tokenizer = self.t5.tokenizer
+        self.model = self.t5.model
         self.max_length = max_length
-        self.pad_values = {"input_ids": int(self.tokenizer.pad_token_id or 0)}
+        self.pad_values = self.t5.pad_values
         self.hints = self.settings.hints()
-        self.fingerprint = (f"MonoT5[{model_identity(ref, model.config)}]"
+        self.fingerprint = (f"MonoT5[{self.t5.identity}]"
                             f"[max_length={max_length},true={true_token},false={false_token}]"
                             + self.settings.fingerprint)
-
-    def _single_token(self, word: str) -> int:
-        ids = self.tokenizer(word, add_special_tokens=False).input_ids
-        if len(ids) != 1:
-            raise ConfigError(f"ranker {self.name}: the tokenizer splits {word!r} into "
-                              f"{len(ids)} tokens; name a single-token word with +true=/+false=")
-        if ids[0] == self.tokenizer.unk_token_id:
-            raise ConfigError(f"ranker {self.name}: {word!r} is not in the model's vocabulary")
-        return int(ids[0])
 
     def _input_ids(self, query: str, doc: str, tok: Any = None) -> list[int]:
         tok = tok or self.tokenizer
@@ -94,14 +70,7 @@ class MonoT5Ranker(TokenBudgetRanker):
         return rows
 
     def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
-        torch = self._torch
-        ids = tensors["input_ids"]
-        decoder = torch.full((ids.shape[0], 1), self.decoder_start, dtype=torch.long,
-                             device=ids.device)
-        logits = self.model(input_ids=ids, attention_mask=tensors["attention_mask"],
-                            decoder_input_ids=decoder).logits[:, 0, :].float()
-        pair_logits = logits[:, list(self.token_ids)]
-        return torch.log_softmax(pair_logits, dim=-1)[:, 0]
+        return self.t5.torch.log_softmax(self.t5.answer_logits(tensors), dim=-1)[:, 0]
 
 
 def from_spec(spec: RankerSpec, env) -> MonoT5Ranker:

@@ -38,14 +38,9 @@ from abnirml.rankers.device_batching import (
     DeviceSettings,
     TokenBudgetModel,
     TokenColumns,
-    cast_model,
 )
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.hf import ModelRef, resolve_model
+from abnirml.rankers.torch_support import resolve_device
 
 Triple = tuple[str, str, str]
 DEFAULT_RERANK_DEPTH = 10
@@ -100,33 +95,23 @@ class DuoT5Ranker(_PairwiseBase):
     def __init__(self, ref: ModelRef, name: str, settings: DeviceSettings | None = None,
                  max_length: int = 512, true_token: str = "true", false_token: str = "false",
                  rerank_depth: int = DEFAULT_RERANK_DEPTH):
-        from abnirml.rankers.causal_lm import PromptEncoder, single_token
+        from abnirml.rankers.causal_lm import PromptEncoder
+        from abnirml.rankers.t5_answer import T5AnswerScorer
 
-        self._torch = import_torch(name)
-        transformers = import_or_explain("transformers", name, "neural")
         self.name = name
         settings = settings or DeviceSettings()
         self.device = settings.device
         self.dtype_name = settings.dtype
-        self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
-        model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
-        start = model.config.decoder_start_token_id
-        if start is None:
-            raise ConfigError(f"ranker {name}: the model defines no decoder start token")
-        self.decoder_start = int(start)
-        self.token_ids = (single_token(self.tokenizer, true_token, name, "true"),
-                          single_token(self.tokenizer, false_token, name, "false"))
-        if self.token_ids[0] == self.token_ids[1]:
-            raise ConfigError(f"ranker {name}: {true_token!r} and {false_token!r} are the "
-                              "same token")
-        self.model = cast_model(model, settings, name)
+        self.t5 = T5AnswerScorer(ref, name, settings, true_token, false_token)
+        self.tokenizer = self.t5.tokenizer
+        self.model = self.t5.model
         self.prompts = PromptEncoder(self.tokenizer, DUOT5_TEMPLATE, ("document1", "document2"),
                                      max_length)
         self.settings = settings
-        self.pad_values = {"input_ids": int(self.tokenizer.pad_token_id or 0)}
+        self.pad_values = self.t5.pad_values
         self.rerank_depth = rerank_depth
         self.hints = settings.hints()
-        self.fingerprint = (f"DuoT5[{model_identity(ref, model.config)}][max_length={max_length},"
+        self.fingerprint = (f"DuoT5[{self.t5.identity}][max_length={max_length},"
                             f"dtype={self.dtype_name},true={true_token},false={false_token}]")
 
     def _rows(self, triples: list[Triple]) -> TokenColumns:
@@ -134,13 +119,7 @@ class DuoT5Ranker(_PairwiseBase):
             return self.prompts.columns([(q, (a, b)) for q, a, b in triples], tokenizer)
 
     def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
-        torch = self._torch
-        ids = tensors["input_ids"]
-        decoder = torch.full((ids.shape[0], 1), self.decoder_start, dtype=torch.long,
-                             device=ids.device)
-        logits = self.model(input_ids=ids, attention_mask=tensors["attention_mask"],
-                            decoder_input_ids=decoder).logits[:, 0, :].float()
-        return torch.softmax(logits[:, list(self.token_ids)], dim=-1)[:, 0]
+        return self.t5.torch.softmax(self.t5.answer_logits(tensors), dim=-1)[:, 0]
 
 
 class CausalLMPairwiseRanker(_PairwiseBase):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.pairwise import position_bias, symmetrise
+from abnirml.evaluation.preference_probing import position_bias, symmetrise
 from abnirml.rankers.registry import RankerEnv, build_ranker, register, unregister
 
 TRIPLES = [

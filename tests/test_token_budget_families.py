@@ -110,8 +110,8 @@ def test_splade_encodes_each_distinct_document_once_per_chunk(models, one_torch_
 
 
 def test_the_engine_streams_pairwise_rankers_in_engine_sized_calls(models, one_torch_thread):
-    from abnirml.evaluation.pairwise import PreferenceAsPairs, encode_documents
     from abnirml.evaluation.parallel import SerialExecutor
+    from abnirml.evaluation.preference_probing import PreferenceAsPairs, encode_documents
 
     ranker = build_ranker(models["duot5"], RankerEnv())
     calls = []

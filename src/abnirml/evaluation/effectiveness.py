@@ -72,7 +72,7 @@ def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT
 def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
                       scorer=None) -> dict[str, Run]:
     """Each ranker's re-ranking of the candidate documents (through the score cache)."""
-    from abnirml.evaluation.pairwise import is_pairwise, rerank_run
+    from abnirml.evaluation.preference_probing import is_pairwise, rerank_run
     from abnirml.evaluation.rank_origin import rerank
 
     run = {qid: [(d, 0.0) for d in docnos] for qid, docnos in candidates.items()}

@@ -226,7 +226,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
 
     position_flags: dict[tuple[str, str], np.ndarray] = {}
     if pairwise:
-        from abnirml.evaluation.pairwise import score_probes
+        from abnirml.evaluation.preference_probing import score_probes
 
         def delta_for(name: str) -> float | None:
             return config.delta_all if config.delta_all is not None else config.deltas.get(name)
@@ -249,7 +249,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
                             context.grade_bands, config.alpha, stats=config.stats)
     if position_flags:
-        from abnirml.evaluation.pairwise import add_position_bias
+        from abnirml.evaluation.preference_probing import add_position_bias
 
         add_position_bias(records, position_flags, probe_scores,
                           lambda grade: subset_masks(grade, context.grade_bands))

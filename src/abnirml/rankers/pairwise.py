@@ -3,7 +3,7 @@
 A pairwise ranker answers "is d1 more relevant than d2 to q?" with a probability,
 ``prefer(query, d1, d2) -> P(d1 ≻ d2)``; ``preferences(triples)`` is the batched form the
 engine calls. Such models never give a document a score of its own, so the engine probes
-them directly (see :mod:`abnirml.evaluation.pairwise`).
+them directly (see :mod:`abnirml.evaluation.preference_probing`).
 
 * ``duot5:<hub name or directory>[+max_length=512][+batch_size=N][+dtype=…]
   [+max_tokens=N][+true=…+false=…][+rerank_depth=10][+revision=R]`` — duoT5:

@@ -25,21 +25,21 @@ from abnirml.report.tables import Table, count_text, to_markdown
 def _label(probe: str, record: Mapping[str, Any] | None = None) -> str:
     """The axiom's short name: a user's axiom carries its own (``axiom_label``)."""
     from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
-    from abnirml.probes.axioms.probe import AXIOMS
+    from abnirml.probes.axioms.probe import AXIOM_BY_KEY
 
     if record is not None and record.get("axiom_label"):
         return str(record["axiom_label"])
 
     suffix = probe.split(":", 1)[-1]
-    if suffix in AXIOMS:
-        return AXIOMS[suffix][0]
+    if suffix in AXIOM_BY_KEY:
+        return AXIOM_BY_KEY[suffix].label
     return DEFINITIONS[suffix][0] if suffix in DEFINITIONS else suffix
 
 
 def _order(probes: Sequence[str]) -> list[str]:
-    from abnirml.probes.axioms.probe import AXIOMS
+    from abnirml.probes.axioms.probe import AXIOM_BY_KEY
 
-    known = list(AXIOMS)
+    known = list(AXIOM_BY_KEY)
     return sorted(probes, key=lambda p: known.index(p.split(":", 1)[-1])
                   if p.split(":", 1)[-1] in known else len(known))
 

@@ -134,9 +134,8 @@ AXIOM_LIST: tuple[Axiom, ...] = (
                                             _semantic(f, data, ctx)[0]),
           term_vectors=True),
 )
+#: Probe suffix (``axiom:<key>``) → its axiom, in the order the report lists them.
 AXIOM_BY_KEY: dict[str, Axiom] = {a.key: a for a in AXIOM_LIST}
-#: Probe suffix → (label, the axiom's claim about the two scores).
-AXIOMS: dict[str, tuple[str, str]] = {a.key: (a.label, a.claim) for a in AXIOM_LIST}
 
 
 def tfc2_differences(scores: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +163,7 @@ class AxiomProbe:
 
     @property
     def label(self) -> str:
-        return AXIOMS[self.axiom][0]
+        return AXIOM_BY_KEY[self.axiom].label
 
     @property
     def prefers(self) -> str | None:

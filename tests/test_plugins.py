@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from abnirml.cli import main
-from abnirml.plugins import forget_plugins, load_plugins, plugin_sources
-from abnirml.probes import registry as probe_registry
+from abnirml.plugins import load_plugins, plugin_sources
 from abnirml.probes.family_registry import family_keys, unregister_family
 from abnirml.rankers import registry as ranker_registry
+from abnirml.registry import scoped_registrations
 
 FAMILY = '''
 from dataclasses import dataclass
@@ -91,19 +91,10 @@ register("query-words", lambda spec, env: QueryWords(
 
 @pytest.fixture(autouse=True)
 def _clean_registries():
-    """Plugins register into process-wide registries: undo everything a test loaded."""
-    families = set(family_keys())
-    probes = {p.name for p in probe_registry.registered()}
-    rankers = set(ranker_registry.families())
-    yield
-    for key in set(family_keys()) - families:
-        unregister_family(key)
-    for probe in probe_registry.registered():
-        if probe.name not in probes:
-            probe_registry.unregister(probe.name)
-    for name in set(ranker_registry.families()) - rankers:
-        ranker_registry.unregister(name)
-    forget_plugins()
+    """Plugins register into process-wide registries: undo everything a test loaded,
+    including which plugins count as loaded."""
+    with scoped_registrations():
+        yield
 
 
 def _write(folder: Path, name: str, text: str) -> str:
@@ -308,8 +299,30 @@ def test_duplicate_names_across_plugins_are_refused_by_name(tmp_path, capsys):
     copy = _write(tmp_path, "echo_copy.py", FAMILY)
     assert main(["probes", "--plugin", first, "--plugin", copy]) == 2
     line = _one_line_error(capsys)
-    assert line.endswith("echo_copy.py: probe family 'echo' is already registered by "
-                         f"{first}; give one of them another name")
+    # the line of the copy's register_family call, and the file that registered it first
+    assert line.endswith("echo_copy.py:26: probe family 'echo' is already registered by "
+                         f"{first}; give one of them another key")
+
+
+def test_a_plugin_that_fails_while_loading_leaves_nothing_registered(tmp_path, capsys):
+    half = _write(tmp_path, "half.py", RANKERS + FAMILY + "\nraise RuntimeError('late')\n")
+    assert main(["rankers", "--plugin", half]) == 2
+    last = len(Path(half).read_text(encoding="utf-8").splitlines())
+    assert _one_line_error(capsys).endswith(
+        f"half.py:{last}: plugin failed while loading: RuntimeError: late")
+    assert "query-words" not in ranker_registry.families() and "echo" not in family_keys()
+    assert load_plugins([_write(tmp_path, "echo_family.py", FAMILY)], entry_points=False)
+    assert "echo" in family_keys()
+
+
+def test_a_plugin_family_is_listed_with_the_file_that_registered_it(tmp_path, capsys):
+    plugin = _write(tmp_path, "rankers.py", RANKERS)
+    assert main(["rankers", "--plugin", plugin]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("query-words\t"))
+    assert line.endswith(f"\tregistered by {plugin}")
+    assert ranker_registry.owner_of("query-words") == plugin
+    assert ranker_registry.owner_of("bm25") == "abnirml"
 
 
 def test_a_probe_name_of_another_family_is_refused(tmp_path, capsys):
@@ -319,7 +332,7 @@ def test_a_probe_name_of_another_family_is_refused(tmp_path, capsys):
     assert _one_line_error(capsys).endswith(
         "clash.py: probe tmp:typos: listed by family 'tmp' and by family 'echo'; probe "
         "names must be unique")
-    unregister_family("echo")
+    assert "echo" not in family_keys()          # the refused plugin left nothing behind
     single = _write(tmp_path, "single.py", AXIOM.replace('"more-terms"', '"rennings-tfc1"'))
     assert main(["probes", "--plugin", single]) == 2
     assert "probe axiom:rennings-tfc1: that name is already a probe of family 'axiom'" in \

@@ -13,9 +13,11 @@ it defines; the command imports it before it does anything else, from three plac
 
 A plugin that cannot be loaded is the user's own code failing, so it is reported as one
 line naming the file and line (a syntax error, an import it lacks, an exception raised
-while it registers) and the command stops with exit 2, never a traceback. Two plugins that
-register the same family key, probe name or ranker family are refused by name: the second
-would otherwise silently replace the first.
+while it registers) and the command stops with exit 2, never a traceback. Each plugin is
+loaded as the owner of what it registers (:mod:`abnirml.registry`): two plugins that
+register the same family key, probe name or ranker family are refused by name, since the
+second would otherwise silently replace the first, and a plugin that fails leaves nothing
+it registered behind.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ import os
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
 from abnirml.errors import AbnirmlError, ConfigError
+from abnirml.registry import Registry, registering_as, scoped_registrations
 
 #: The entry-point group installed plugin packages declare.
 ENTRY_POINT_GROUP = "abnirml.plugins"
@@ -39,18 +41,9 @@ ENTRY_POINT_GROUP = "abnirml.plugins"
 ENVIRONMENT = "ABNIRML_PLUGINS"
 
 
-@dataclass
-class _Owners:
-    """Which plugin registered each family key, probe name and ranker family, so a second
-    plugin registering the same one is named alongside the first."""
-
-    families: dict[str, str] = field(default_factory=dict)
-    probes: dict[str, str] = field(default_factory=dict)
-    rankers: dict[str, str] = field(default_factory=dict)
-
-
-_LOADED: dict[str, ModuleType] = {}
-_OWNERS = _Owners()
+#: The plugins loaded in this process, by resolved path or module name; a registry like the
+#: others, so undoing registrations also forgets which plugins made them.
+_LOADED: Registry[ModuleType] = Registry("plugin")
 #: how the module of a plugin loaded from a file path is named (the rest comes from the path)
 _FILE_MODULE_PREFIX = "abnirml_plugin_"
 
@@ -101,9 +94,19 @@ def _load(label: str, source: str, module: str | None) -> str:
     key = module or str(Path(source).resolve())
     if key in _LOADED:
         return label
-    before = _snapshot()
+    with scoped_registrations() as scope, registering_as(label):
+        loaded = _import_reporting(label, source, module)
+        _LOADED.add(key, loaded)
+        if {"probe", "probe family"} & scope.changed():
+            _check_catalogue(label)
+        scope.keep()           # only a plugin that loaded whole keeps what it registered
+    return label
+
+
+def _import_reporting(label: str, source: str, module: str | None) -> ModuleType:
+    """Import the plugin; its failure as one line naming the plugin's file and line."""
     try:
-        loaded = _import_module(module) if module else _import_file(source)
+        return _import_module(module) if module else _import_file(source)
     except AbnirmlError as exc:          # a registration the package refused: name the file
         raise ConfigError(f"{_where(label, exc)}: {exc}") from None
     except SyntaxError as exc:
@@ -120,18 +123,15 @@ def _load(label: str, source: str, module: str | None) -> str:
         raise ConfigError(f"{_where(label, exc)}: plugin called sys.exit({exc.code!r}) while "
                           "loading; a plugin registers rankers and probes, it must not end "
                           "the process") from None
-    _LOADED[key] = loaded
-    _claim(label, before)
-    return label
 
 
 def _check_catalogue(label: str) -> None:
     """List every probe once, so a probe name this plugin's family shares with another
     family is reported against this plugin rather than later, without a file."""
-    from abnirml.probes.registry import all_probes
+    from abnirml.probes import registry
 
     try:
-        all_probes()
+        registry.all_probes()
     except AbnirmlError as exc:
         raise ConfigError(f"{label}: {exc}") from None
 
@@ -178,37 +178,8 @@ def _where(label: str, exc: BaseException) -> str:
     return f"{label}:{line}" if line else label
 
 
-def _snapshot() -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """id() of every registered family, registered probe and ranker factory, by name."""
-    from abnirml.probes import registry as probe_registry
-    from abnirml.probes.family_registry import families
-    from abnirml.rankers import registry as ranker_registry
-
-    return ({f.key: id(f) for f in families()},
-            {p.name: id(p) for p in probe_registry.registered()},
-            {name: id(ranker_registry.lookup(name)) for name in ranker_registry.families()})
-
-
-def _claim(label: str, before: tuple[dict[str, int], dict[str, int], dict[str, int]]) -> None:
-    """Record what ``label`` registered; refuse what an earlier plugin already had."""
-    after = _snapshot()
-    kinds = (("probe family", _OWNERS.families), ("probe", _OWNERS.probes),
-             ("ranker family", _OWNERS.rankers))
-    for (what, owners), old, new in zip(kinds, before, after, strict=True):
-        for name, ident in new.items():
-            if old.get(name) == ident:
-                continue
-            if name in owners and owners[name] != label:
-                raise ConfigError(f"{label}: {what} {name!r} is already registered by "
-                                  f"{owners[name]}; give one of them another name")
-            owners[name] = label
-    if before[:2] != after[:2]:
-        _check_catalogue(label)
-
-
 def forget_plugins() -> None:
-    """Forget which plugins were loaded (tests); what they registered stays registered."""
-    _LOADED.clear()
-    _OWNERS.families.clear()
-    _OWNERS.probes.clear()
-    _OWNERS.rankers.clear()
+    """Forget which plugins were loaded, so the next load imports them again; what they
+    registered stays registered (:func:`abnirml.registry.scoped_registrations` undoes both)."""
+    for key in _LOADED:              # a copy of the keys: removing while looping is safe
+        _LOADED.remove(key)

@@ -16,38 +16,32 @@ from typing import Any
 from abnirml.errors import ConfigError, MissingExtra, did_you_mean
 from abnirml.probes.family import Family
 from abnirml.probes.options import parse_settings, settings_fields
+from abnirml.registry import Registry
 
-_REGISTRY: dict[str, Family] = {}
-_BUILTINS_LOADED: list[bool] = []
+#: Every probe family by key, the built-in ones (:mod:`.catalog`) first, loaded on first use.
+_FAMILIES: Registry[Family] = Registry(
+    "probe family", built_ins=lambda: [(family.key, family) for family in _builtins()],
+    called="key", describe=lambda family: family.title)
 
 
-def _registry() -> dict[str, Family]:
-    if not _BUILTINS_LOADED:
-        _BUILTINS_LOADED.append(True)
-        for family in _builtins():
-            _REGISTRY.setdefault(family.key, family)
-    return _REGISTRY
+def _registry() -> Mapping[str, Family]:
+    return _FAMILIES.mapping()
 
 
 def register_family(family: Family) -> None:
-    """Make a family's probes selectable (``--probe KEY`` or ``KEY:*``) and reportable."""
+    """Make a family's probes selectable (``--probe KEY`` or ``KEY:*``) and reportable.
+
+    Registering a key again from the same module (a notebook cell run twice) replaces the
+    earlier family; a built-in key, or one another plugin or module holds, is refused."""
     if not family.key or not family.key.replace("_", "").isalnum():
         raise ConfigError(f"family key {family.key!r}: use letters, digits and _")
-    registry = _registry()
-    built_in = {f.key: f for f in _builtins()}
-    if family.key in built_in and registry.get(family.key) is not family \
-            and family is not built_in[family.key]:
-        raise ConfigError(f"probe family {family.key!r} is built in ({built_in[family.key].title}"
-                          "); give yours another key")
-    # registering a user key again (a notebook cell run twice) replaces the earlier family
-    registry[family.key] = family
+    _FAMILIES.add(family.key, family)
 
 
 def unregister_family(key: str) -> None:
-    """Forget a user family (tests, notebooks); built-in families come back on next use."""
-    _registry().pop(key, None)
-    if key in {f.key for f in _builtins()}:
-        _BUILTINS_LOADED.clear()
+    """Forget a user family (notebooks; tests use
+    :func:`abnirml.registry.scoped_registrations`). A built-in family cannot be removed."""
+    _FAMILIES.remove(key)
 
 
 def _builtins() -> tuple[Family, ...]:
@@ -58,24 +52,21 @@ def _builtins() -> tuple[Family, ...]:
 
 def families() -> list[Family]:
     """Registered families, built-ins first, then in registration order."""
-    return list(_registry().values())
+    return _FAMILIES.values()
 
 
 def family_keys() -> list[str]:
-    return list(_registry())
+    return _FAMILIES.keys()
 
 
 def keys_with_layout(layout: str) -> set[str]:
     """The registered families rendered with ``layout``: what the engine asks instead of
     naming a family (``axiom``: the families whose records count satisfied instances)."""
-    return {family.key for family in _registry().values() if family.layout == layout}
+    return {family.key for family in _FAMILIES.values() if family.layout == layout}
 
 
 def get_family(key: str) -> Family:
-    registry = _registry()
-    if key not in registry:
-        raise ConfigError(f"unknown probe family {key!r}{did_you_mean(key, list(registry))}")
-    return registry[key]
+    return _FAMILIES.get(key)
 
 
 # -- options ------------------------------------------------------------------------------

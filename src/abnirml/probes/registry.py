@@ -7,16 +7,20 @@ probes users registered one by one with :func:`register`, in family order.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.probes.base import Probe
 from abnirml.probes.family_registry import families, family_keys
+from abnirml.registry import Registry, scoped_registrations
 
-_EXTRA: list[Probe] = []
+#: The probes users registered one by one, by name (families' own probes are not here).
+_PROBES: Registry[Probe] = Registry("probe")
+
+__all__ = ["OMITTED_KEY", "all_probes", "omit_unavailable", "register", "register_pairs_probe",
+           "registered", "scoped_registrations", "select_probes", "unregister"]
 
 
 def register(probe: Probe) -> None:
@@ -31,9 +35,8 @@ def register(probe: Probe) -> None:
     if owner is not None:       # it would silently replace that family's probe of this name
         raise ConfigError(f"probe {probe.name}: that name is already a probe of family "
                           f"{owner!r}; give yours another name")
-    # registering a name again (a notebook cell run twice) replaces the earlier probe
-    _EXTRA[:] = [p for p in _EXTRA if p.name != probe.name]
-    _EXTRA.append(probe)
+    # the same module registering a name again (a notebook cell run twice) replaces it
+    _PROBES.add(probe.name, probe)
 
 
 def _check_probe(probe: Any) -> None:
@@ -56,22 +59,13 @@ def _check_probe(probe: Any) -> None:
 
 def registered() -> list[Probe]:
     """The probes added with :func:`register`, in registration order."""
-    return list(_EXTRA)
+    return _PROBES.values()
 
 
 def unregister(name: str) -> None:
-    """Forget a probe added with :func:`register` (tests, notebooks)."""
-    _EXTRA[:] = [p for p in _EXTRA if p.name != name]
-
-
-@contextmanager
-def scoped_registrations() -> Iterator[None]:
-    """Undo every :func:`register` made inside the block (tests, notebooks)."""
-    saved = list(_EXTRA)
-    try:
-        yield
-    finally:
-        _EXTRA[:] = saved
+    """Forget a probe added with :func:`register` (notebooks; tests use
+    :func:`scoped_registrations`, which undoes every registration made inside a block)."""
+    _PROBES.remove(name)
 
 
 def register_pairs_probe(path: str | Path, name: str | None = None,
@@ -103,8 +97,9 @@ def _family_probes() -> list[Probe]:
 
 def all_probes() -> list[Probe]:
     probes = _family_probes()
-    extra_names = {p.name for p in _EXTRA}
-    probes = [p for p in probes if p.name not in extra_names] + list(_EXTRA)
+    extra = _PROBES.values()
+    extra_names = {p.name for p in extra}
+    probes = [p for p in probes if p.name not in extra_names] + extra
     order = {key: i for i, key in enumerate(family_keys())}
     return sorted(probes, key=lambda p: order.get(p.family, len(order)))
 

@@ -23,7 +23,7 @@ def missing_modules(family: str) -> list[str]:
 
 def status(family: str) -> str:
     """One line: installed or not (with the command that installs it), and offline use."""
-    from abnirml.rankers.registry import is_built_in, lookup
+    from abnirml.rankers.registry import is_built_in, lookup, owner_of
 
     record = lookup(family)
     if record is None:
@@ -32,5 +32,6 @@ def status(family: str) -> str:
     if missing and record.extra is not None:
         return f"not installed (missing {', '.join(missing)}: {install_hint(record.extra)})"
     if not is_built_in(family):
-        return "registered by a plugin" + (f"; {record.offline}" if record.offline else "")
+        offline = f"; {record.offline}" if record.offline else ""
+        return f"registered by {owner_of(family)}{offline}"
     return f"installed; {record.offline}"

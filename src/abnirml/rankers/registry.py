@@ -21,13 +21,14 @@ from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.rankers.built_in import BUILT_IN
 from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.registry import Registry
 from abnirml.text.analyzer import Analyzer
 
 Factory = Callable[[RankerSpec, "RankerEnv"], Ranker]
 
-_FAMILIES: dict[str, RankerFamily] = {family.key: family for family in BUILT_IN}
-#: The families this package defines; :func:`register` refuses to replace one silently.
-_BUILT_IN: frozenset[str] = frozenset(_FAMILIES)
+#: Every ranker family by lower-case key; the built-in ones can be neither replaced nor removed.
+_RANKERS: Registry[RankerFamily] = Registry(
+    "ranker family", built_ins=lambda: [(family.key, family) for family in BUILT_IN])
 
 
 @dataclass
@@ -71,10 +72,7 @@ def register_family(family: RankerFamily) -> None:
     """Make ``family`` (a :class:`RankerFamily` record) available as a ranker spec."""
     if not isinstance(family, RankerFamily):
         raise ConfigError(f"register_family expects a RankerFamily, got {type(family).__name__}")
-    key = family.key.lower()
-    if key in _BUILT_IN:
-        raise ConfigError(f"ranker family {family.key!r} is built in; give yours another name")
-    _FAMILIES[key] = family
+    _RANKERS.add(family.key.lower(), family)
 
 
 def register(family: str, factory: str | Factory, description: str = "") -> None:
@@ -87,19 +85,25 @@ def register(family: str, factory: str | Factory, description: str = "") -> None
 
 
 def unregister(family: str) -> None:
-    """Forget a ranker family added with :func:`register` (tests, notebooks)."""
-    if family.lower() not in _BUILT_IN:
-        _FAMILIES.pop(family.lower(), None)
+    """Forget a ranker family added with :func:`register` (notebooks; tests use
+    :func:`abnirml.registry.scoped_registrations`). A built-in family cannot be removed."""
+    _RANKERS.remove(family.lower())
 
 
 def lookup(family: str) -> RankerFamily | None:
     """The record of ``family``, None if none is registered."""
-    return _FAMILIES.get(family.lower())
+    return _RANKERS.find(family.lower())
 
 
 def is_built_in(family: str) -> bool:
     """Whether ``family`` is one this package defines."""
-    return family.lower() in _BUILT_IN
+    return _RANKERS.is_built_in(family.lower())
+
+
+def owner_of(family: str) -> str | None:
+    """Who registered ``family``: ``abnirml`` for a built-in one, a plugin's file or module,
+    or the module that called :func:`register`; None if it is not registered."""
+    return _RANKERS.owner(family.lower())
 
 
 def factory_of(family: str) -> str | Factory | None:
@@ -109,7 +113,7 @@ def factory_of(family: str) -> str | Factory | None:
 
 
 def families() -> list[str]:
-    return sorted(_FAMILIES)
+    return sorted(_RANKERS)
 
 
 def describe_family(family: str) -> str:
@@ -147,7 +151,7 @@ def _check_factory(family: str, factory: Factory, spec: RankerSpec, env: RankerE
 
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     spec = RankerSpec.parse(spec_text)
-    record = _FAMILIES.get(spec.family)
+    record = _RANKERS.find(spec.family)
     if record is None:
         raise ConfigError(f"unknown ranker {spec.family!r}{did_you_mean(spec.family, families())}"
                           f"; known: {', '.join(families())}")
@@ -157,7 +161,7 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
 
     set_pickle_policy(env.allow_pickle)
     _check_factory(spec.family, target, spec, env)
-    if spec.family in _BUILT_IN:
+    if _RANKERS.is_built_in(spec.family):
         ranker = target(spec, env)
     else:
         ranker = _call_user_factory(target, spec, env)

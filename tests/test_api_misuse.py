@@ -185,17 +185,11 @@ def test_load_results_takes_the_folder_or_its_results_file(tmp_path):
 @pytest.fixture
 def registered():
     """Ranker families registered for one test, forgotten afterwards."""
-    from abnirml.rankers.registry import register, unregister
+    from abnirml.rankers.registry import register
+    from abnirml.registry import scoped_registrations
 
-    names: list[str] = []
-
-    def add(family, factory):
-        register(family, factory)
-        names.append(family)
-
-    yield add
-    for family in names:
-        unregister(family)
+    with scoped_registrations():
+        yield register
 
 
 @pytest.mark.parametrize(("factory", "message"), [
@@ -243,7 +237,8 @@ class NoSamplesProbe:
 
 
 def test_a_registered_probe_runs_and_a_malformed_one_is_one_config_error():
-    from abnirml.probes.registry import register, scoped_registrations
+    from abnirml.probes.registry import register
+    from abnirml.registry import scoped_registrations
 
     with scoped_registrations():
         register(EchoProbe())

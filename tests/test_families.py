@@ -22,7 +22,8 @@ from abnirml.probes.family_registry import (
     unregister_family,
 )
 from abnirml.probes.options import setting
-from abnirml.probes.registry import register, unregister
+from abnirml.probes.registry import register
+from abnirml.registry import scoped_registrations
 from abnirml.types import Sample, Skip
 
 
@@ -57,9 +58,9 @@ ECHO = Family(key="echo", title="Echo probes", positive="Positive: the ranker pr
 
 @pytest.fixture()
 def echo_family():
-    register_family(ECHO)
-    yield ECHO
-    unregister_family("echo")
+    with scoped_registrations():
+        register_family(ECHO)
+        yield ECHO
 
 
 def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_family):
@@ -93,12 +94,11 @@ def test_registering_a_probe_of_an_unknown_family_names_the_known_ones():
 def test_a_user_probe_joins_a_registered_family(echo_family):
     from abnirml.probes.registry import select_probes
 
-    register(EchoProbe(name="echo:second"))
-    try:
+    with scoped_registrations():
+        register(EchoProbe(name="echo:second"))
         assert [p.name for p in select_probes(["echo"])] == ["echo:query-vs-noise",
                                                               "echo:second"]
-    finally:
-        unregister("echo:second")
+    assert [p.name for p in select_probes(["echo"])] == ["echo:query-vs-noise"]
     assert "echo" in family_keys()
 
 
@@ -196,14 +196,11 @@ def test_probes_read_namespaced_typed_settings():
 def test_missing_optional_dependency_is_named_with_its_extra(echo_family):
     needy = Family(key="needy", title="Needy", positive="",
                    requires=(Requirement("abnirml_no_such_module", "magic", "spells"),))
-    register_family(needy)
-    try:
-        with pytest.raises(ConfigError, match=r"needs abnirml_no_such_module \(spells\): "
-                                              r"pip install -e '\.\[magic\]' in "):
-            check_requirements([EchoProbe(name="needy:x", family="needy")])
-        check_requirements([EchoProbe()])                 # echo needs nothing
-    finally:
-        unregister_family("needy")
+    register_family(needy)          # undone with echo_family's scope
+    with pytest.raises(ConfigError, match=r"needs abnirml_no_such_module \(spells\): "
+                                          r"pip install -e '\.\[magic\]' in "):
+        check_requirements([EchoProbe(name="needy:x", family="needy")])
+    check_requirements([EchoProbe()])                     # echo needs nothing
 
 
 def test_manipulation_probes_declare_what_they_need():

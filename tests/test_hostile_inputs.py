@@ -14,7 +14,7 @@ import pytest
 
 from abnirml.cli import main, parse_grade_bands
 from abnirml.errors import ConfigError, InputError
-from abnirml.probes.registry import unregister
+from abnirml.registry import scoped_registrations
 from abnirml.text.stopwords import load_stopwords
 
 from .test_adversarial import one_error_line
@@ -343,11 +343,9 @@ def test_bad_pairs_files_are_located(tiny_dir, tmp_path, capsys, name, content, 
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     probe = f"dtp:hostile-{name.replace('.', '-')}"
-    try:
+    with scoped_registrations():   # later 'all' runs must not see the --pairs probe
         line = run_error(capsys, tiny_dir, "--pairs", str(path), "--name", probe, "--probe",
                          probe)
-    finally:
-        unregister(probe)      # the registry outlives this test: later 'all' runs must not see it
     assert expected in line
     assert path.read_text(encoding="utf-8") == content
 

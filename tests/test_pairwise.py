@@ -10,7 +10,8 @@ import pytest
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.preference_probing import position_bias, symmetrise
-from abnirml.rankers.registry import RankerEnv, build_ranker, register, unregister
+from abnirml.rankers.registry import RankerEnv, build_ranker, register
+from abnirml.registry import scoped_registrations
 
 TRIPLES = [
     ("vitamin d deficiency", "symptoms of vitamin d deficiency are tiredness", "bread dough"),
@@ -100,8 +101,8 @@ class LengthPreference:
 @pytest.fixture
 def forget_length_pref():
     """The test registers a ranker family; later tests must not find it registered."""
-    yield
-    unregister("length-pref")
+    with scoped_registrations():
+        yield
 
 
 def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):

@@ -8,6 +8,7 @@ import pytest
 
 from abnirml.rankers import registry as ranker_registry
 from abnirml.rankers.base import RankerSpec
+from abnirml.registry import scoped_registrations
 
 
 def test_the_cross_encoder_lists_all_six_parameters():
@@ -91,13 +92,12 @@ def test_a_bare_factory_keeps_its_argument_and_checks_its_own_parameters():
         seen.append((spec.argument, spec.float_param("k", 1.0, low=0)))
         return Fixed()
 
-    ranker_registry.register("bare-test", factory, "bare-test[:X][+k=1]")
-    try:
+    with scoped_registrations():
+        ranker_registry.register("bare-test", factory, "bare-test[:X][+k=1]")
         ranker_registry.build_ranker("bare-test:x+k=2", ranker_registry.RankerEnv())
         assert seen == [("x", 2.0)]
         assert ranker_registry.describe_family("bare-test") == "bare-test[:X][+k=1]"
-    finally:
-        ranker_registry.unregister("bare-test")
+    assert ranker_registry.lookup("bare-test") is None
 
 
 def test_a_built_in_family_names_the_key_it_refuses_and_what_it_takes():

@@ -102,8 +102,9 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
 
     from abnirml.pipeline import RunConfig, run
     from abnirml.probes.family import Family
-    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.probes.family_registry import register_family
     from abnirml.probes.options import setting
+    from abnirml.registry import scoped_registrations
     from abnirml.types import Sample
 
     @dataclass(frozen=True)
@@ -133,13 +134,11 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     family = Family(key="echo", title="Echo probes", options=EchoOptions,
                     positive="Positive: the ranker prefers the query itself.",
                     probes=lambda: [EchoProbe()], layout=layout, **shaped.get(layout, {}))
-    register_family(family)
-    try:
+    with scoped_registrations():
+        register_family(family)
         out = tmp_path / layout
         output = run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["echo"],
                                out=str(out), cache=None, progress=False, effectiveness=False))
-    finally:
-        unregister_family("echo")
     (record, *_) = [r for r in output.result.records if r["subset"] == "all"]
     assert record["n"] == 12 and record["score"] == 1.0 and record["significant"]
     md = (out / "report.md").read_text("utf-8")
@@ -170,7 +169,8 @@ def test_a_user_transfer_family_says_where_its_missing_data_was_looked_for():
     from dataclasses import dataclass
 
     from abnirml.probes.family import TRANSFER_LAYOUT, Family
-    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.probes.family_registry import register_family
+    from abnirml.registry import scoped_registrations
     from abnirml.report.transfer_table import missing_data_lines
 
     @dataclass
@@ -183,10 +183,8 @@ def test_a_user_transfer_family_says_where_its_missing_data_was_looked_for():
         data_folder: str = "echo-pairs"
 
     record = _record("echo:pairs", "echo", "bm25", 0.0, n=0, skipped={"no-data": 1})
-    register_family(Family(key="echo", title="Echo", positive="", layout=TRANSFER_LAYOUT,
-                           probes=lambda: [EchoPairs()]))
-    try:
+    with scoped_registrations():
+        register_family(Family(key="echo", title="Echo", positive="", layout=TRANSFER_LAYOUT,
+                               probes=lambda: [EchoPairs()]))
         lines = missing_data_lines([record], {"options": {"echo.data": "/d"}}, "echo")
-    finally:
-        unregister_family("echo")
     assert lines == ["data not found: /d/echo-pairs — echo:pairs"]

@@ -69,7 +69,8 @@ def test_each_family_says_its_effects_in_its_own_words():
     """The sentence comes from the family record (``Family.finding``), so a user's family
     phrases its own effects and one without a phrase gets the generic sentence."""
     from abnirml.probes.family import Family
-    from abnirml.probes.family_registry import register_family, unregister_family
+    from abnirml.probes.family_registry import register_family
+    from abnirml.registry import scoped_registrations
     from abnirml.report.findings import _phrase
 
     def said(probe: str, score: float, labels=(), family: str | None = None) -> str:
@@ -84,9 +85,7 @@ def test_each_family_says_its_effects_in_its_own_words():
     assert said("qvp:misspell", -0.3) == ("Scores a document lower under the “misspell” "
                                           "query variation than under the original query")
     assert said("echo:x", -0.3) == "Prefers d2 on echo:x (d1 is the query)"
-    register_family(Family(key="echo", title="Echo", positive="",
-                           finding=lambda probe, labels, up: f"Echoes {probe} ({up})"))
-    try:
+    with scoped_registrations():
+        register_family(Family(key="echo", title="Echo", positive="",
+                               finding=lambda probe, labels, up: f"Echoes {probe} ({up})"))
         assert said("echo:x", 0.3) == "Echoes echo:x (True)"
-    finally:
-        unregister_family("echo")

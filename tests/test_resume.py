@@ -17,6 +17,7 @@ from abnirml.pipeline import RunConfig, run
 from abnirml.rankers import registry
 from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.lexical import BM25
+from abnirml.registry import scoped_registrations
 
 
 class CountingBM25(BM25):
@@ -34,12 +35,12 @@ class CountingBM25(BM25):
 
 @pytest.fixture()
 def counting_ranker():
-    registry.register("countbm25", lambda spec, env: CountingBM25(env.collection_stats(),
-                                                                   name=spec.canonical))
-    CountingBM25.calls = []
-    CountingBM25.fail_after = None
-    yield CountingBM25
-    registry.unregister("countbm25")
+    with scoped_registrations():
+        registry.register("countbm25", lambda spec, env: CountingBM25(env.collection_stats(),
+                                                                       name=spec.canonical))
+        CountingBM25.calls = []
+        CountingBM25.fail_after = None
+        yield CountingBM25
 
 
 def test_interrupted_run_rescores_nothing_cached(tmp_path, counting_ranker):

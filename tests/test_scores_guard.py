@@ -6,6 +6,7 @@ import pytest
 from abnirml.cli import main
 from abnirml.pipeline import RunConfig, run
 from abnirml.rankers import registry
+from abnirml.registry import scoped_registrations
 
 
 class FixedRanker:
@@ -20,12 +21,13 @@ class FixedRanker:
 
 @pytest.fixture()
 def fixed_rankers():
-    registry.register("nanrank", lambda spec, env: FixedRanker(spec.canonical, float("nan")))
-    registry.register("infrank", lambda spec, env: FixedRanker(spec.canonical, float("inf")))
-    registry.register("constrank", lambda spec, env: FixedRanker(spec.canonical, 0.5))
-    yield
-    for name in ("nanrank", "infrank", "constrank"):
-        registry.unregister(name)
+    with scoped_registrations():
+        registry.register("nanrank", lambda spec, env: FixedRanker(spec.canonical,
+                                                                   float("nan")))
+        registry.register("infrank", lambda spec, env: FixedRanker(spec.canonical,
+                                                                   float("inf")))
+        registry.register("constrank", lambda spec, env: FixedRanker(spec.canonical, 0.5))
+        yield
 
 
 @pytest.mark.parametrize("name, kind", [("nanrank", "NaN"), ("infrank", "infinite")])

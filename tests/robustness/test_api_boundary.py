@@ -12,17 +12,14 @@ import pytest
 from abnirml.cli import main
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.pipeline import RunConfig, run
-from abnirml.plugins import forget_plugins
-from abnirml.rankers import registry as ranker_registry
+from abnirml.registry import scoped_registrations
 
 
 @pytest.fixture(autouse=True)
 def _forget_plugins():
-    families = set(ranker_registry.families())
-    yield
-    for name in set(ranker_registry.families()) - families:
-        ranker_registry.unregister(name)
-    forget_plugins()
+    """Undo what each test's plugins registered, and that they were loaded."""
+    with scoped_registrations():
+        yield
 
 
 def _config(tmp_path: Path, **fields) -> RunConfig:

@@ -33,3 +33,11 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public API and the module's own dunders: the lazy names are not in the module's
+    namespace until first used, so without this ``dir(abnirml)`` and tab completion would
+    not show them."""
+    dunders = [name for name in globals() if name.startswith("__") and name.endswith("__")]
+    return sorted({*__all__, *dunders})

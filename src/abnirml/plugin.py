@@ -6,7 +6,8 @@ imported (see docs/guide/plugins.md)::
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
 The names here are the same objects the package uses internally, re-exported so a plugin
-does not depend on where they live.
+does not depend on where they live. ``scoped_registrations`` is for a plugin's own tests:
+what is registered inside the block is forgotten when it ends.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from abnirml.rankers.registry import RankerEnv
 from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
 from abnirml.rankers.registry import register_family as register_ranker
+from abnirml.registry import scoped_registrations
 from abnirml.settings import setting
 from abnirml.types import Sample, Skip
 
@@ -43,5 +45,6 @@ __all__ = [
     "register_probe",
     "register_ranker",
     "register_ranker_factory",
+    "scoped_registrations",
     "setting",
 ]

@@ -147,3 +147,31 @@ def test_the_package_registries_are_undone_by_one_scope():
         rankers.register("scoped-ranker", lambda spec, env: None)
         assert "scoped" in family_keys() and "scoped-ranker" in rankers.families()
     assert family_keys() == families and rankers.families() == ranker_families
+
+
+def test_the_package_registries_refuse_what_their_records_protect():
+    from abnirml.probes.family_registry import unregister_family
+    from abnirml.probes.registry import register, registered
+    from abnirml.rankers import registry as rankers
+
+    class Echo:
+        name, family, symmetric = "tmp:echo-owned", "tmp", False
+
+        def samples(self, context):
+            return iter(())
+
+    with pytest.raises(ConfigError, match=r"^ranker family 'bm25' is built in; it cannot be "
+                                          r"removed$"):
+        rankers.unregister("BM25")
+    with pytest.raises(ConfigError, match=r"^probe family 'tmp' is built in \(Textual-"):
+        unregister_family("tmp")
+    before = registered()
+    with scoped_registrations():
+        with registering_as("first.py"):
+            register(Echo())
+        with pytest.raises(ConfigError) as raised, registering_as("second.py"):
+            register(Echo())
+        assert str(raised.value) == ("probe 'tmp:echo-owned' is already registered by "
+                                     "first.py; give one of them another name")
+        assert [p.name for p in registered()] == [*(p.name for p in before), "tmp:echo-owned"]
+    assert registered() == before

@@ -176,10 +176,3 @@ def _where(label: str, exc: BaseException) -> str:
         if path is not None and Path(frame.filename).resolve() == path:
             line = frame.lineno
     return f"{label}:{line}" if line else label
-
-
-def forget_plugins() -> None:
-    """Forget which plugins were loaded, so the next load imports them again; what they
-    registered stays registered (:func:`abnirml.registry.scoped_registrations` undoes both)."""
-    for key in _LOADED:              # a copy of the keys: removing while looping is safe
-        _LOADED.remove(key)

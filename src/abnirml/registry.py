@@ -189,7 +189,9 @@ class Registry(Generic[T]):
         """Back to ``state``; None: as new (built-ins only, loaded again on first use)."""
         if state is None:
             state = _State(False, {}, self._revision)
-        changed = state.entries != self._entries or state.loaded != self._loaded
+        # entries are compared by identity: a value's own == may be costly or refuse
+        changed = state.loaded != self._loaded or list(state.entries) != list(self._entries) \
+            or any(self._entries[key] is not entry for key, entry in state.entries.items())
         self._loaded, self._entries = state.loaded, dict(state.entries)
         if changed:
             self._revision += 1

@@ -1,12 +1,40 @@
 """Causal activation patching on probe pairs: where in a transformer ranker a probed
 behaviour is computed (``abnirml patch``; see docs/patching.md).
 
-Python entry points (imported lazily, so importing this package loads nothing heavy):
+The Python API, importable from this package (each name is loaded on first use, so importing
+the package loads nothing heavy):
 
-* :func:`abnirml.mechanism.run.run_patching` with a :class:`~abnirml.mechanism.run.PatchConfig`
-  — what the command does;
-* :func:`abnirml.mechanism.targets.target_for` and
-  :func:`abnirml.mechanism.study.patch_samples` — patch samples already in hand on a built
-  ranker;
-* :func:`abnirml.mechanism.summary.summarise` — averages and query-clustered intervals.
+* ``run_patching`` with a ``PatchConfig`` — what the command does;
+* ``target_for`` and ``patch_samples`` — patch samples already in hand on a built ranker;
+* ``summarise`` — averages and query-clustered intervals.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+#: the patching API, imported on first use so ``import abnirml.mechanism`` stays light
+_LAZY = {
+    "PatchConfig": "abnirml.mechanism.run",
+    "run_patching": "abnirml.mechanism.run",
+    "target_for": "abnirml.mechanism.targets",
+    "patch_samples": "abnirml.mechanism.study",
+    "summarise": "abnirml.mechanism.summary",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'abnirml.mechanism' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, "__doc__", "__name__", "__path__"})

@@ -105,7 +105,7 @@ def forget_length_pref():
 
 
 def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     made: dict[str, LengthPreference] = {}
 
@@ -118,7 +118,7 @@ def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     config = RunConfig(collection="demo", rankers=["bm25", "length-pref", "length-pref+bias=3"],
                        probes=["mmp:length:relevance", "tmp:shuffle-words"],
                        out=str(tmp_path / "o"),
-                       cache=str(tmp_path / "c.sqlite"), progress=False)
+                       session=SessionSettings(cache=str(tmp_path / "c.sqlite"), progress=False))
     out = run(config)
     rows = {(r["probe"], r["ranker"], r["subset"]): r for r in out.result.records}
     row = rows[("mmp:length:relevance", "length-pref", "all")]

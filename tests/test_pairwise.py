@@ -105,7 +105,7 @@ def forget_length_pref():
 
 
 def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
-    from abnirml.pipeline import RunConfig, SessionSettings, run
+    from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
     made: dict[str, LengthPreference] = {}
 
@@ -140,8 +140,8 @@ def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     # with δ ≈ 0 the position bias cancels exactly: both rankers give the same effects
     from dataclasses import replace
 
-    zero = run(replace(config, deltas={"length-pref": 1e-9, "length-pref+bias=3": 1e-9},
-                       out=None))
+    zero = run(replace(config, out=None, statistics=StatisticsSettings(
+        deltas={"length-pref": 1e-9, "length-pref+bias=3": 1e-9})))
     same = {(r["probe"], r["ranker"], r["subset"]): (r["pos"], r["neg"])
             for r in zero.result.records}
     for key in [k for k in same if k[1] == "length-pref"]:

@@ -92,7 +92,7 @@ def test_documents_without_query_terms_take_no_part_in_overlap_pairs():
     assert pairs(ctx, "relevance", "overlap") == {("e", "c")}
     # as the variable: c (1/2) is not "higher" than the query-less a or b
     assert pairs(ctx, "overlap", "relevance") == set()
-    assert pairs(ctx, "length", "overlap", mmp_tolerance={"overlap": 1}) == {
+    assert pairs(ctx, "length", "overlap", tolerance={"overlap": 1}) == {
         ("e", "c")}
 
 

@@ -70,13 +70,14 @@ class PatchOutput:
     folder: Path | None
 
 
-def build_samples(config: PatchConfig, names: Sequence[str], workspace: Any) -> dict[str, Any]:
-    """Sample tables of the probes ``names`` (as ``abnirml run`` builds them)."""
+def build_samples(config: PatchConfig, names: Sequence[str], workspace: Any,
+                  options: Any) -> dict[str, Any]:
+    """Sample tables of the probes ``names`` (as ``abnirml run`` builds them) under the
+    resolved ``options``."""
     from abnirml.evaluation.experiment import build_tables
-    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
 
-    context = workspace.probe_context(resolve_options(dict(config.options)))
+    context = workspace.probe_context(options)
     return build_tables(select_probes(list(names)), context, config.session.progress)
 
 
@@ -111,12 +112,12 @@ def run_patching(config: PatchConfig) -> PatchOutput:
                           f"{', '.join(unknown) or 'nothing'}")
     folder = _target_folder(config) if config.out else None
     names = [p.name for p in select_probes(config.probes)]
-    resolve_options(dict(config.options))      # a bad --option stops before any loading
+    options = resolve_options(dict(config.options))   # a bad --option stops before loading
     start = time.perf_counter()
     workspace = Workspace(config.collection, config.session, config.seed)
     (ranker,) = workspace.build_rankers([config.ranker])
     target = target_for(ranker)
-    tables = build_samples(config, names, workspace)
+    tables = build_samples(config, names, workspace, options)
     results, refused = [], {}
     tries = None if config.limit is None else max(MIN_TRIES, TRIES_PER_SAMPLE * config.limit)
     for name in names:

@@ -72,7 +72,7 @@ def synthetic_context(queries: int, docs: int, seed: int = 0):
 def mining_table(context, title: str) -> list[str]:
     """Time features, then each axiom's miner over every query (uncapped)."""
     from abnirml.probes.axioms.features import axiom_data
-    from abnirml.probes.axioms.options import parse_options
+    from abnirml.probes.axioms.options import AxiomOptions
     from abnirml.probes.axioms.probe import all_axiom_probes
     from abnirml.probes.axioms.semantics import glove_6b_50d
 
@@ -82,7 +82,7 @@ def mining_table(context, title: str) -> list[str]:
     glove_6b_50d()
     lines.append(f"| load GloVe vectors | | {time.perf_counter() - start:.2f} | |")
     start = time.perf_counter()
-    data = axiom_data(context, parse_options({}))
+    data = axiom_data(context, AxiomOptions())
     lines.append(f"| features ({len(data.queries):,} queries) | | "
                  f"{time.perf_counter() - start:.2f} | |")
     start = time.perf_counter()
@@ -106,7 +106,7 @@ def our_matrices(context, axiom: str) -> tuple[float, float]:
     and features included) and warm (features already built, as when several axioms or
     runs share them)."""
     from abnirml.probes.axioms.features import axiom_data
-    from abnirml.probes.axioms.options import parse_options
+    from abnirml.probes.axioms.options import AxiomOptions
     from abnirml.probes.axioms.probe import AxiomProbe
 
     probe = AxiomProbe(axiom)
@@ -120,7 +120,7 @@ def our_matrices(context, axiom: str) -> tuple[float, float]:
 
     context._memo.clear()                          # cold: analyse every text again
     start = time.perf_counter()
-    data = axiom_data(context, parse_options({}))
+    data = axiom_data(context, AxiomOptions())
     matrices(data)
     cold = time.perf_counter() - start
     start = time.perf_counter()

@@ -51,13 +51,14 @@ def main() -> None:
     dl19 = require_dl19()
     if dl19 is not None:
         from abnirml.evaluation.score_file import ScoreStore
-        from abnirml.pipeline import RunConfig, run
+        from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
         with tempfile.TemporaryDirectory() as tmp:
             output = run(RunConfig(collection=str(dl19), rankers=["bm25", "ql", "tfidf"],
-                                   probes=["all"], cache=f"{tmp}/cache.sqlite",
-                                   progress=False, out=None, bootstrap=0,
-                                   effectiveness=False))
+                                   probes=["all"], out=None, effectiveness=False,
+                                   session=SessionSettings(cache=f"{tmp}/cache.sqlite",
+                                                           progress=False),
+                                   statistics=StatisticsSettings(bootstrap=0)))
         store = ScoreStore.from_result(output.result)
         samples = sum(ps.score1.shape[0] for ps in store.scores.values())
         off, records = timed(lambda: store.records(), repeats=1)

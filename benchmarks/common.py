@@ -78,6 +78,7 @@ def dl19_probe_context(depth: int = 100, queries: int | None = None,
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.candidates import resolve_candidates
     from abnirml.probes.base import ProbeContext
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.rankers.registry import RankerEnv
 
     collection = load_collection(str(dl19))
@@ -87,7 +88,7 @@ def dl19_probe_context(depth: int = 100, queries: int | None = None,
     if queries is not None:
         ranking = {q: ranking[q] for q in sorted(ranking)[:queries]}
     return ProbeContext(collection=collection, analyzer=env.analyzer,
-                        options=dict(options or {}), ranker_env=env,
+                        settings=resolve_options(dict(options or {})).settings, ranker_env=env,
                         candidates=lambda: ranking, candidate_scores=lambda: candidates.scores)
 
 

@@ -24,15 +24,15 @@ def main(probes: tuple[str, ...] = ("all",)) -> None:
         return
     from abnirml.data.collection import load_collection
     from abnirml.data.stats import CollectionStats
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
     from abnirml.rankers.lexical import BM25
     from abnirml.text.analyzer import Analyzer
 
     with tempfile.TemporaryDirectory() as tmp:
         def battery(cache: str) -> object:
             return run(RunConfig(collection=str(dl19), rankers=["bm25"], probes=list(probes),
-                                 cache=cache, progress=False, out=None,
-                                 options={"transfer_data": None}))
+                                 out=None, options={"transfer_data": None},
+                                 session=SessionSettings(cache=cache, progress=False)))
 
         cold_times = []
         output = None
@@ -76,12 +76,12 @@ def neural_cache_ratio(dl19: Path) -> None:
 
     A warm rerun imports no torch and loads no weights: every score comes from the cache.
     """
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     with tempfile.TemporaryDirectory() as tmp:
         def battery() -> object:
-            return run(RunConfig(collection=str(dl19), rankers=["biencoder"],
-                                 probes=["mmp:*"], cache=f"{tmp}/bi.sqlite", progress=False))
+            return run(RunConfig(collection=str(dl19), rankers=["biencoder"], probes=["mmp:*"],
+                                 session=SessionSettings(cache=f"{tmp}/bi.sqlite", progress=False)))
 
         cold, output = timed(battery, repeats=1)
         warm, _ = timed(battery, repeats=3)

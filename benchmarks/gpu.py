@@ -237,7 +237,7 @@ if os.environ.get("ABNIRML_GPU_IMAGE_ONLY"):
     from benchmarks._gpu_image import guard
     guard()
 from abnirml.evaluation import scoring
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 spent = [0.0]
 original = scoring.Scorer.score
 def timed(self, ranker, pairs):
@@ -249,8 +249,9 @@ def timed(self, ranker, pairs):
 scoring.Scorer.score = timed
 args = json.loads(sys.argv[1])
 config = RunConfig(collection=args["data"], rankers=[args["ranker"]], probes=args["probes"],
-                   out=args["out"], cache=args["cache"], device=args["device"],
-                   progress=False, effectiveness=False)
+                   out=args["out"], effectiveness=False,
+                   session=SessionSettings(cache=args["cache"], device=args["device"],
+                                           progress=False))
 if args.get("profile"):
     import cProfile, pstats
     profiler = cProfile.Profile()

@@ -56,10 +56,10 @@ def abnirml_side(context) -> tuple[dict, dict[str, list[np.ndarray]]]:
     from abnirml.probes.axioms.features import axiom_data
     from abnirml.probes.axioms.ir_axioms_extra import irax_query
     from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS
-    from abnirml.probes.axioms.options import parse_options
+    from abnirml.probes.axioms.options import axiom_settings
     from abnirml.probes.axioms.semantics import glove_6b_50d
 
-    data = axiom_data(context, parse_options(context.options))
+    data = axiom_data(context, axiom_settings(context))
     glove = glove_6b_50d()
     store = data.store
     queries = []

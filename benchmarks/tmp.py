@@ -35,18 +35,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from abnirml.data.collection import load_collection
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
     from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.manipulation import available, judged_pairs, spacy_parses
     from abnirml.text.nlp import load_pipeline
 
-    options = {"tmp_sample": args.sample} if args.sample else {}
+    options = {"tmp.sample": args.sample} if args.sample else {}
     collection = load_collection(str(args.data))
     start = time.perf_counter()
     load_pipeline()
     load_seconds = time.perf_counter() - start
 
-    context = ProbeContext(collection=collection, options=dict(options))
+    context = ProbeContext(collection=collection,
+                           settings=resolve_options(dict(options)).settings)
     pairs = judged_pairs(context)
     documents = len({docno for _, docno, _ in pairs})
     start = time.perf_counter()
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
         start = time.perf_counter()
         run(RunConfig(collection=str(args.data), rankers=["bm25"], probes=["tmp"], out=None,
-                      cache=None, progress=False, options=dict(options)))
+                      options=dict(options), session=SessionSettings(cache=None, progress=False)))
         end_to_end = time.perf_counter() - start
     rows.append(_row("end to end with BM25 (run(), per judged document)", len(pairs), end_to_end))
 

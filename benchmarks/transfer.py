@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from abnirml.data.collection import load_collection
     from abnirml.evaluation.scoring import Scorer
     from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
     from abnirml.probes.transfer_pairs import feature_store
     from abnirml.rankers.cache import ScoreCache
@@ -58,10 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     load_pipeline()
     print(f"spaCy pipeline loaded in {time.perf_counter() - start:.1f} s")
-    options: dict[str, object] = {"transfer_data": str(args.data)}
+    options: dict[str, object] = {"dtp.data": str(args.data)}
     if args.max_pairs:
-        options["dtp_max_pairs"] = args.max_pairs
-    context = ProbeContext(collection=None, options=options)
+        options["dtp.max_pairs"] = args.max_pairs
+    context = ProbeContext(collection=None, settings=resolve_options(options).settings)
     store = feature_store(context)
     rows: list[list[object]] = []
     pairs: set[tuple[str, str]] = set()

@@ -20,10 +20,10 @@ GOLDEN = Path(__file__).parent / "golden" / "demo_results.json"
 
 def run_battery(out: Path, collection: str = "demo") -> Path:
     """Run the battery into ``out``; returns the results.jsonl path."""
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     run(RunConfig(collection=collection, rankers=["bm25", "ql", "tfidf"], probes=["all"],
-                  out=str(out), cache=None, progress=False, seed=0))
+                  out=str(out), seed=0, session=SessionSettings(cache=None, progress=False)))
     return out / "results.jsonl"
 
 

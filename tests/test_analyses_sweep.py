@@ -21,11 +21,11 @@ from abnirml.evaluation.sweep import delta_at, parse_percentiles, records_at, sw
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = tmp_path_factory.mktemp("demo")
-    return run(RunConfig(rankers=["bm25", "ql"], probes=["mmp:*"], out=str(out), cache=None,
-                         progress=False))
+    return run(RunConfig(rankers=["bm25", "ql"], probes=["mmp:*"], out=str(out),
+                         session=SessionSettings(cache=None, progress=False)))
 
 
 def test_sweep_at_median_reproduces_main_table_exactly(demo_run):

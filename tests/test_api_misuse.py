@@ -10,16 +10,22 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "abnirml" / "data" / "demo"
 
 
 def _config(**fields) -> RunConfig:
-    base = dict(rankers=["bm25"], probes=["mmp:tf:length"], cache=None, effectiveness=False,
-                progress=False, bootstrap=0)
-    base.update(fields)
-    return RunConfig(**base)
+    """A small run; fields of the session and statistics records go into those records."""
+    session = {"cache": None, "progress": False}
+    statistics = {"bootstrap": 0}
+    top = {"rankers": ["bm25"], "probes": ["mmp:tf:length"], "effectiveness": False}
+    for name, value in fields.items():
+        where = (session if name in SessionSettings.__dataclass_fields__ else
+                 statistics if name in StatisticsSettings.__dataclass_fields__ else top)
+        where[name] = value
+    return RunConfig(**top, session=SessionSettings(**session),
+                     statistics=StatisticsSettings(**statistics))
 
 
 @pytest.mark.parametrize(("fields", "message"), [
@@ -28,9 +34,9 @@ def _config(**fields) -> RunConfig:
     ({"probes": [3]}, "each probe is a name or pattern string, got int 3"),
     ({"variant_groups": {"k": "bm25,ql"}}, "RunConfig.variant_groups['k'] must be a list"),
     ({"variant_groups": {"k": [object()]}}, "members are ranker spec strings, got object"),
-    ({"alpha": "0.05"}, "RunConfig.alpha must be a number, got str '0.05'"),
-    ({"delta": "0.5"}, "RunConfig.delta must be a number"),
-    ({"deltas": {"bm25": None}}, "RunConfig.deltas['bm25'] must be a number"),
+    ({"alpha": "0.05"}, "RunConfig.statistics.alpha must be a number, got str '0.05'"),
+    ({"delta": "0.5"}, "RunConfig.statistics.delta must be a number"),
+    ({"deltas": {"bm25": None}}, "RunConfig.statistics.deltas['bm25'] must be a number"),
     ({"seed": "1"}, "RunConfig.seed must be an integer, got str '1'"),
     ({"examples_per_probe": -1}, "RunConfig.examples_per_probe must be ≥ 0"),
     ({"collection": 7}, "RunConfig.collection must be a path or a string, got int 7"),
@@ -38,11 +44,22 @@ def _config(**fields) -> RunConfig:
     ({"grade_bands": "relevant=2-3"}, "RunConfig.grade_bands must be a tuple"),
     ({"options": ["tmp.typo_rate=0.1"]}, "RunConfig.options must be a dict"),
     ({"options": {1: 2}}, "RunConfig.options: keys are 'family.key' strings, got int 1"),
-    ({"progress": "no"}, "RunConfig.progress must be True, False or None, got str 'no'"),
+    ({"progress": "no"}, "RunConfig.session.progress must be True, False or None, got str 'no'"),
 ])
 def test_mistyped_run_config_fields_are_one_config_error(fields, message):
     with pytest.raises(ConfigError) as raised:
         run(_config(**fields))
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"session": {"cache": None}}, "RunConfig.session must be a SessionSettings(...), got dict"),
+    ({"statistics": None}, "RunConfig.statistics must be a StatisticsSettings(...), got "
+                           "NoneType"),
+])
+def test_nested_records_of_the_wrong_type_are_one_config_error(fields, message):
+    with pytest.raises(ConfigError) as raised:
+        run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], **fields))
     assert message in str(raised.value)
 
 

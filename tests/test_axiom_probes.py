@@ -11,13 +11,15 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
 from abnirml.evaluation.scoring import Scorer
 from abnirml.probes.axioms.features import TextStore, build_features
-from abnirml.probes.axioms.options import parse_options
+from abnirml.probes.axioms.options import AxiomOptions
 from abnirml.probes.axioms.probe import AxiomProbe, duplicate
 from abnirml.probes.base import ProbeContext
+from abnirml.probes.options import parse_settings
 from abnirml.probes.registry import select_probes
 from abnirml.rankers.cache import ScoreCache
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.text.analyzer import Analyzer
+from tests._contexts import probe_context
 
 # Query q1 = "apple banana"; w is a filler word. Counts (apple, banana) and lengths:
 DOCS = {
@@ -37,9 +39,9 @@ def context(options=None, analyzer=None, seed=0) -> ProbeContext:
     collection = Collection(name="tiny", queries={"q1": "apple banana", "q2": "cherry"},
                             docs=dict(DOCS), qrels=QRELS)
     ranking = {"q1": list("abcdefg"), "q2": ["h", "a"]}
-    return ProbeContext(collection=collection,
-                        analyzer=analyzer or Analyzer(stopwords="none", stem=False),
-                        seed=seed, options=dict(options or {}), candidates=lambda: ranking)
+    return probe_context(collection=collection,
+                         analyzer=analyzer or Analyzer(stopwords="none", stem=False),
+                         seed=seed, options=dict(options or {}), candidates=lambda: ranking)
 
 
 def mined(axiom: str, ctx: ProbeContext | None = None) -> set[tuple[str, ...]]:
@@ -74,7 +76,7 @@ def test_tfc1_instances():
 def test_tfc1_length_tolerance():
     # e is 4 tokens longer than a, b, c, d, g (but only 2 longer than f): a tolerance of 3
     # drops those pairs with e
-    tight = mined("rennings-tfc1", context({"axiom_length_tolerance": 3}))
+    tight = mined("rennings-tfc1", context({"axiom.length_tolerance": 3}))
     assert tight == q1("ab", "ca", "cb", "cd", "db", "cf", "fb", "fe", "ga", "gb", "gd",
                        "gf") | {("q2", "h", "a")}
 
@@ -97,7 +99,7 @@ def test_tp_fixes_query_term_counts_and_varies_only_proximity():
     # apart; c and g are closer than d too, but with other counts — not TP instances
     assert mined("tp") == q1("ad", "fd")
     # f is two tokens longer than d: a length tolerance of 1 keeps only (a, d)
-    assert mined("tp", context({"axiom_length_tolerance": 1})) == q1("ad")
+    assert mined("tp", context({"axiom.length_tolerance": 1})) == q1("ad")
 
 
 def test_tp_relaxed_compares_proximity_alone():
@@ -110,7 +112,7 @@ def test_bag_of_words_rankers_tie_on_every_tp_instance_of_equal_length(ranker_sp
     stand, which bag-of-words rankers cannot see: every instance is an exact tie."""
     from abnirml.rankers.registry import RankerEnv, build_ranker
 
-    ctx = context({"axiom_length_tolerance": 0})
+    ctx = context({"axiom.length_tolerance": 0})
     ranker = build_ranker(ranker_spec, RankerEnv(collection=ctx.collection,
                                                  analyzer=ctx.analyzer))
     with ScoreCache(None) as cache:
@@ -122,7 +124,7 @@ def test_bag_of_words_rankers_tie_on_every_tp_instance_of_equal_length(ranker_sp
 
 
 def test_lnc2_duplicates_documents():
-    ctx = context({"axiom_lnc2_k": "2,3", "axiom_lnc2_max_length": 12})
+    ctx = context({"axiom.lnc2_k": "2,3", "axiom.lnc2_max_length": 12})
     table = AxiomProbe("lnc2").sample_table(ctx)
     found = {(table.meta(i)["docno2"], table.meta(i)["k"]) for i in range(len(table))}
     # words: a–d and g have 4 (×3 = 12 allowed), f has 6 (×2 only), e 8 (none), h 2
@@ -160,20 +162,20 @@ def test_equal_grades_are_ties_not_disagreement(monkeypatch):
 
 def test_cap_samples_per_query_and_reports_the_uncapped_count():
     full = mined("rennings-tfc1")
-    ctx = context({"axiom_cap": 5})
+    ctx = context({"axiom.cap": 5})
     capped = mined("rennings-tfc1", ctx)
     # q1 has 17 instances, cut to 5; q2 has one
     assert len(capped) == 6 and capped <= full and ("q2", "h", "a") in capped
-    assert mined("rennings-tfc1", context({"axiom_cap": 5})) == capped
+    assert mined("rennings-tfc1", context({"axiom.cap": 5})) == capped
     record = AxiomProbe("rennings-tfc1").sample_table(ctx).extra["record"]
     assert (record["instances"], record["instances_uncapped"]) == (6, 18)
-    others = {frozenset(mined("rennings-tfc1", context({"axiom_cap": 5}, seed=s)))
+    others = {frozenset(mined("rennings-tfc1", context({"axiom.cap": 5}, seed=s)))
               for s in range(1, 6)}
     assert len(others) > 1
 
 
 def test_judged_pool_uses_only_judged_documents():
-    assert mined("rennings-tfc1", context({"axiom_pool": "judged"})) == q1("ab", "cb", "ca")
+    assert mined("rennings-tfc1", context({"axiom.pool": "judged"})) == q1("ab", "cb", "ca")
 
 
 def test_stemming_and_stopwords_come_from_the_analyzer():
@@ -219,24 +221,32 @@ def test_similarity_is_pluggable():
 
     docs = {"near": "car automobile vehicle", "far": "car banana fruit"}
     collection = Collection(name="sem", queries={"q": "car"}, docs=docs, qrels={})
-    ctx = ProbeContext(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
-                       candidates=lambda: {"q": list(docs)},
-                       options={"axiom_similarity": negated})
+    ctx = probe_context(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
+                        candidates=lambda: {"q": list(docs)},
+                        options={"axiom.similarity": negated})
     table = AxiomProbe("camara-stmc1").sample_table(ctx)
     assert [table.meta(i)["docno1"] for i in range(len(table))] == ["far"]
 
 
+def parse_axiom_options(given) -> AxiomOptions:
+    return parse_settings(AxiomOptions, given, "axiom")
+
+
 def test_options_validation():
-    opts = parse_options({"axiom_length_tolerance": "any", "axiom_cap": "none",
-                          "axiom_lnc2_k": "3,2", "axiom_pool": "judged"})
-    assert np.isinf(opts.length_tolerance) and opts.cap is None
-    assert opts.lnc2_k == (2, 3) and opts.pool == "judged"
-    assert parse_options({}, (("non-relevant", 1, 2), ("relevant", 3, 4))).relevant_grade == 3
-    assert parse_options({"axiom_cap": 0}).cap is None
-    for bad in ({"axiom_pool": "all"}, {"axiom_length_tolerance": -1}, {"axiom_lnc2_k": "1"},
-                {"axiom_cap": "x"}, {"axiom_stem": "maybe"}):
+    opts = parse_axiom_options({"length_tolerance": "any", "cap": "none", "lnc2_k": "3,2",
+                                "pool": "judged"})
+    assert np.isinf(opts.length_tolerance) and opts.instance_cap is None
+    assert opts.duplication_factors == (2, 3) and opts.pool == "judged"
+    bands = (("non-relevant", 1, 2), ("relevant", 3, 4))
+    assert AxiomOptions().relevant_grade_in(bands) == 3
+    assert AxiomOptions().relevant_grade_in(()) == 2
+    assert AxiomOptions(relevant_grade=1).relevant_grade_in(bands) == 1
+    assert parse_axiom_options({"cap": 0}).instance_cap is None
+    assert AxiomOptions().instance_cap == 5000 and AxiomOptions().duplication_factors == (2, 3, 4)
+    for bad in ({"pool": "all"}, {"length_tolerance": -1}, {"lnc2_k": "1"}, {"cap": "x"},
+                {"stem": "maybe"}):
         with pytest.raises(ConfigError):
-            parse_options(bad)
+            parse_axiom_options(bad)
 
 
 class _CountRanker:
@@ -308,11 +318,12 @@ def test_empty_pools_give_empty_tables():
 def test_pipeline_writes_axiom_fields_and_tables(tmp_path):
     import json
 
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     run(RunConfig(collection="demo", rankers=["bm25", "ql"],
                   probes=["axiom:rennings-tfc1", "axiom:tfc2", "axiom:lnc2"], out=str(tmp_path),
-                  cache=None, progress=False, options={"axiom.length_tolerance": "any"}))
+                  options={"axiom.length_tolerance": "any"},
+                  session=SessionSettings(cache=None, progress=False)))
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").open()]
     assert {r["probe"] for r in records} == {"axiom:rennings-tfc1", "axiom:tfc2", "axiom:lnc2"}
     for r in records:

@@ -151,3 +151,32 @@ def test_candidates_computed_when_no_run(tiny_dir, tmp_path):
                    "--out", str(out)) == 0
     info = json.loads((out / "run.json").read_text())
     assert info["candidates"].startswith("BM25 top 100 computed")
+
+
+def test_every_scoring_command_reads_its_flags_into_one_session_record():
+    """The flags shared by the scoring commands become a SessionSettings in one place
+    (``SessionSettings.from_args``); flags a command does not have keep their defaults."""
+    from abnirml.cli import build_parser
+    from abnirml.evaluation.significance import StatisticsSettings
+    from abnirml.evaluation.workspace import SessionSettings
+
+    parser = build_parser()
+    run = parser.parse_args(["run", "--no-cache", "--quiet", "--workers", "2", "--ray", "local",
+                             "--device", "cuda", "--batch-size", "8", "--stopwords", "none",
+                             "--allow-pickle", "--candidates", "bm25", "--candidate-depth", "5",
+                             "--test", "permutation", "--alpha", "0.05", "--ci", "0.9"])
+    assert SessionSettings.from_args(run) == SessionSettings(
+        stopwords="none", candidates="bm25", candidate_depth=5, cache=None, device="cuda",
+        batch_size=8, allow_pickle=True, progress=False, workers=2, ray_address="local")
+    assert StatisticsSettings.from_args(run, 0.5, {"bm25": 0.1}) == StatisticsSettings(
+        alpha=0.05, delta=0.5, deltas={"bm25": 0.1}, test="permutation", ci=0.9)
+    assert SessionSettings.from_args(parser.parse_args(["run"])) == SessionSettings()
+    triples = parser.parse_args(["export-triples", "t.jsonl", "--probe", "axiom", "--cache",
+                                 "c.sqlite", "--candidate-depth", "7"])
+    assert SessionSettings.from_args(triples) == SessionSettings(cache="c.sqlite",
+                                                                 candidate_depth=7)
+    patch = parser.parse_args(["patch", "--ranker", "bm25", "--probe", "tmp:typos",
+                               "--device", "cpu", "--batch-size", "4", "--quiet"])
+    assert SessionSettings.from_args(patch) == SessionSettings(batch_size=4, progress=False)
+    masking = parser.parse_args(["masking", "--no-cache", "--stopwords", "spacy"])
+    assert SessionSettings.from_args(masking) == SessionSettings(stopwords="spacy", cache=None)

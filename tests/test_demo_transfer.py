@@ -12,9 +12,9 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.data.transfer import DEMO, check_transfer_data, demo_transfer_path, transfer_root
-from abnirml.probes.base import ProbeContext
 from abnirml.probes.transfer import available
 from abnirml.types import Sample, Skip
+from tests._contexts import probe_context
 
 pytest.importorskip("spacy")
 
@@ -86,7 +86,7 @@ def raw_pair_counts(root: Path) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def probe_results():
     """(samples, discards) of every catalogue transfer probe, with the Python option."""
-    context = ProbeContext(collection=None, options={"transfer_data": "demo"})
+    context = probe_context(collection=None, options={"dtp.data": "demo"})
     out = {}
     for probe in available():
         items = list(probe.samples(context))

@@ -246,11 +246,12 @@ def test_a_fully_cached_rerun_imports_neither_torch_nor_transformers(tiny, tmp_p
     """The second run finds every pair cached: no model load, no torch import at all."""
     script = textwrap.dedent(f"""
         import sys
-        from abnirml.pipeline import RunConfig, run
+        from abnirml.pipeline import RunConfig, SessionSettings, run
         run(RunConfig(collection="demo", rankers=["cross-encoder:{tiny['ce']}"],
                       probes=["mmp:relevance:length", "tmp:reverse-words"],
-                      out={str(tmp_path / 'out')!r}, cache={str(tmp_path / 'c.sqlite')!r},
-                      progress=False, effectiveness=False))
+                      out={str(tmp_path / 'out')!r}, effectiveness=False,
+                      session=SessionSettings(cache={str(tmp_path / 'c.sqlite')!r},
+                                              progress=False)))
         print("torch" in sys.modules, "transformers" in sys.modules)
     """)
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),

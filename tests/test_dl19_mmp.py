@@ -2,14 +2,14 @@
 
 import pytest
 
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 
 
 @pytest.fixture(scope="module")
 def dl19_mmp(dl19, tmp_path_factory):
     out = tmp_path_factory.mktemp("dl19-mmp")
     return run(RunConfig(collection=str(dl19), rankers=["bm25", "ql"], probes=["mmp:*"],
-                         out=str(out), cache=None, progress=False))
+                         out=str(out), session=SessionSettings(cache=None, progress=False)))
 
 
 def test_all_eighteen_rows_for_both_rankers(dl19_mmp):

@@ -64,10 +64,10 @@ def test_axiom_fulfilment_and_correlation_with_synthetic_records():
 
 
 def test_pipeline_records_effectiveness(tmp_path):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     output = run(RunConfig(rankers=["bm25", "ql"], probes=["mmp:tf:length"], out=str(tmp_path),
-                           cache=None, progress=False))
+                           session=SessionSettings(cache=None, progress=False)))
     info = output.run_info["effectiveness"]
     assert set(info["rankers"]) == {"bm25", "ql"}
     from abnirml.data.collection import load_collection

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import Family, Requirement
 from abnirml.probes.family_registry import (
@@ -25,6 +25,7 @@ from abnirml.probes.options import setting
 from abnirml.probes.registry import register
 from abnirml.registry import scoped_registrations
 from abnirml.types import Sample, Skip
+from tests._contexts import probe_context
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,9 @@ def echo_family():
 def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_family):
     out = tmp_path / "out"
     output = run(RunConfig(collection="demo", rankers=["bm25"], probes=["echo"], out=str(out),
-                           delta=0.0, cache=None, progress=False, effectiveness=False,
-                           options={"echo.queries": "2"}))
+                           effectiveness=False, options={"echo.queries": "2"},
+                           session=SessionSettings(cache=None, progress=False),
+                           statistics=StatisticsSettings(delta=0.0)))
     (record,) = [r for r in output.result.records if r["subset"] == "all"]
     assert (record["family"], record["n"], record["score"]) == ("echo", 2, 1.0)
     assert record["skipped"] == {"not-applicable": 1}
@@ -115,13 +117,16 @@ def test_a_user_probe_joins_a_registered_family(echo_family):
     ({"mmp.tolerance": {"length": -1}}, r"mmp\.tolerance\[length\] must be a finite number"),
     ({"axiom.pool": "judgd"}, r"axiom\.pool must be one of candidates, judged.*did you mean"),
     ({"axiom.lnc2_k": "1,2"}, r"every duplication factor must be a whole number ≥ 2"),
-    ({"typo_rate": 0.1, "tmp.typo_rate": 0.2}, r"tmp\.typo_rate given twice"),
+    # a key without its family names the family's key to write
+    ({"typo_rate": 0.1}, r"unknown option 'typo_rate' \(did you mean tmp\.typo_rate\?\)"),
+    ({"depth": 3}, r"unknown option 'depth' \(did you mean (axiom\.depth or qvp\.depth|"
+                   r"qvp\.depth or axiom\.depth)\?\)"),
     # text is read strictly (abnirml.numbers): no digit separators, full-width digits, nan
     ({"tmp.typo_rate": "1_0"}, r"tmp\.typo_rate: '1_0' is not a number"),
     ({"tmp.typo_rate": "０.５"}, r"tmp\.typo_rate: '０\.５' is not a number"),
-    ({"typo_rate": "nan"}, r"tmp\.typo_rate: 'nan' is not a number"),
+    ({"tmp.typo_rate": "nan"}, r"tmp\.typo_rate: 'nan' is not a number"),
     ({"axiom.depth": "1_00"}, r"axiom\.depth: '1_00' is not a number"),
-    ({"axiom_stmc2_threshold": "inf"}, r"axiom\.stmc2_threshold must be a finite number"),
+    ({"axiom.stmc2_threshold": "inf"}, r"axiom\.stmc2_threshold must be a finite number"),
     ({"axiom.lnc2_k": "2,3_0"}, r"axiom\.lnc2_k: '3_0' is not an integer"),
     ({"dtp.max_pairs": "１０"}, r"dtp\.max_pairs: '１０' is not a number"),
 ])
@@ -130,17 +135,17 @@ def test_bad_options_are_rejected_with_one_clear_line(given, message):
         resolve_options(given)
 
 
-def test_options_are_typed_and_flat_names_still_work_with_a_note():
-    resolved = resolve_options({"typo_rate": "0.25", "axiom.length_tolerance": "any",
+def test_options_are_typed_per_family_and_run_json_shows_what_was_given():
+    resolved = resolve_options({"tmp.typo_rate": "0.25", "axiom.length_tolerance": "any",
                                 "axiom.cap": "none"})
     assert resolved.settings["tmp"].typo_rate == 0.25
     assert resolved.settings["tmp"].mask_token == "[MASK]"            # default
     assert math.isinf(resolved.settings["axiom"].length_tolerance)
     assert resolved.settings["axiom"].cap is None
-    assert resolved.notes == ["option 'typo_rate' is deprecated; write tmp.typo_rate"]
-    # the flat view keeps the legacy names (probes read the typed settings)
-    assert resolved.flat == {"typo_rate": 0.25, "axiom_length_tolerance": math.inf,
-                             "axiom_cap": None}
+    assert set(resolved.settings) >= {"tmp", "axiom", "mmp", "dtp", "qvp"}   # every family
+    # run.json's view: the given keys only, ∞ as the user spelt it
+    assert resolved.public == {"axiom.cap": None, "axiom.length_tolerance": "any",
+                               "tmp.typo_rate": 0.25}
 
 
 def test_bad_option_fails_before_any_work(tmp_path):
@@ -159,7 +164,8 @@ def test_cli_rejects_a_typo_in_an_option_with_exit_2(capsys):
 
 
 @pytest.mark.parametrize(("option", "expected"), [
-    ("typo_rate=nan", "tmp.typo_rate: 'nan' is not a number"),
+    ("tmp.typo_rate=nan", "tmp.typo_rate: 'nan' is not a number"),
+    ("typo_rate=0.2", "unknown option 'typo_rate' (did you mean tmp.typo_rate?)"),
     ("tmp.typo_rate=1_0", "tmp.typo_rate: '1_0' is not a number"),
     ("axiom.lenght_tolerance=3", "did you mean axiom.length_tolerance"),
 ])
@@ -176,20 +182,21 @@ def test_cli_refuses_bad_option_values_in_one_line_before_any_work(tmp_path, cap
 
 
 def test_probes_read_namespaced_typed_settings():
-    from abnirml.probes.axioms.options import axiom_options, axiom_settings
-    from abnirml.probes.base import ProbeContext
+    from abnirml.probes.axioms.options import axiom_settings
     from abnirml.probes.transfer_pairs import transfer_items
 
-    context = ProbeContext(collection=None, options={"axiom.cap": "0", "axiom.lnc2_k": "4,2",
-                                                     "axiom_depth": "7"})
-    opts = axiom_options(axiom_settings(context), (("relevant", 3, 4),))
-    assert (opts.cap, opts.lnc2_k, opts.depth, opts.relevant_grade) == (None, (2, 4), 7, 3)
+    context = probe_context(collection=None, options={"axiom.cap": "0", "axiom.lnc2_k": "4,2",
+                                                      "axiom.depth": "7"})
+    opts = axiom_settings(context)
+    assert (opts.instance_cap, opts.duplication_factors, opts.depth) == (None, (2, 4), 7)
+    assert opts.relevant_grade_in((("relevant", 3, 4),)) == 3
+    assert (opts.cap, opts.lnc2_k) == (0, "4,2")        # as given: what run.json shows
 
     class Recorder:
         def items(self, **where):
             return [where]
 
-    context = ProbeContext(collection=None, options={"dtp.online": "yes", "dtp.data": "/d"})
+    context = probe_context(collection=None, options={"dtp.online": "yes", "dtp.data": "/d"})
     assert transfer_items(context, Recorder()) == [{"data": "/d", "online": True}]
 
 

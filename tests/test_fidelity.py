@@ -8,6 +8,7 @@ import numpy as np
 from abnirml.data.collection import Collection
 from abnirml.probes import text_manipulations as m
 from abnirml.text.analyzer import Analyzer
+from tests._contexts import probe_context
 
 
 def test_mask_token_is_not_a_lexical_term() -> None:
@@ -43,7 +44,6 @@ def _collection() -> Collection:
 
 
 def _donor_context(mode: str | None, grade: int | None = None):
-    from abnirml.probes.base import ProbeContext
 
     collection = Collection(
         name="donors", queries={"q1": "cat food", "q2": "river boats"},
@@ -54,7 +54,7 @@ def _donor_context(mode: str | None, grade: int | None = None):
     options = {} if mode is None else {"tmp.nonrel_donor": mode}
     if grade is not None:
         options["tmp.nonrel_grade"] = grade
-    return ProbeContext(collection=collection, seed=0, options=options)
+    return probe_context(collection=collection, seed=0, options=options)
 
 
 def _donor_rows(mode: str | None, grade: int | None = None):
@@ -121,14 +121,14 @@ def test_nonrel_donor_bad_value_is_one_clear_error() -> None:
 def test_calibration_depth_is_stated_and_changes_delta(tmp_path) -> None:
     import json
 
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     deltas = {}
     for depth in (5, 100):
         out = tmp_path / f"d{depth}"
-        run(RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:tf:length"],
-                      out=str(out), cache=None, progress=False, effectiveness=False,
-                      candidate_depth=depth))
+        run(RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:tf:length"], out=str(out),
+                      effectiveness=False,
+                      session=SessionSettings(cache=None, progress=False, candidate_depth=depth)))
         info = json.loads((out / "run.json").read_text(encoding="utf-8"))
         assert info["delta_calibration"]["candidate_depth"] == depth
         assert f"depth {depth}" in info["delta_calibration"]["note"]
@@ -141,14 +141,15 @@ def test_dl19_same_query_donors_hold_query_terms_and_flip_bm25(dl19) -> None:
     # Issue #15: on DL19 most same-query grade-0 donors share a term with the query, which
     # makes BM25 prefer the "non-relevant" addition; donors without query terms restore the
     # paper's negative sign.
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
     scores = {}
     for mode in ("same-query", "no-query-terms"):
         output = run(RunConfig(collection=str(dl19), rankers=["bm25"],
-                               probes=["tmp:add-nonrel-sentence"], cache=None, progress=False,
-                               effectiveness=False, bootstrap=200,
-                               options={"tmp.nonrel_donor": mode}))
+                               probes=["tmp:add-nonrel-sentence"], effectiveness=False,
+                               options={"tmp.nonrel_donor": mode},
+                               session=SessionSettings(cache=None, progress=False),
+                               statistics=StatisticsSettings(bootstrap=200)))
         record = next(r for r in output.result.records if r["subset"] == "all")
         scores[mode] = record
     assert 0.6 < scores["same-query"]["donor_query_term_rate"] < 0.75

@@ -218,7 +218,7 @@ def lb1_instances(scores: dict[str, float] | None) -> set[tuple[str, str]]:
     """``axiom:lb1``'s (preferred, other) docno pairs on a three-document pool whose
     candidate run gave ``scores`` (None: a context that knows no run scores)."""
     from abnirml.probes.axioms.features import axiom_data
-    from abnirml.probes.axioms.options import parse_options
+    from abnirml.probes.axioms.options import AxiomOptions
 
     docs = {"a": "apple x", "b": "x y", "c": "apple banana"}
     collection = Collection(name="lb1", queries={"q1": "apple banana"}, docs=docs,
@@ -226,7 +226,7 @@ def lb1_instances(scores: dict[str, float] | None) -> set[tuple[str, str]]:
     ctx = ProbeContext(collection=collection, analyzer=Analyzer(stopwords="none", stem=False),
                        candidates=lambda: {"q1": list(docs)},
                        candidate_scores=None if scores is None else lambda: {"q1": scores})
-    data = axiom_data(ctx, parse_options(ctx.options))
+    data = axiom_data(ctx, AxiomOptions())
     (features,) = data.queries
     rows, columns = np.nonzero(IraxAxiomProbe("lb1").preferences(features, data, ctx) > 0)
     return {(features.docnos[i], features.docnos[j])
@@ -306,8 +306,8 @@ def test_bm25_satisfies_m_and_on_the_demo_where_lengths_match(demo_collection):
 
     env = RankerEnv(collection=demo_collection)
     ranking = resolve_candidates(demo_collection, None, 30).ranking
-    ctx = ProbeContext(collection=demo_collection, analyzer=env.analyzer,
-                       options={"ranker_env": env}, candidates=lambda: ranking)
+    ctx = ProbeContext(collection=demo_collection, analyzer=env.analyzer, ranker_env=env,
+                       candidates=lambda: ranking)
     with ScoreCache(None) as cache:
         result = run_experiment([IraxAxiomProbe("len-m-and")], [build_ranker("bm25", env)],
                                 ctx, Scorer(cache, progress=False),

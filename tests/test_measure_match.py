@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from abnirml.probes.base import ProbeContext, build_table
+from abnirml.probes.family_registry import resolve_options
 from abnirml.probes.measure_match import MeasureMatchProbe, all_mmp_probes
 from abnirml.text.analyzer import Analyzer
 
@@ -29,7 +30,10 @@ def context():
 
 
 def pairs(context, variable, control, **options):
-    context.options.update(options)
+    """The probe's (docno1, docno2) pairs; ``options`` are ``mmp.*`` keys without the family
+    (``tolerance={"length": 1}``)."""
+    context.settings.update(resolve_options({f"mmp.{k}": v for k, v in options.items()})
+                            .settings)
     table = build_table(MeasureMatchProbe(variable, control), context)
     got = set()
     for i in range(len(table)):
@@ -88,13 +92,13 @@ def test_documents_without_query_terms_take_no_part_in_overlap_pairs():
     assert pairs(ctx, "relevance", "overlap") == {("e", "c")}
     # as the variable: c (1/2) is not "higher" than the query-less a or b
     assert pairs(ctx, "overlap", "relevance") == set()
-    assert pairs(ctx, "length", "overlap", mmp_tolerance={"overlap": 1}) == {
+    assert pairs(ctx, "length", "overlap", tolerance={"overlap": 1}) == {
         ("e", "c")}
 
 
 def test_control_tolerance(context):
     # length within 1: d3 (3) pairs with the length-4 documents and d5 (2) with d3
-    got = pairs(context, "sumtf", "length", mmp_tolerance={"length": 1})
+    got = pairs(context, "sumtf", "length", tolerance={"length": 1})
     assert got == {("d1", "d2"), ("d1", "d4"), ("d2", "d4"), ("d3", "d4"), ("d1", "d3"),
                    ("d3", "d5")}
 

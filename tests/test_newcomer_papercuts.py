@@ -143,11 +143,11 @@ def test_axioms_that_compare_embeddings_are_skipped_without_glove_unless_given_v
 
 def test_axioms_given_their_own_vectors_do_not_need_glove():
     from abnirml.probes.axioms.ir_axioms_extra import IraxAxiomProbe
-    from abnirml.probes.axioms.options import AxiomFamilyOptions
+    from abnirml.probes.axioms.options import AxiomOptions
     from abnirml.probes.axioms.probe import AxiomProbe
     from abnirml.probes.family import GLOVE
 
-    own = {"axiom": AxiomFamilyOptions(embeddings=object())}
+    own = {"axiom": AxiomOptions(embeddings=object())}
     assert AxiomProbe("camara-stmc1").missing_for(own) is None
     assert IraxAxiomProbe("reg").missing_for(own) is None
     assert AxiomProbe("rennings-tfc1").missing_for({}) is None  # no vectors involved

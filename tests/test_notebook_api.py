@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.progress import ENV, progress_enabled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +51,8 @@ def _stderr_of_run(capsys, config, **kwargs) -> str:
 
 
 def _config():
-    return RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], cache=None,
-                     effectiveness=False)
+    return RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], effectiveness=False,
+                     session=SessionSettings(cache=None))
 
 
 def test_progress_bars_follow_the_environment_and_the_argument(monkeypatch, capsys):
@@ -64,8 +64,16 @@ def test_progress_bars_follow_the_environment_and_the_argument(monkeypatch, caps
     monkeypatch.delenv(ENV)
     assert "scoring bm25" not in _stderr_of_run(capsys, _config(), progress=False)
     config = _config()
-    config.progress = False
+    config.session = SessionSettings(cache=None, progress=False)
     assert "scoring bm25" not in _stderr_of_run(capsys, config)
+
+
+def test_a_field_of_a_nested_record_set_on_the_run_config_is_refused():
+    """RunConfig has slots: ``config.progress = False`` (a session setting) must fail, not
+    add an attribute nothing reads."""
+    config = _config()
+    with pytest.raises(AttributeError):
+        config.progress = False
 
 
 def guide_notebook_example() -> str:

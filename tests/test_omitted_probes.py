@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from abnirml.cli import main
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
 
 DOCT5 = "tmp:add-doct5query"
@@ -41,7 +41,8 @@ def test_run_records_the_omission_once_and_writes_no_empty_row(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # the "every sample skipped" warning is gone
         output = run(RunConfig(rankers=["bm25"], probes=["tmp:add-*"], out=str(out),
-                               cache=None, progress=False, effectiveness=False))
+                               effectiveness=False,
+                               session=SessionSettings(cache=None, progress=False)))
     assert {r["probe"] for r in output.result.records} == {"tmp:add-nonrel-sentence",
                                                            "tmp:add-nonrel-sentence-start"}
     info = json.loads((out / "run.json").read_text())
@@ -52,8 +53,8 @@ def test_run_records_the_omission_once_and_writes_no_empty_row(tmp_path):
 
 
 def test_run_without_omissions_has_no_key(tmp_path):
-    output = run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], cache=None,
-                           progress=False, effectiveness=False))
+    output = run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], effectiveness=False,
+                           session=SessionSettings(cache=None, progress=False)))
     assert OMITTED_KEY not in output.run_info
 
 

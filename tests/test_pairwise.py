@@ -106,7 +106,7 @@ def forget_length_pref():
 
 
 def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
     made: dict[str, LengthPreference] = {}
 
@@ -119,7 +119,7 @@ def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     config = RunConfig(collection="demo", rankers=["bm25", "length-pref", "length-pref+bias=3"],
                        probes=["mmp:length:relevance", "tmp:shuffle-words"],
                        out=str(tmp_path / "o"),
-                       cache=str(tmp_path / "c.sqlite"), progress=False)
+                       session=SessionSettings(cache=str(tmp_path / "c.sqlite"), progress=False))
     out = run(config)
     rows = {(r["probe"], r["ranker"], r["subset"]): r for r in out.result.records}
     row = rows[("mmp:length:relevance", "length-pref", "all")]
@@ -141,8 +141,8 @@ def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     # with δ ≈ 0 the position bias cancels exactly: both rankers give the same effects
     from dataclasses import replace
 
-    zero = run(replace(config, deltas={"length-pref": 1e-9, "length-pref+bias=3": 1e-9},
-                       out=None))
+    zero = run(replace(config, out=None, statistics=StatisticsSettings(
+        deltas={"length-pref": 1e-9, "length-pref+bias=3": 1e-9})))
     same = {(r["probe"], r["ranker"], r["subset"]): (r["pos"], r["neg"])
             for r in zero.result.records}
     for key in [k for k in same if k[1] == "length-pref"]:

@@ -13,7 +13,6 @@ import pytest
 from abnirml.probes import manipulation
 from abnirml.probes import text_manipulations as m
 from abnirml.probes import text_manipulations_abnirml as mo
-from abnirml.probes.base import ProbeContext
 from abnirml.probes.parse_cache import ParseCache
 from abnirml.probes.registry import select_probes
 from abnirml.probes.transfer_queries import FeatureStore
@@ -21,6 +20,7 @@ from abnirml.text import nlp
 from abnirml.text.parsed import ParsedText
 from abnirml.text.stopwords import load_stopwords
 from abnirml.types import Sample
+from tests._contexts import probe_context
 
 pytest.importorskip("spacy")
 
@@ -116,8 +116,8 @@ def test_a_rerun_builds_the_same_manipulation_samples_without_spacy(demo_collect
         return {n: list(select_probes([n])[0].samples(context)) for n in names}
 
     def context():
-        return ProbeContext(collection=demo_collection, options={"tmp_sample": 40},
-                            parse_cache=ParseCache(tmp_path / "parses.sqlite"))
+        return probe_context(collection=demo_collection, options={"tmp.sample": 40},
+                             parse_cache=ParseCache(tmp_path / "parses.sqlite"))
 
     cold = samples(context())
     assert sum(isinstance(s, Sample) for n in names for s in cold[n]) > 20
@@ -197,6 +197,6 @@ def test_the_run_keeps_its_parse_store_beside_the_score_cache(tmp_path):
     from abnirml.evaluation.workspace import SessionSettings, Workspace
 
     cache = tmp_path / "elsewhere" / "scores.sqlite"
-    workspace = Workspace(SessionSettings(cache=str(cache)))
+    workspace = Workspace("demo", SessionSettings(cache=str(cache)))
     assert workspace.probe_context().parse_cache.path == tmp_path / "elsewhere" / "parses.sqlite"
-    assert Workspace(SessionSettings(cache=None)).parse_cache.path is None
+    assert Workspace("demo", SessionSettings(cache=None)).parse_cache.path is None

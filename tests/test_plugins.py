@@ -17,6 +17,7 @@ from abnirml.plugins import load_plugins, plugin_sources
 from abnirml.probes.family_registry import family_keys, unregister_family
 from abnirml.rankers import registry as ranker_registry
 from abnirml.registry import scoped_registrations
+from tests._contexts import probe_context
 
 FAMILY = '''
 from dataclasses import dataclass
@@ -194,15 +195,15 @@ def test_an_axiom_with_a_precondition_runs_as_an_axiom_probe(tmp_path, capsys):
 
 def test_the_axiom_precondition_is_applied(demo_collection):
     from abnirml.probes.axioms.custom import axiom_probe
-    from abnirml.probes.base import ProbeContext, build_table
+    from abnirml.probes.base import build_table
 
     def prefer_first(pool, i, j):
         return 1 if i < j else -1
 
     everything = axiom_probe("first", prefer_first)
     nothing = axiom_probe("first", prefer_first, precondition=lambda pool, i, j: False)
-    context = ProbeContext(collection=demo_collection, seed=0, options={"axiom.cap": "none",
-                                                                       "axiom.pool": "judged"})
+    context = probe_context(collection=demo_collection, seed=0,
+                            options={"axiom.cap": "none", "axiom.pool": "judged"})
     pools = build_table(everything, context).extra["features"]
     # every pool of n documents gives n(n−1)/2 ordered pairs with i < j
     assert len(build_table(everything, context)) == sum(f.size * (f.size - 1) // 2
@@ -234,8 +235,8 @@ def test_a_pyterrier_style_function_ranker_runs_from_python(tmp_path):
 
     output = abnirml.run(abnirml.RunConfig(
         rankers=[abnirml.wrap_pyterrier(pt.apply.doc_score(words), name="words")],
-        probes=["tmp:prepend-query"], out=str(tmp_path / "out"), progress=False,
-        effectiveness=False))
+        probes=["tmp:prepend-query"], out=str(tmp_path / "out"), effectiveness=False,
+        session=abnirml.SessionSettings(progress=False)))
     record = next(r for r in output.result.records if r["subset"] == "all")
     assert record["ranker"] == "words" and record["neg"] == 0 and record["pos"] > 0
 

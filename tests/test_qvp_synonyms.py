@@ -11,6 +11,7 @@ from abnirml.errors import ConfigError
 from abnirml.probes import query_variation_synonyms as sources
 from abnirml.text import wordnet as wn
 from abnirml.text.stopwords import load_stopwords
+from tests._contexts import probe_context
 
 STOPS = load_stopwords()
 
@@ -137,10 +138,9 @@ def test_real_wordnet_synonyms_keep_part_of_speech_and_number(real_wordnet):
 
 
 def test_synonym_run_reports_words_without_a_synonym(real_wordnet, demo_collection):
-    from abnirml.probes.base import ProbeContext
     from abnirml.probes.query_variation import QueryVariationProbe
 
-    context = ProbeContext(collection=demo_collection, options={"qvp.depth": 0})
+    context = probe_context(collection=demo_collection, options={"qvp.depth": 0})
     table = QueryVariationProbe("synonym").sample_table(context)
     record = table.extra["record"]
     assert record["synonym_source"] == "wordnet"

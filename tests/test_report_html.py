@@ -56,22 +56,23 @@ def _module_figure_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = tmp_path_factory.mktemp("demo-report")
-    run(RunConfig(out=str(out), cache=None, progress=False, options={"dtp.data": "demo"}))
+    run(RunConfig(out=str(out), options={"dtp.data": "demo"},
+                  session=SessionSettings(cache=None, progress=False)))
     return out
 
 
 @pytest.fixture(scope="module")
 def crafted_dir(tmp_path_factory):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     base = tmp_path_factory.mktemp("crafted")
     collection = write_crafted_collection(base / "collection")
     out = base / "out"
-    run(RunConfig(collection=str(collection), rankers=["bm25", "ql"], out=str(out), cache=None,
-                  progress=False, examples_per_probe=8))
+    run(RunConfig(collection=str(collection), rankers=["bm25", "ql"], out=str(out),
+                  examples_per_probe=8, session=SessionSettings(cache=None, progress=False)))
     return out
 
 

@@ -15,11 +15,11 @@ from abnirml.cli import main
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     pytest.importorskip("ir_measures")
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = tmp_path_factory.mktemp("outputs") / "out"
     run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["mmp:tf:length"],
-                  out=str(out), cache=None, progress=False))
+                  out=str(out), session=SessionSettings(cache=None, progress=False)))
     return out
 
 

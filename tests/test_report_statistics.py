@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from abnirml.cli import main
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 
 
 @pytest.fixture(scope="module")
 def stats_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("stats") / "run"
     run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["mmp:*"], out=str(out),
-                  cache=None, progress=False, effectiveness=False))
+                  effectiveness=False, session=SessionSettings(cache=None, progress=False)))
     return out
 
 

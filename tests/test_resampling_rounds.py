@@ -114,11 +114,11 @@ def test_compare_gives_its_resampling_test_the_rounds_its_correction_needs(tmp_p
 
     from abnirml.evaluation.compare import compare
     from abnirml.evaluation.score_file import load_scores
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = tmp_path / "run"
     run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=["mmp"], out=str(out),
-                  cache=None, progress=False, effectiveness=False))
+                  effectiveness=False, session=SessionSettings(cache=None, progress=False)))
     store = load_scores(out / "scores.npz")
     named = StatsConfig(test="bootstrap", resamples=1000, rounds_given=True)
     with pytest.warns(UserWarning, match=r"--bootstrap 1,000 cannot reject any test of the "

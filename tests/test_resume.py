@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.rankers import registry
 from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.lexical import BM25
@@ -45,8 +45,8 @@ def counting_ranker():
 
 def test_interrupted_run_rescores_nothing_cached(tmp_path, counting_ranker):
     cache = tmp_path / "cache.sqlite"
-    config = RunConfig(rankers=["countbm25"], probes=["mmp:*"], cache=str(cache),
-                       batch_size=50, progress=False, out=str(tmp_path / "a"))
+    config = RunConfig(rankers=["countbm25"], probes=["mmp:*"], out=str(tmp_path / "a"),
+                       session=SessionSettings(cache=str(cache), batch_size=50, progress=False))
     counting_ranker.fail_after = 3
     with pytest.raises(KeyboardInterrupt):
         run(config)
@@ -61,8 +61,8 @@ def test_interrupted_run_rescores_nothing_cached(tmp_path, counting_ranker):
     assert sum(counting_ranker.calls) == unique - 150
     assert output.run_info["counts"]["from_cache"] == 150
     counting_ranker.calls = []
-    again = run(RunConfig(rankers=["countbm25"], probes=["mmp:*"], cache=str(cache),
-                          progress=False, out=str(tmp_path / "b")))
+    again = run(RunConfig(rankers=["countbm25"], probes=["mmp:*"], out=str(tmp_path / "b"),
+                          session=SessionSettings(cache=str(cache), progress=False)))
     assert counting_ranker.calls == []          # fully warm: nothing scored
     assert again.result.records == output.result.records
 

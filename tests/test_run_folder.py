@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 
 
 def _run(out, probes, rankers=("bm25",)):
     return run(RunConfig(collection="demo", rankers=list(rankers), probes=list(probes),
-                         out=str(out), cache=None, progress=False))
+                         out=str(out), session=SessionSettings(cache=None, progress=False)))
 
 
 def _files(folder):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from abnirml.cli import main
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.rankers import registry
 from abnirml.registry import scoped_registrations
 
@@ -42,8 +42,8 @@ def test_non_finite_scores_are_rejected_by_ranker_name(fixed_rankers, capsys, tm
 
 
 def test_constant_ranker_is_neutral_and_not_significant(fixed_rankers):
-    output = run(RunConfig(rankers=["constrank", "bm25"], probes=["mmp:*"], cache=None,
-                           progress=False))
+    output = run(RunConfig(rankers=["constrank", "bm25"], probes=["mmp:*"],
+                           session=SessionSettings(cache=None, progress=False)))
     records = [r for r in output.result.records if r["ranker"] == "constrank"]
     assert output.result.calibrations["constrank"].delta == 0.0
     for record in records:

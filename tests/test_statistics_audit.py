@@ -20,7 +20,7 @@ from scipy import stats
 from abnirml.evaluation.bootstrap import clustered_ci
 from abnirml.evaluation.significance import StatsConfig, record_fields
 from abnirml.evaluation.statistics import greater_than_zero_p, paired_ttest_p
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
 ALPHA = 0.01
 PROBES = ["mmp:*", "tmp:remove-stops", "tmp:shuffle-words", "dtp:paraphrase-mrpc",
@@ -31,8 +31,9 @@ PROBES = ["mmp:*", "tmp:remove-stops", "tmp:shuffle-words", "dtp:paraphrase-mrpc
 def audited(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("audit") / "run"
     run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=PROBES, out=str(out),
-                  cache=None, progress=False, alpha=ALPHA, bootstrap=300,
-                  options={"dtp.data": "demo"}))
+                  options={"dtp.data": "demo"},
+                  session=SessionSettings(cache=None, progress=False),
+                  statistics=StatisticsSettings(alpha=ALPHA, bootstrap=300)))
     return out
 
 

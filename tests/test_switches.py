@@ -60,15 +60,15 @@ def test_on_and_off_words_are_disjoint_and_unknown_words_are_neither():
 def test_yes_no_options_read_the_same_words():
     from dataclasses import dataclass
 
-    from abnirml.probes.options import options_from_flat, setting
+    from abnirml.probes.options import parse_settings, setting
 
     @dataclass(frozen=True)
     class Flags:
         flag: bool = setting(True, help="a switch")
 
     for text in ("off", "No", "0", "false"):
-        assert options_from_flat(Flags, "x", {"x.flag": text}).flag is False
+        assert parse_settings(Flags, {"flag": text}, "x").flag is False
     for text in ("on", "YES", "1", "true"):
-        assert options_from_flat(Flags, "x", {"x.flag": text}).flag is True
-    with pytest.raises(ConfigError, match="not a yes/no value"):
-        options_from_flat(Flags, "x", {"x.flag": "maybe"})
+        assert parse_settings(Flags, {"flag": text}, "x").flag is True
+    with pytest.raises(ConfigError, match=r"x\.flag: 'maybe' is not a yes/no value"):
+        parse_settings(Flags, {"flag": "maybe"}, "x")

@@ -19,6 +19,7 @@ from abnirml.probes.registry import select_probes
 from abnirml.text.analyzer import Analyzer
 from abnirml.text.tokenize import sentence_spans, sentences
 from abnirml.types import Sample, Skip
+from tests._contexts import probe_context
 
 NAMES = [
     "tmp:remove-stops", "tmp:remove-punct", "tmp:remove-stops-punct", "tmp:lemmatize",
@@ -106,7 +107,7 @@ def test_skips_are_counted_by_reason(demo):
 
 def test_samples_do_not_depend_on_which_other_samples_are_built(demo_collection):
     full = ProbeContext(collection=demo_collection, seed=5)
-    subset = ProbeContext(collection=demo_collection, seed=5, options={"tmp_sample": 40})
+    subset = probe_context(collection=demo_collection, seed=5, options={"tmp.sample": 40})
     other_seed = ProbeContext(collection=demo_collection, seed=6)
     for name in ("tmp:shuffle-words", "tmp:typos", "tmp:add-nonrel-sentence"):
         everything = samples_by_key(name, full)
@@ -127,7 +128,7 @@ def test_spacy_parses_every_document_once_per_run(demo_collection, monkeypatch):
         return original(texts, batch_size)
 
     monkeypatch.setattr(manipulation.m, "parse_texts", counting)
-    context = ProbeContext(collection=demo_collection, options={"tmp_sample": 30})
+    context = probe_context(collection=demo_collection, options={"tmp.sample": 30})
     for name in ("tmp:lemmatize", "tmp:shuffle-prepositions", "tmp:swap-noun-chunks"):
         assert any(isinstance(i, Sample) for i in items(name, context))
     documents = {demo_collection.docs[d] for _, d, _ in manipulation.judged_pairs(context)}
@@ -165,7 +166,8 @@ def test_doct5query_expansions_from_a_file(demo_collection, tmp_path, fmt):
     else:
         path.write_text("".join(f"{d}\twhy {d} matters\n" for d in sorted(chosen)),
                         encoding="utf-8")
-    context = ProbeContext(collection=demo_collection, options={"doct5query_file": str(path)})
+    context = probe_context(collection=demo_collection,
+                            options={"tmp.doct5query_file": str(path)})
     result = items("tmp:add-doct5query", context)
     made = [i for i in result if isinstance(i, Sample)]
     assert {s.meta["docno"] for s in made} == chosen
@@ -177,7 +179,8 @@ def test_doct5query_expansions_from_a_file(demo_collection, tmp_path, fmt):
 def test_a_broken_expansions_file_names_file_and_line(demo_collection, tmp_path):
     path = tmp_path / "expansions.jsonl"
     path.write_text('{"docno": "d01_01", "expansion": "x"}\n{"docno": \n', encoding="utf-8")
-    context = ProbeContext(collection=demo_collection, options={"doct5query_file": str(path)})
+    context = probe_context(collection=demo_collection,
+                            options={"tmp.doct5query_file": str(path)})
     with pytest.raises(InputError, match=r"expansions\.jsonl:2"):
         items("tmp:add-doct5query", context)
 
@@ -195,7 +198,8 @@ class Echo:
 
 def test_doct5query_from_an_expansion_source(demo_collection):
     source = Echo()
-    context = ProbeContext(collection=demo_collection, options={"doct5query_source": source})
+    context = probe_context(collection=demo_collection,
+                            options={"tmp.doct5query_source": source})
     made = [i for i in items("tmp:add-doct5query", context) if isinstance(i, Sample)]
     assert len(made) == len(list(demo_collection.judged()))
     first = made[0].doc2.split()[0]
@@ -210,24 +214,24 @@ def test_bad_expansion_sources_are_configuration_errors(demo_collection):
 
     for source, message in ((Short(), "expected one string per text"),
                             ("bm25", "cannot write expansions"), (42, "must be an object")):
-        context = ProbeContext(collection=demo_collection, options={"doct5query_source": source})
+        context = probe_context(collection=demo_collection,
+                                options={"tmp.doct5query_source": source})
         with pytest.raises(ConfigError, match=message):
             items("tmp:add-doct5query", context)
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"typo_rate": 1.5}, "typo_rate"), ({"typo_rate": "often"}, "typo_rate"),
-    ({"tmp_sample": 0}, r"tmp\.sample must be ≥ 1"),
-    ({"tmp_sample": 2.5}, r"tmp\.sample: 2\.5 is not a whole number"),
+    ({"tmp.typo_rate": 1.5}, "typo_rate"), ({"tmp.typo_rate": "often"}, "typo_rate"),
+    ({"tmp.sample": 0}, r"tmp\.sample must be ≥ 1"),
+    ({"tmp.sample": 2.5}, r"tmp\.sample: 2\.5 is not a whole number"),
 ])
 def test_bad_probe_options_are_configuration_errors(demo_collection, options, message):
-    context = ProbeContext(collection=demo_collection, options=options)
     with pytest.raises(ConfigError, match=message):
-        items("tmp:typos", context)
+        items("tmp:typos", probe_context(collection=demo_collection, options=options))
 
 
 def test_mask_token_option_is_used(demo_collection):
-    context = ProbeContext(collection=demo_collection, options={"mask_token": "<mask>"})
+    context = probe_context(collection=demo_collection, options={"tmp.mask_token": "<mask>"})
     made = [i for i in items("tmp:drop-query", context) if isinstance(i, Sample)]
     assert made and all("<mask>" in s.doc1 and "[MASK]" not in s.doc1 for s in made)
 
@@ -245,10 +249,10 @@ def _records(output):
 @pytest.mark.shared
 @pytest.mark.slow
 def test_dl19_word_order_is_invisible_to_bag_of_words_models_on_every_document(dl19):
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     output = run(RunConfig(collection=str(dl19), rankers=["bm25", "ql"], probes=NO_SPACY_ORDER,
-                           out=None, cache=None, progress=False))
+                           out=None, session=SessionSettings(cache=None, progress=False)))
     records = _records(output)
     table = output.result.tables["tmp:shuffle-words"]
     judged = len(table) + sum(v for k, v in table.skipped.items() if k != "missing-text")
@@ -282,8 +286,8 @@ def dl19_battery(dl19, tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         status = main(["run", "--collection", str(dl19), "--ranker", "bm25", "--ranker", "ql",
-                       "--probe", "tmp", "--option", "tmp_sample=250",
-                       "--option", f"doct5query_file={expansions}", "--no-cache", "--quiet",
+                       "--probe", "tmp", "--option", "tmp.sample=250",
+                       "--option", f"tmp.doct5query_file={expansions}", "--no-cache", "--quiet",
                        "--out", str(out)])
     assert status == 0
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

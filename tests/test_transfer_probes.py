@@ -15,6 +15,7 @@ from abnirml.probes.transfer import TransferProbe, hash_fraction, pairs_probe
 from abnirml.rankers.cache import ScoreCache
 from abnirml.text.stopwords import load_stopwords
 from abnirml.types import Sample, Skip
+from tests._contexts import probe_context
 
 from .transfer_fixtures import (
     lines,
@@ -35,8 +36,10 @@ def probe(name):
 
 
 def run_probe(p, root, seed=0, **options):
-    context = ProbeContext(collection=None, seed=seed,
-                           options={"transfer_data": str(root), **options})
+    """The probe's samples and skips with ``dtp.data`` at ``root`` and ``options`` (dtp keys
+    without the family: ``max_pairs=5``)."""
+    given = {"dtp.data": str(root), **{f"dtp.{key}": value for key, value in options.items()}}
+    context = probe_context(collection=None, seed=seed, options=given)
     items = list(p.samples(context))
     samples = [i for i in items if isinstance(i, Sample)]
     skips = Counter(i.reason for i in items if isinstance(i, Skip))
@@ -66,7 +69,7 @@ def test_paraphrase_probe_counts_absolute_differences(tmp_path):
     symmetric = probe("dtp:paraphrase-mrpc")
     directional = TransferProbe("dtp:directed", "X", "Y", symmetric.source)
     assert symmetric.symmetric and not directional.symmetric
-    context = ProbeContext(collection=None, options={"transfer_data": str(tmp_path)})
+    context = probe_context(collection=None, options={"dtp.data": str(tmp_path)})
     with ScoreCache(None) as cache:
         result = run_experiment([symmetric, directional], [WordCount()], context,
                                 Scorer(cache, progress=False), ExperimentConfig(delta_all=1.5))
@@ -139,14 +142,14 @@ def test_succinctness_sub_sample_is_deterministic(tmp_path):
     assert skips == Counter({"sub-sampled": 60 - len(expected)})
     assert all(s.query == "Floods hit northern towns" and s.meta["query_source"] == "given"
                for s in samples)
-    everything, _ = run_probe(xsum, tmp_path, dtp_sample_rate=1)
+    everything, _ = run_probe(xsum, tmp_path, sample_rate=1)
     assert len(everything) == 60
 
 
 def test_title_without_overlap_is_discarded(tmp_path):
     write_xsum(tmp_path / "xsum", "1", "Election results announced",
                "Cats sleep a lot.", ["Cats are animals.", "They sleep."])
-    samples, skips = run_probe(probe("dtp:succinctness-xsum"), tmp_path, dtp_sample_rate=1)
+    samples, skips = run_probe(probe("dtp:succinctness-xsum"), tmp_path, sample_rate=1)
     assert samples == [] and skips == Counter({"no-query-overlap": 1})
 
 
@@ -155,9 +158,9 @@ def test_max_pairs_cap_is_seeded(tmp_path):
             for i in range(12)]
     write_mrpc(tmp_path / "mrpc", rows)
     p = probe("dtp:paraphrase-mrpc")
-    a, skips = run_probe(p, tmp_path, seed=1, dtp_max_pairs=5)
-    b, _ = run_probe(p, tmp_path, seed=1, dtp_max_pairs=5)
-    c, _ = run_probe(p, tmp_path, seed=2, dtp_max_pairs=5)
+    a, skips = run_probe(p, tmp_path, seed=1, max_pairs=5)
+    b, _ = run_probe(p, tmp_path, seed=1, max_pairs=5)
+    c, _ = run_probe(p, tmp_path, seed=2, max_pairs=5)
     keys = [s.meta["key"] for s in a]
     assert len(a) == 5 and skips == Counter({"capped": 7})
     assert keys == [s.meta["key"] for s in b]
@@ -212,7 +215,7 @@ def test_factual_pairs_replace_answer_with_same_type_and_length(tmp_path):
 
 def test_factuality_probe_per_type(tmp_path):
     write_nq(tmp_path / "nq", NQ, name="nq-dev.jsonl")
-    context = ProbeContext(collection=None, options={"transfer_data": str(tmp_path)})
+    context = probe_context(collection=None, options={"dtp.data": str(tmp_path)})
     per = list(probe("dtp:factuality-nq-per").samples(context))
     gpe = list(probe("dtp:factuality-nq-gpe").samples(context))
     per_samples = [s for s in per if isinstance(s, Sample)]
@@ -240,20 +243,20 @@ def test_pairs_probe_from_a_file(tmp_path):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("dtp_max_pairs", "abc", "dtp.max_pairs: 'abc' is not a number"),
-    ("dtp_max_pairs", "-1", "must be ≥ 0"),
-    ("dtp_max_pairs", "1.5", "is not a whole number"),
-    ("dtp_sample_rate", "0", "must be > 0"),
-    ("dtp_sample_rate", "1.5", "must be ≤ 1"),
-    ("dtp_sample_rate", "nan", "is not a number"),
-    ("dtp_sample_rate", "lots", "is not a number"),
+    ("max_pairs", "abc", "dtp.max_pairs: 'abc' is not a number"),
+    ("max_pairs", "-1", "must be ≥ 0"),
+    ("max_pairs", "1.5", "is not a whole number"),
+    ("sample_rate", "0", "must be > 0"),
+    ("sample_rate", "1.5", "must be ≤ 1"),
+    ("sample_rate", "nan", "is not a number"),
+    ("sample_rate", "lots", "is not a number"),
 ])
 def test_bad_options(tmp_path, option, value, message):
     from abnirml.errors import ConfigError
 
     write_mrpc(tmp_path / "mrpc", PARAPHRASES)
     write_xsum(tmp_path / "xsum", "1", "t", "s", ["b"])
-    name = "dtp:succinctness-xsum" if option == "dtp_sample_rate" else "dtp:paraphrase-mrpc"
+    name = "dtp:succinctness-xsum" if option == "sample_rate" else "dtp:paraphrase-mrpc"
     with pytest.raises(ConfigError, match=message):
         run_probe(probe(name), tmp_path, **{option: value})
 

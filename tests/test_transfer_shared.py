@@ -67,7 +67,7 @@ def test_biencoder_on_a_capped_sample(shared_data, dl19, tmp_path):
     out = tmp_path / "out"
     probes = [arg for name in EXPECTED for arg in ("--probe", name)]
     assert main(["run", "--collection", str(dl19), "--transfer-data", str(shared_data),
-                 *probes, "--ranker", "biencoder", "--option", "dtp_max_pairs=100",
+                 *probes, "--ranker", "biencoder", "--option", "dtp.max_pairs=100",
                  "--candidate-depth", "10", "--out", str(out), "--quiet"]) == 0
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert {r["probe"] for r in records} == set(EXPECTED)

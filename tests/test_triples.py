@@ -8,7 +8,7 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.data.collection import load_collection
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.triples import preferred_side
 
 
@@ -103,8 +103,9 @@ def test_only_violated_keeps_exactly_the_pairs_the_ranker_gets_wrong(tmp_path):
                  "--quiet"]) == 0
     lines = read(out)
     output = run(RunConfig(collection="demo", rankers=["tfidf"],
-                           probes=["axiom:rennings-tfc1", "axiom:m-and"], out=None, cache=None,
-                           progress=False, effectiveness=False))
+                           probes=["axiom:rennings-tfc1", "axiom:m-and"], out=None,
+                           effectiveness=False,
+                           session=SessionSettings(cache=None, progress=False)))
     delta = next(iter(output.result.calibrations.values())).delta
     for probe in ("axiom:rennings-tfc1", "axiom:m-and"):
         (record,) = [r for r in output.result.records if r["probe"] == probe]
@@ -136,3 +137,22 @@ def test_missing_output_folder_is_an_error(tmp_path, capsys):
     assert main(["export-triples", str(tmp_path / "no" / "x.jsonl"), "--probe",
                  "axiom:rennings-tfc1", "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_export_builds_the_collection_statistics_once(tmp_path, monkeypatch):
+    """The export's context comes from the run's Workspace: the candidates (a BM25 top 100
+    over the demo) and M-TDC's idf share one CollectionStats instead of each building its
+    own."""
+    from abnirml.data.stats import CollectionStats
+
+    built = []
+    original = CollectionStats.build.__func__
+
+    def counting(cls, *args, **kwargs):
+        built.append(1)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
+    assert main(["export-triples", str(tmp_path / "t.jsonl"), "--probe", "axiom:rennings-m-tdc",
+                 "--no-cache", "--quiet"]) == 0
+    assert read(tmp_path / "t.jsonl") and len(built) == 1

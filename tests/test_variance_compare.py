@@ -114,13 +114,13 @@ def test_compare_two_rankers_in_one_run(grouped_run, capsys):
 def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_path):
     from abnirml.evaluation.compare import compare
     from abnirml.evaluation.score_file import load_scores
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, run
 
     run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*", "mmp:length:*"],
-                  out=str(tmp_path / "same"), cache=None, progress=False))
-    run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*"], seed=0,
-                  out=str(tmp_path / "tol"), cache=None, progress=False,
-                  options={"mmp.tolerance": 3}))
+                  out=str(tmp_path / "same"), session=SessionSettings(cache=None, progress=False)))
+    run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*"], seed=0, out=str(tmp_path / "tol"),
+                  options={"mmp.tolerance": 3},
+                  session=SessionSettings(cache=None, progress=False)))
     a = load_scores(grouped_run / "scores.npz")
     same = compare(a, "bm25+k1=1.2", load_scores(tmp_path / "same" / "scores.npz"),
                    "bm25+k1=1.2")

@@ -78,8 +78,9 @@ def test_run_accepts_ranker_objects_and_pyterrier_transformers(tmp_path):
     pt = pytest.importorskip("pyterrier")
     same_as_words = pt.apply.doc_score(lambda row: float(len(row["text"].split())))
     config = abnirml.RunConfig(rankers=["bm25", _WordCount(), same_as_words],
-                               probes=["mmp:tf:length", "mmp:relevance:length"], cache=None,
-                               out=str(tmp_path / "out"), progress=False, effectiveness=False)
+                               probes=["mmp:tf:length", "mmp:relevance:length"],
+                               out=str(tmp_path / "out"), effectiveness=False,
+                               session=abnirml.SessionSettings(cache=None, progress=False))
     output = abnirml.run(config)
     frame = output.to_frame()
     assert list(frame.columns[:10]) == ["probe", "family", "ranker", "subset", "score",
@@ -116,8 +117,8 @@ def test_run_rejects_something_that_is_not_a_ranker():
     from abnirml.errors import ConfigError
 
     with pytest.raises(ConfigError, match="expected a spec string, a Ranker"):
-        abnirml.run(abnirml.RunConfig(rankers=[42], probes=["mmp:tf:length"], cache=None,
-                                      progress=False))
+        abnirml.run(abnirml.RunConfig(rankers=[42], probes=["mmp:tf:length"],
+                                      session=abnirml.SessionSettings(cache=None, progress=False)))
 
 
 # --- CLI papercuts ---------------------------------------------------------------------------
@@ -190,7 +191,8 @@ def test_workers_zero_is_refused_before_the_collection_loads(monkeypatch):
 
     monkeypatch.setattr(collection, "load_collection", must_not_load)
     with pytest.raises(ConfigError, match="workers must be ≥ 1, got 0"):
-        abnirml.run(abnirml.RunConfig(workers=0, cache=None, progress=False))
+        abnirml.run(abnirml.RunConfig(
+            session=abnirml.SessionSettings(workers=0, cache=None, progress=False)))
 
 
 def test_run_names_both_reports_on_its_last_line(tmp_path, capsys):

@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "run": "abnirml.pipeline",
     "RunConfig": "abnirml.pipeline",
+    "SessionSettings": "abnirml.pipeline",
+    "StatisticsSettings": "abnirml.pipeline",
     "load_results": "abnirml.frames",
     "load_samples": "abnirml.frames",
     "load_scores": "abnirml.evaluation.score_file",

@@ -71,7 +71,10 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         from abnirml.rankers.base import RankerSpec
 
         spec = RankerSpec.parse(args.rerank)     # before any work: a bad @name stops here
-        run = rerank_in_workspace(reference, args.rerank, _session_settings(args), args.depth)
+        from abnirml.evaluation.workspace import SessionSettings
+
+        run = rerank_in_workspace(reference, args.rerank, args.collection,
+                                  SessionSettings.from_args(args), args.depth)
         run_label = spec.label
     elif args.run:
         run = read_run(args.run)
@@ -136,17 +139,6 @@ def _check_runs_match(args: argparse.Namespace, reference: dict, run: dict,
         raise ConfigError(
             f"{args.qrels}: the qrels judge none of the {len(shared)} queries the runs share "
             "(qrels of another collection?)")
-
-
-def _session_settings(args: argparse.Namespace):
-    """The Workspace settings the ``rank-origin`` flags give (the shared scoring flags)."""
-    from abnirml.evaluation.workspace import SessionSettings
-
-    return SessionSettings(collection=args.collection, stopwords=args.stopwords,
-                           device=args.device, batch_size=args.batch_size,
-                           allow_pickle=args.allow_pickle,
-                           progress=False if args.quiet else None,
-                           cache=None if args.no_cache else args.cache)
 
 
 def _check_same_collection(dir_a: Path, dir_b: Path) -> None:

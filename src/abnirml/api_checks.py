@@ -19,21 +19,22 @@ from abnirml.data.collection import collection_spec
 from abnirml.errors import ConfigError
 
 #: fields that hold a path (or a keyword such as "demo" / "default"); None where allowed
-PATH_FIELDS = ("collection", "out", "cache", "candidates", "stopwords")
+PATH_FIELDS = ("collection", "out")
+#: the same for the session record's fields
+SESSION_PATH_FIELDS = ("cache", "candidates", "stopwords")
 #: fields that hold a list of strings or objects, never one bare string
 LIST_FIELDS = ("rankers", "probes")
 
 
 def checked_config(config: Any) -> Any:
-    """``config`` with path-like fields as strings; a ConfigError for any mistyped field."""
+    """``config`` with path-like fields as strings; a ConfigError for any mistyped field
+    (its nested ``session`` and ``statistics`` records included)."""
+    from abnirml.evaluation.significance import StatisticsSettings
+    from abnirml.evaluation.workspace import SessionSettings
+
     changes: dict[str, Any] = {}
     for name in PATH_FIELDS:
-        value = getattr(config, name)
-        if isinstance(value, os.PathLike):
-            changes[name] = collection_spec(value) if name == "collection" else os.fspath(value)
-        elif value is not None and not isinstance(value, str):
-            raise ConfigError(f"RunConfig.{name} must be a path or a string, got "
-                              f"{_described(value)}")
+        changes.update(_path_change(config, name, "RunConfig"))
     if config.collection is None:
         raise ConfigError("RunConfig.collection must be a path or a string, got None")
     for name in LIST_FIELDS:
@@ -43,22 +44,8 @@ def checked_config(config: Any) -> Any:
             raise ConfigError(f"RunConfig.probes: each probe is a name or pattern string, "
                               f"got {_described(probe)}")
     _check_groups(config.variant_groups)
-    for name in ("alpha", "ci"):
-        _check_real(name, getattr(config, name))
-    if config.delta is not None:
-        _check_real("delta", config.delta)
-    if not isinstance(config.deltas, dict):
-        raise ConfigError(f"RunConfig.deltas must be a dict of ranker name → δ, got "
-                          f"{_described(config.deltas)}")
-    for ranker, value in config.deltas.items():
-        _check_real(f"deltas[{ranker!r}]", value)
-    for name in ("seed", "candidate_depth", "examples_per_probe", "workers", "bootstrap",
-                 "permutations"):
-        if name in ("bootstrap", "permutations") and getattr(config, name) is None:
-            continue                      # None: the automatic count
-        _check_int(name, getattr(config, name))
-    if config.batch_size is not None:
-        _check_int("batch_size", config.batch_size)
+    for name in ("seed", "examples_per_probe"):
+        _check_int(f"RunConfig.{name}", getattr(config, name))
     if config.examples_per_probe < 0:
         raise ConfigError(f"RunConfig.examples_per_probe must be ≥ 0, got "
                           f"{config.examples_per_probe}")
@@ -69,23 +56,76 @@ def checked_config(config: Any) -> Any:
         if not isinstance(key, str):
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
-    check_progress(config.progress, "RunConfig.progress")
-    for name in ("allow_pickle", "effectiveness", "skip_unavailable"):
-        # bool("no") is True: a string here would switch on what it seems to switch off
-        value = getattr(config, name)
-        if not isinstance(value, bool):
-            raise ConfigError(f"RunConfig.{name} must be True or False, got "
-                              f"{_described(value)}")
-    for name in ("device", "test", "correction"):
-        value = getattr(config, name)
-        if not isinstance(value, str):
-            raise ConfigError(f"RunConfig.{name} must be a string, got {_described(value)}")
-    if config.ray_address is not None:
+    for name in ("effectiveness", "skip_unavailable"):
+        _check_bool(f"RunConfig.{name}", getattr(config, name))
+    _check_grade_bands(config.grade_bands)
+    if not isinstance(config.session, SessionSettings):
+        raise ConfigError(f"RunConfig.session must be a SessionSettings(...), got "
+                          f"{_described(config.session)}")
+    if not isinstance(config.statistics, StatisticsSettings):
+        raise ConfigError(f"RunConfig.statistics must be a StatisticsSettings(...), got "
+                          f"{_described(config.statistics)}")
+    session = _checked_session(config.session)
+    _check_statistics(config.statistics)
+    if session is not config.session:
+        changes["session"] = session
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def _path_change(record: Any, name: str, where: str) -> dict[str, Any]:
+    """``{name: the path as a string}`` for a path-like value, ``{}`` for a string or None."""
+    value = getattr(record, name)
+    if isinstance(value, os.PathLike):
+        return {name: collection_spec(value) if name == "collection" else os.fspath(value)}
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{where}.{name} must be a path or a string, got {_described(value)}")
+    return {}
+
+
+def _checked_session(session: Any) -> Any:
+    where = "RunConfig.session"
+    changes: dict[str, Any] = {}
+    for name in SESSION_PATH_FIELDS:
+        changes.update(_path_change(session, name, where))
+    for name in ("candidate_depth", "workers"):
+        _check_int(f"{where}.{name}", getattr(session, name))
+    if session.batch_size is not None:
+        _check_int(f"{where}.batch_size", session.batch_size)
+    check_progress(session.progress, f"{where}.progress")
+    _check_bool(f"{where}.allow_pickle", session.allow_pickle)
+    if not isinstance(session.device, str):
+        raise ConfigError(f"{where}.device must be a string, got {_described(session.device)}")
+    if session.ray_address is not None:
         from abnirml.evaluation.parallel import check_ray_address
 
-        check_ray_address(config.ray_address, "RunConfig.ray_address")
-    _check_grade_bands(config.grade_bands)
-    return dataclasses.replace(config, **changes) if changes else config
+        check_ray_address(session.ray_address, f"{where}.ray_address")
+    return dataclasses.replace(session, **changes) if changes else session
+
+
+def _check_statistics(statistics: Any) -> None:
+    where = "RunConfig.statistics"
+    for name in ("alpha", "ci"):
+        _check_real(f"{where}.{name}", getattr(statistics, name))
+    if statistics.delta is not None:
+        _check_real(f"{where}.delta", statistics.delta)
+    if not isinstance(statistics.deltas, dict):
+        raise ConfigError(f"{where}.deltas must be a dict of ranker name → δ, got "
+                          f"{_described(statistics.deltas)}")
+    for ranker, value in statistics.deltas.items():
+        _check_real(f"{where}.deltas[{ranker!r}]", value)
+    for name in ("bootstrap", "permutations"):
+        if getattr(statistics, name) is not None:     # None: the automatic count
+            _check_int(f"{where}.{name}", getattr(statistics, name))
+    for name in ("test", "correction"):
+        value = getattr(statistics, name)
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}.{name} must be a string, got {_described(value)}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    """bool("no") is True: a string here would switch on what it seems to switch off."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be True or False, got {_described(value)}")
 
 
 def check_progress(value: Any, where: str) -> None:
@@ -123,12 +163,12 @@ def _check_groups(groups: Any) -> None:
 
 def _check_real(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"RunConfig.{name} must be a number, got {_described(value)}")
+        raise ConfigError(f"{name} must be a number, got {_described(value)}")
 
 
 def _check_int(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"RunConfig.{name} must be an integer, got {_described(value)}")
+        raise ConfigError(f"{name} must be an integer, got {_described(value)}")
 
 
 def _check_grade_bands(bands: Any) -> None:

@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from abnirml.pipeline import RunConfig, run
+    from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
     _check_count(args.examples, "--examples", 0)
     _check_count(args.candidate_depth, "--candidate-depth", 1)
@@ -282,14 +282,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--name and --pairs-symmetric describe a --pairs probe; give --pairs")
     config = RunConfig(
         collection=args.collection, rankers=args.rankers or ["bm25", "ql", "tfidf"],
-        probes=probes, out=args.out, alpha=args.alpha, delta=delta_all,
-        deltas=deltas, seed=args.seed, candidates=args.candidates,
-        candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
-        batch_size=args.batch_size, device=args.device, stopwords=args.stopwords,
-        options=options, progress=False if args.quiet else None, examples_per_probe=args.examples,
-        allow_pickle=args.allow_pickle, workers=args.workers, ray_address=args.ray,
-        test=args.test, correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
-        permutations=args.permutations, skip_unavailable=args.skip_unavailable)
+        probes=probes, out=args.out, options=options, seed=args.seed,
+        session=SessionSettings.from_args(args),
+        statistics=StatisticsSettings.from_args(args, delta_all, deltas),
+        examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 
@@ -334,17 +330,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_masking(args: argparse.Namespace) -> int:
     from abnirml.evaluation.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.workspace import SessionSettings
 
     _check_count(args.rel_level, "--rel-level", 1)
     _check_count(args.candidate_depth, "--candidate-depth", 1)
 
     config = MaskingConfig(
         collection=args.collection, rankers=args.rankers or ["bm25"], out=args.out,
-        candidates=args.candidates, candidate_depth=args.candidate_depth,
         mask_token=args.mask_token, rel_level=args.rel_level,
-        cache=None if args.no_cache else args.cache, batch_size=args.batch_size,
-        device=args.device, stopwords=args.stopwords, allow_pickle=args.allow_pickle,
-        progress=False if args.quiet else None)
+        session=SessionSettings.from_args(args))
     result = run_masking(config)
     print(f"abnirml: masking for {len(config.rankers)} ranker(s), "
           f"{max((r.queries for r in result.rows), default=0)} queries "

@@ -106,8 +106,8 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     if delta is not None:
         check_delta(delta)
     selected = select_probes([probes] if isinstance(probes, str) else list(probes))
-    workspace = Workspace(SessionSettings(collection=collection, seed=seed, progress=False,
-                                          candidates=candidates, cache=cache))
+    workspace = Workspace(collection, SessionSettings(progress=False, candidates=candidates,
+                                                      cache=cache), seed)
     loaded = workspace.collection
     (model,) = workspace.build_rankers([ranker])     # a spec, a Ranker, a PyTerrier transformer
     context = workspace.probe_context(resolve_options(options or {}))

@@ -1,77 +1,59 @@
 """One call from configuration to an output directory — shared by the CLI and the Python API.
 
->>> from abnirml.pipeline import RunConfig, run
->>> result = run(RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:*"], out="out"))
+>>> from abnirml.pipeline import RunConfig, SessionSettings, run
+>>> result = run(RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:*"], out="out",
+...                        session=SessionSettings(cache=None)))
 """
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.bootstrap import DEFAULT_RESAMPLES
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
-from abnirml.evaluation.significance import DEFAULT_PERMUTATIONS, StatsConfig
-from abnirml.evaluation.significance import check_config as check_stats
+from abnirml.evaluation.significance import StatisticsSettings, StatsConfig
 from abnirml.evaluation.statistics import check_alpha, check_delta
+from abnirml.evaluation.workspace import SessionSettings
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 from abnirml.rankers import background_import
 from abnirml.text.lines import shown_path
 
+__all__ = ["RunConfig", "RunOutput", "SessionSettings", "StatisticsSettings", "run"]
+
 DEFAULT_RANKERS = ("bm25", "ql", "tfidf")
 
 
-@dataclass
+@dataclass(slots=True)
 class RunConfig:
+    """What to run and where to write it; ``session`` says how it is loaded and scored,
+    ``statistics`` how effects and significance are decided. Every field has a default:
+    ``RunConfig(collection="demo", rankers=["bm25"], probes=["mmp:*"])`` is a whole run.
+    Slots make a misplaced field an error: ``config.cache = None`` raises AttributeError
+    (it is ``config.session``'s)."""
+
     collection: str = "demo"
     #: spec strings ("bm25+k1=0.9"), Ranker objects or PyTerrier transformers
     rankers: list[Any] = field(default_factory=lambda: list(DEFAULT_RANKERS))
     probes: list[str] = field(default_factory=lambda: ["all"])
     out: str | None = None
-    alpha: float = 0.01
-    delta: float | None = None
-    deltas: dict[str, float] = field(default_factory=dict)
-    seed: int = 0
-    candidates: str | None = None
-    candidate_depth: int = 100
-    cache: str | None = "default"          # "default", a path, or None for in-memory
-    batch_size: int | None = None
-    device: str = "cpu"
-    stopwords: str = "default"
-    grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
+    #: probe options, "FAMILY.KEY" → value (``--option``)
     options: dict[str, Any] = field(default_factory=dict)
-    #: progress bars on stderr: True, False, or None (on unless ABNIRML_PROGRESS=0)
-    progress: bool | None = None
+    seed: int = 0                          # every random choice: samples, rankers, tests
+    session: SessionSettings = field(default_factory=SessionSettings)
+    statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
+    grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     examples_per_probe: int = 3
-    allow_pickle: bool = False
-    workers: int = 1
-    ray_address: str | None = None
     variant_groups: dict[str, list[str]] = field(default_factory=dict)   # name → ranker specs
     effectiveness: bool = True             # re-rank the candidates and evaluate (needs qrels)
-    test: str = "ttest"                    # significance test (evaluation/significance.py)
-    correction: str = "bonferroni"         # multiple-comparison correction per table
-    #: query-clustered bootstrap resamples (0: no CIs); None: 1,000 for the intervals and,
-    #: with test="bootstrap", as many as the table's correction needs to reject
-    bootstrap: int | None = None
-    ci: float = 0.95                       # interval coverage
-    #: rounds of the permutation test; None: at least 10,000, more when the correction needs
-    permutations: int | None = None
     #: leave out (and list in run.json) probes whose optional dependencies are missing,
     #: instead of stopping before any work
     skip_unavailable: bool = False
 
     def stats(self) -> StatsConfig:
-        given = ((self.test == "bootstrap" and self.bootstrap is not None)
-                 or (self.test == "permutation" and self.permutations is not None))
-        return check_stats(StatsConfig(
-            test=self.test, correction=self.correction,
-            permutations=DEFAULT_PERMUTATIONS if self.permutations is None else self.permutations,
-            resamples=DEFAULT_RESAMPLES if self.bootstrap is None else self.bootstrap,
-            ci_level=self.ci, seed=self.seed, rounds_given=given))
+        return self.statistics.stats(self.seed)
 
 
 @dataclass
@@ -103,9 +85,9 @@ def _warn_grades_outside_bands(collection: Any, bands: Any) -> None:
 def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     """Probe ``config.rankers`` on ``config.collection`` and write ``config.out`` (if set).
 
-    ``progress=False`` (or ``RunConfig(progress=False)``, or ``ABNIRML_PROGRESS=0`` in the
-    environment) keeps stderr free of progress bars, e.g. in a notebook cell; the argument
-    wins over the config, which wins over the environment.
+    ``progress=False`` (or ``RunConfig(session=SessionSettings(progress=False))``, or
+    ``ABNIRML_PROGRESS=0`` in the environment) keeps stderr free of progress bars, e.g. in
+    a notebook cell; the argument wins over the config, which wins over the environment.
     """
     from abnirml.api_checks import check_progress, checked_config
 
@@ -115,9 +97,10 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                           "run(RunConfig(...))")
     config = checked_config(config)
     if progress is not None:
-        config = dataclasses.replace(config, progress=progress)
+        config = dataclasses.replace(
+            config, session=dataclasses.replace(config.session, progress=progress))
     from abnirml.evaluation.variance import expand_rankers
-    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.evaluation.workspace import Workspace
     from abnirml.probes.family_registry import (
         check_requirements,
         get_family,
@@ -127,19 +110,18 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     from abnirml.probes.registry import OMITTED_KEY, omit_unavailable, select_probes
     from abnirml.run_folder import RunFolder
 
-    check_alpha(config.alpha)
+    session, statistics = config.session, config.statistics
+    check_alpha(statistics.alpha)
     stats = config.stats()
-    if config.delta is not None:
-        check_delta(config.delta)
-    for name, value in config.deltas.items():
+    if statistics.delta is not None:
+        check_delta(statistics.delta)
+    for name, value in statistics.deltas.items():
         check_delta(value, f"delta for {name}")
-    if config.batch_size is not None and config.batch_size < 1:
-        raise ConfigError(f"batch size must be ≥ 1, got {config.batch_size}")
-    if config.workers < 1:          # before the collection loads, which can take a minute
-        raise ConfigError(f"workers must be ≥ 1, got {config.workers}")
+    if session.batch_size is not None and session.batch_size < 1:
+        raise ConfigError(f"batch size must be ≥ 1, got {session.batch_size}")
+    if session.workers < 1:          # before the collection loads, which can take a minute
+        raise ConfigError(f"workers must be ≥ 1, got {session.workers}")
     resolved = resolve_options(config.options)
-    for note in resolved.notes:
-        warnings.warn(note, FutureWarning, stacklevel=2)
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)
     if config.skip_unavailable:
@@ -152,33 +134,35 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     folder = None if config.out is None else RunFolder(config.out)
     if folder is not None:
         folder.check_replaceable()
-        if config.cache is not None:
+        if session.cache is not None:
             from abnirml.rankers.cache import default_cache_path
 
-            folder.refuse_inside(default_cache_path() if config.cache == "default"
-                                 else config.cache, "--cache")
-    in_process = config.workers == 1 and config.ray_address is None
+            folder.refuse_inside(default_cache_path() if session.cache == "default"
+                                 else session.cache, "--cache")
+    in_process = session.workers == 1 and session.ray_address is None
     if in_process:      # rankers that load their model when built: import while data loads
         background_import.for_specs([*config.rankers,
                                      *(s for group in config.variant_groups.values()
                                        for s in group)])
-    workspace = Workspace(SessionSettings.from_config(config))
+    workspace = Workspace(config.collection, session, config.seed)
     collection = workspace.collection
     _warn_grades_outside_bands(collection, config.grade_bands)
     rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
     names = [r.name for r in rankers]
-    unknown = sorted(set(config.deltas) - set(names))
+    unknown = sorted(set(statistics.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
     context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
-    needs_candidates = config.delta is None and any(n not in config.deltas for n in names)
-    with workspace.scorer(config.workers, config.ray_address) as scorer:
+    needs_candidates = statistics.delta is None and any(n not in statistics.deltas
+                                                        for n in names)
+    with workspace.scorer() as scorer:
         if in_process:
             _preload_uncached(rankers, scorer.cache)
         candidates = workspace.candidates
         result = run_experiment(
             probes, rankers, context, scorer,
-            ExperimentConfig(alpha=config.alpha, deltas=config.deltas, delta_all=config.delta,
+            ExperimentConfig(alpha=statistics.alpha, deltas=statistics.deltas,
+                             delta_all=statistics.delta,
                              examples_per_probe=config.examples_per_probe, stats=stats),
             candidates() if needs_candidates else None)
         analyses: dict[str, Any] = {}
@@ -209,13 +193,13 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                     for r in rankers],
         "candidates": result.summary.get("candidates"),
         "statistics": {**stats.as_dict(), **result.summary.get("test_rounds", {})},
-        "delta_calibration": calibration_info(config.candidate_depth,
+        "delta_calibration": calibration_info(session.candidate_depth,
                                               result.summary.get("candidates")),
         "skipped": skipped,
         "counts": {k: result.summary[k] for k in ("samples", "pair_slots", "unique_pairs",
                                                   "scored", "from_cache")},
-        "options": {"alpha": config.alpha, "seed": config.seed,
-                    "stopwords": shown_path(config.stopwords),
+        "options": {"alpha": statistics.alpha, "seed": config.seed,
+                    "stopwords": shown_path(session.stopwords),
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
                     **resolved.public},
         "families": [get_family(key).describe()

@@ -1,9 +1,10 @@
 """Whether progress bars show: one rule for the CLI, notebooks and library calls.
 
-An explicit request wins (``--quiet``, ``RunConfig(progress=False)``, ``run(config,
-progress=False)``); left open (``None``), bars show unless ``ABNIRML_PROGRESS`` is ``0``,
-``false``, ``no`` or ``off`` (any case: the off words of :mod:`abnirml.switches`) — so a
-notebook or a CI job can silence every call at once without editing each one.
+An explicit request wins (``--quiet``, ``SessionSettings(progress=False)``,
+``run(config, progress=False)``); left open (``None``), bars show unless
+``ABNIRML_PROGRESS`` is ``0``, ``false``, ``no`` or ``off`` (any case: the off words of
+:mod:`abnirml.switches`) — so a notebook or a CI job can silence every call at once without
+editing each one.
 """
 
 from __future__ import annotations

@@ -23,16 +23,14 @@ class NoSettings:
 def setting(default: Any, *, help: str, minimum: float | None = None,
             maximum: float | None = None, above: float | None = None,
             choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
-            allow_inf: bool = False, legacy: str | None = None,
-            check: Callable[[Any, str], Any] | None = None) -> Any:
+            allow_inf: bool = False, check: Callable[[Any, str], Any] | None = None) -> Any:
     """A dataclass field of a family's options.
 
     ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
-    spelled values (``any``, ``none``) to values; ``legacy`` is the flat pre-namespace name
-    still accepted with a deprecation note; ``check(value, key)`` validates (and may
+    spelled values (``any``, ``none``) to values; ``check(value, key)`` validates (and may
     normalise) values the generic rules cannot describe.
     """
     meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
             "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
-            "legacy": legacy, "check": check}
+            "check": check}
     return dataclasses.field(default=default, metadata=meta)

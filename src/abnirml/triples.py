@@ -32,13 +32,14 @@ import os
 import secrets
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.workspace import SessionSettings
 
 ONLY = ("all", "violated", "satisfied")
 
@@ -63,11 +64,9 @@ class ExportConfig:
     ranker: str | None = None
     only: str = "all"
     seed: int = 0
-    candidates: str | None = None
-    candidate_depth: int = 100
-    cache: str | None = "default"
-    options: dict[str, Any] | None = None
-    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0
+    options: dict[str, Any] = field(default_factory=dict)   # "FAMILY.KEY" → value
+    #: candidates, cache, progress … (the scoring commands' shared settings)
+    session: SessionSettings = field(default_factory=SessionSettings)
 
 
 def export_triples(config: ExportConfig) -> dict[str, int]:
@@ -104,42 +103,22 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
 
         output = run(RunConfig(
             collection=config.collection, rankers=[config.ranker], probes=names, out=None,
-            seed=config.seed, candidates=config.candidates,
-            candidate_depth=config.candidate_depth, cache=config.cache,
-            options=dict(config.options or {}), progress=config.progress,
+            options=dict(config.options), seed=config.seed, session=config.session,
             examples_per_probe=0, effectiveness=False))
         result = output.result
         (ranker_name,) = result.calibrations
         delta = result.calibrations[ranker_name].delta
         scores = {name: result.probe_scores[(name, ranker_name)] for name in names}
         return result.tables, scores, {name: delta for name in names}, ranker_name
-    from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
     from abnirml.evaluation.experiment import build_tables
-    from abnirml.probes.base import ProbeContext
+    from abnirml.evaluation.workspace import Workspace
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
-    from abnirml.rankers.registry import RankerEnv
-    from abnirml.text.analyzer import Analyzer
 
-    resolved = resolve_options(dict(config.options or {}))   # typed and validated before work
-    collection = load_collection(config.collection)
-    analyzer = Analyzer()
-    env = RankerEnv(collection=collection, analyzer=analyzer, seed=config.seed)
-    memo: dict[str, Any] = {}
-
-    def candidate_set():
-        if "c" not in memo:
-            memo["c"] = resolve_candidates(collection, config.candidates,
-                                           config.candidate_depth, env.collection_stats)
-        return memo["c"]
-
-    context = ProbeContext(collection=collection, analyzer=analyzer, seed=config.seed,
-                           options=dict(resolved.flat), typed_options=resolved.settings,
-                           candidates=lambda: candidate_set().ranking,
-                           candidate_scores=lambda: candidate_set().scores)
-    context.options.setdefault("ranker_env", env)
-    tables = build_tables(select_probes(names), context, config.progress)
+    resolved = resolve_options(dict(config.options))   # typed and validated before work
+    workspace = Workspace(config.collection, config.session, config.seed)
+    tables = build_tables(select_probes(names), workspace.probe_context(resolved),
+                          config.session.progress)
     return tables, {}, {}, None
 
 
@@ -282,9 +261,8 @@ def cmd_export_triples(args: Any, options: dict[str, Any]) -> int:
     parses them, so this module never imports the CLI back)."""
     counts = export_triples(ExportConfig(
         out=args.out, probes=args.probes, collection=args.collection, ranker=args.ranker,
-        only=args.only, seed=args.seed, candidates=args.candidates,
-        candidate_depth=args.candidate_depth, cache=None if args.no_cache else args.cache,
-        options=options, progress=False if args.quiet else None))
+        only=args.only, seed=args.seed, options=options,
+        session=SessionSettings.from_args(args)))
     total = sum(counts.values())
     print(f"abnirml: wrote {total:,} triples from {len(counts)} probe(s) → {args.out}")
     return 0

@@ -11,13 +11,14 @@ pytest.importorskip("torch")
 
 def test_splade_tiny_keeps_appended_query_evidence_at_the_appended_tokens(dl19):
     from abnirml.errors import ConfigError
+    from abnirml.evaluation.workspace import SessionSettings
     from abnirml.mechanism.run import PatchConfig, run_patching
     from abnirml.mechanism.study import COLUMNS
 
     try:
         output = run_patching(PatchConfig(ranker="splade", probes=["tmp:append-query"],
-                                          collection=str(dl19), limit=10, out=None,
-                                          progress=False, resamples=100))
+                                          collection=str(dl19), limit=10, out=None, resamples=100,
+                                          session=SessionSettings(progress=False)))
     except ConfigError as exc:
         pytest.skip(f"needs the packaged SPLADE-tiny: {exc}")
     (result,) = output.results

@@ -11,7 +11,7 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.registry import scoped_registrations
 
 
@@ -23,9 +23,26 @@ def _forget_plugins():
 
 
 def _config(tmp_path: Path, **fields) -> RunConfig:
-    base = {"collection": "demo", "rankers": ["bm25"], "probes": ["tmp:shuffle-words"],
-            "out": str(tmp_path / "out"), "cache": None, "progress": False}
-    return RunConfig(**{**base, **fields})
+    """A small run; fields of the session and statistics records go into those records."""
+    session = {"cache": None, "progress": False}
+    statistics: dict = {}
+    top = {"collection": "demo", "rankers": ["bm25"], "probes": ["tmp:shuffle-words"],
+           "out": str(tmp_path / "out")}
+    for name, value in fields.items():
+        where = (session if name in SessionSettings.__dataclass_fields__ else
+                 statistics if name in StatisticsSettings.__dataclass_fields__ else top)
+        where[name] = value
+    return RunConfig(**top, session=SessionSettings(**session),
+                     statistics=StatisticsSettings(**statistics))
+
+
+def _field_name(field: str) -> str:
+    """How the checks name ``field``: ``RunConfig.session.device`` for a session field."""
+    if field in SessionSettings.__dataclass_fields__:
+        return f"RunConfig.session.{field}"
+    if field in StatisticsSettings.__dataclass_fields__:
+        return f"RunConfig.statistics.{field}"
+    return f"RunConfig.{field}"
 
 
 # --- strict types -----------------------------------------------------------------------
@@ -35,7 +52,7 @@ def _config(tmp_path: Path, **fields) -> RunConfig:
     ("effectiveness", None), ("ray_address", 5), ("device", 0), ("test", None),
 ])
 def test_a_mistyped_switch_is_refused_naming_the_field(tmp_path, field, value):
-    with pytest.raises(ConfigError, match=f"RunConfig.{field} must be"):
+    with pytest.raises(ConfigError, match=f"{_field_name(field)} must be"):
         run(_config(tmp_path, **{field: value}))
     assert not (tmp_path / "out").exists()
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from abnirml.data.stats import CollectionStats
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.rankers.lexical import BM25, TFIDF, QueryLikelihood
 from abnirml.text.analyzer import Analyzer
 
@@ -20,8 +20,8 @@ WORD_ORDER_PROBES = ["qvp:shuffle-words", "tmp:shuffle-words"]
 
 def _largest_order_difference(collection: str, out) -> dict[str, float]:
     """probe → the largest |score2 − score1| over every sample of every lexical ranker."""
-    run(RunConfig(collection=collection, rankers=LEXICAL, probes=WORD_ORDER_PROBES,
-                  out=str(out), cache=None, progress=False, seed=0))
+    run(RunConfig(collection=collection, rankers=LEXICAL, probes=WORD_ORDER_PROBES, out=str(out),
+                  seed=0, session=SessionSettings(cache=None, progress=False)))
     import json
 
     with np.load(out / "scores.npz", allow_pickle=False) as store:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from abnirml.pipeline import RunConfig, run
+from abnirml.pipeline import RunConfig, SessionSettings, run
 
 HOSTILE = "evil<img src=x onerror=alert(1)>|x"
 
@@ -22,8 +22,8 @@ class _HostileNamedRanker:
 def test_the_rank_origin_heading_escapes_the_ranker_name(tmp_path):
     out = tmp_path / "out"
     run(RunConfig(collection="demo", rankers=["bm25", _HostileNamedRanker()],
-                  probes=["tmp:shuffle-words"], out=str(out), cache=None, progress=False,
-                  seed=0))
+                  probes=["tmp:shuffle-words"], out=str(out), seed=0,
+                  session=SessionSettings(cache=None, progress=False)))
     report = (out / "report.md").read_text(encoding="utf-8")
     headings = [line for line in report.splitlines() if line.startswith("#")]
     assert "## evil&lt;img src=x onerror=alert(1)>\\|x vs the candidate run" in headings

@@ -33,6 +33,7 @@ from abnirml.errors import ConfigError, install_hint
 from abnirml.evaluation.effectiveness import REL_LEVEL
 from abnirml.evaluation.routing import score_judged
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
+from abnirml.evaluation.workspace import SessionSettings
 from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
@@ -218,27 +219,21 @@ class MaskingConfig:
     collection: str = "demo"
     rankers: list[str] = field(default_factory=lambda: ["bm25"])
     out: str | None = None
-    candidates: str | None = None
-    candidate_depth: int = 100
     mask_token: str | None = None
     rel_level: int = DEFAULT_REL_LEVEL
-    cache: str | None = "default"
-    batch_size: int | None = None
-    device: str = "cpu"
-    stopwords: str = "default"
     seed: int = 0
-    allow_pickle: bool = False
-    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0
+    #: analysis, candidates, cache, device … (the scoring commands' shared settings)
+    session: SessionSettings = field(default_factory=SessionSettings)
 
 
 def run_masking(config: MaskingConfig) -> MaskingResult:
     """Load, build rankers, resolve candidates, analyse and (with ``out``) write the files."""
-    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.evaluation.workspace import Workspace
     from abnirml.output_files import check_output_folder
 
     if config.out is not None:   # before any work: a user's masking.md is never replaced
         check_output_folder(Path(config.out), MASKING_FILES)
-    workspace = Workspace(SessionSettings.from_config(config))
+    workspace = Workspace(config.collection, config.session, config.seed)
     rankers = workspace.build_rankers(config.rankers)
     workspace.candidates()       # resolved before scoring starts: a bad run file fails early
     context = workspace.probe_context()

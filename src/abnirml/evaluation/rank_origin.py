@@ -230,16 +230,17 @@ def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker
     return out
 
 
-def rerank_in_workspace(reference: Run, spec: str, settings: Any, depth: int = 1000) -> Run:
+def rerank_in_workspace(reference: Run, spec: str, collection: str, session: Any,
+                        depth: int = 1000) -> Run:
     """``reference`` re-ranked by the ranker ``spec`` inside a
-    :class:`~abnirml.evaluation.workspace.Workspace` built from ``settings`` (a
-    ``SessionSettings``): the same collection loading, ranker checks and score cache as
+    :class:`~abnirml.evaluation.workspace.Workspace` over ``collection`` with ``session``
+    (a ``SessionSettings``): the same collection loading, ranker checks and score cache as
     ``run``, ``expect`` and ``masking``."""
     from abnirml.evaluation.workspace import Workspace
 
     if depth < 1:
         raise ConfigError(f"--depth must be ≥ 1, got {depth}")
-    workspace = Workspace(settings)
+    workspace = Workspace(collection, session)
     (ranker,) = workspace.build_rankers([spec])
     with workspace.scorer() as scorer:
         return rerank(reference, workspace.collection.queries, workspace.collection.docs,

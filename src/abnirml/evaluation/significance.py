@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,47 @@ class StatsConfig:
         return {"test": self.test, "correction": self.correction,
                 "permutations": self.permutations, "bootstrap": self.resamples,
                 "ci": self.ci_level, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class StatisticsSettings:
+    """How a run decides what is an effect and what is significant: the level α, the δ
+    given instead of calibrated, the test, its correction, the intervals and the rounds
+    of the resampling tests (the ``run`` command's ``--alpha``, ``--delta``, ``--test``,
+    ``--correction``, ``--bootstrap``, ``--ci`` and ``--permutations``)."""
+
+    alpha: float = 0.01
+    #: one fixed δ for every ranker (skips calibration); None: calibrated
+    delta: float | None = None
+    #: fixed δ per ranker name (the others are calibrated)
+    deltas: dict[str, float] = field(default_factory=dict)
+    test: str = DEFAULT_TEST               # one of TESTS
+    correction: str = DEFAULT_CORRECTION   # multiple-comparison correction per table
+    #: query-clustered bootstrap resamples (0: no CIs); None: 1,000 for the intervals and,
+    #: with test="bootstrap", as many as the table's correction needs to reject
+    bootstrap: int | None = None
+    ci: float = DEFAULT_LEVEL              # interval coverage
+    #: rounds of the permutation test; None: at least 10,000, more when the correction needs
+    permutations: int | None = None
+
+    @classmethod
+    def from_args(cls, args: Any, delta: float | None = None,
+                  deltas: Mapping[str, float] | None = None) -> StatisticsSettings:
+        """The settings ``run``'s flags give (:func:`add_arguments` and ``--alpha``);
+        ``delta``/``deltas`` are its parsed ``--delta`` values."""
+        return cls(alpha=args.alpha, delta=delta, deltas=dict(deltas or {}), test=args.test,
+                   correction=args.correction, bootstrap=args.bootstrap, ci=args.ci,
+                   permutations=args.permutations)
+
+    def stats(self, seed: int) -> StatsConfig:
+        """The checked test settings the engine uses (the automatic counts filled in)."""
+        given = ((self.test == "bootstrap" and self.bootstrap is not None)
+                 or (self.test == "permutation" and self.permutations is not None))
+        return check_config(StatsConfig(
+            test=self.test, correction=self.correction,
+            permutations=DEFAULT_PERMUTATIONS if self.permutations is None else self.permutations,
+            resamples=DEFAULT_RESAMPLES if self.bootstrap is None else self.bootstrap,
+            ci_level=self.ci, seed=seed, rounds_given=given))
 
 
 def check_config(config: StatsConfig) -> StatsConfig:

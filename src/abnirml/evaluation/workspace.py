@@ -1,9 +1,10 @@
 """The session every scoring command shares: collection, analysis, rankers, candidates, cache.
 
-``run``, ``expect`` and ``masking`` used to wire these pieces each in their own way (and
-drift apart: different duplicate-ranker messages, a forgotten batch-size check). A
-:class:`Workspace` builds them once, in one order, with the same checks; candidates are
-resolved only when something asks for them.
+Every command that scores (``run``, ``masking``, ``rank-origin``, ``patch``,
+``export-triples``, :func:`abnirml.expect`) builds these pieces through a :class:`Workspace`:
+once, in one order, with the same checks (duplicate rankers, batch size), and its probe
+context from :meth:`Workspace.probe_context` only. Candidates are resolved only when
+something asks for them.
 """
 
 from __future__ import annotations
@@ -19,43 +20,65 @@ from abnirml.errors import ConfigError
 
 @dataclass(frozen=True)
 class SessionSettings:
-    """The settings the scoring commands share (the CLI's ``session_flags``)."""
+    """How a scoring command loads its text and scores: analysis, candidate set, score
+    cache, device and parallelism (the CLI's ``scoring_flags`` and ``session_flags``).
 
-    collection: str = "demo"
+    One record for every command that scores (``run``, ``masking``, ``rank-origin``,
+    ``patch``, ``export-triples``, :func:`abnirml.expect`), so none copies these settings
+    field by field. What is scored (collection, rankers, probes) and the seed are the
+    command's own.
+    """
+
     stopwords: str = "default"
-    device: str = "cpu"
-    batch_size: int | None = None
-    seed: int = 0
-    allow_pickle: bool = False
-    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0 (progress.py)
+    #: a run file or the collection's run name giving each query's candidates; None: the
+    #: collection's bm25 run, else a BM25 top ``candidate_depth`` computed over it
     candidates: str | None = None
     candidate_depth: int = 100
     cache: str | None = "default"          # "default", a path, or None for in-memory
+    device: str = "cpu"
+    batch_size: int | None = None
+    allow_pickle: bool = False
+    progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0 (progress.py)
+    workers: int = 1                       # processes scoring each ranker's batches
+    ray_address: str | None = None         # score batches as Ray tasks ("local" or an address)
 
     @classmethod
-    def from_config(cls, config: Any) -> SessionSettings:
-        """The session fields of a RunConfig or MaskingConfig (same names)."""
-        return cls(**{name: getattr(config, name) for name in cls.__dataclass_fields__})
+    def from_args(cls, args: Any) -> SessionSettings:
+        """The settings the parsed command-line flags give (``--no-cache``: in memory,
+        ``--quiet``: no progress bars, ``--ray``: the Ray address); flags a command does not
+        have keep their defaults."""
+        given = {name: getattr(args, name) for name in cls.__dataclass_fields__
+                 if getattr(args, name, None) is not None}
+        if getattr(args, "no_cache", False):
+            given["cache"] = None
+        if getattr(args, "quiet", False):
+            given["progress"] = False
+        if getattr(args, "ray", None) is not None:
+            given["ray_address"] = args.ray
+        return cls(**given)
 
 
 class Workspace:
     """Loaded collection, analyzer and ranker environment, plus lazy candidates and cache."""
 
-    def __init__(self, settings: SessionSettings):
+    def __init__(self, collection: str = "demo", session: SessionSettings | None = None,
+                 seed: int = 0):
         from abnirml.data.collection import load_collection
         from abnirml.progress import progress_enabled
         from abnirml.rankers.registry import RankerEnv
         from abnirml.text.analyzer import Analyzer
 
+        settings = session if session is not None else SessionSettings()
         if settings.batch_size is not None and settings.batch_size < 1:
             raise ConfigError(f"batch size must be ≥ 1, got {settings.batch_size}")
         self.settings = settings
+        self.seed = seed
         self.progress = progress_enabled(settings.progress)
-        self.collection = load_collection(settings.collection)
+        self.collection = load_collection(collection)
         self.analyzer = Analyzer(stopwords=settings.stopwords)
         self.env = RankerEnv(collection=self.collection, analyzer=self.analyzer,
                              device=settings.device, batch_size=settings.batch_size,
-                             seed=settings.seed, allow_pickle=settings.allow_pickle,
+                             seed=seed, allow_pickle=settings.allow_pickle,
                              progress=self.progress)
         self._candidates: Any = None
         self._parse_cache: Any = None
@@ -109,22 +132,25 @@ class Workspace:
         return self._candidates
 
     def probe_context(self, options: Any = None, **fields: Any) -> Any:
-        """A ProbeContext over this workspace; ``options`` is a ResolvedOptions or None."""
+        """The ProbeContext over this workspace — the one way a command makes one.
+
+        ``options`` is a :class:`~abnirml.probes.family_registry.ResolvedOptions` (each
+        family's typed options) or None for the defaults; ``fields`` set further context
+        fields (``grade_bands``). The context shares this workspace's ranker environment, so
+        probes and rankers build the collection statistics once."""
         from abnirml.probes.base import ProbeContext
 
-        extra: dict[str, Any] = {}
-        if options is not None:
-            extra = {"options": options.flat, "typed_options": options.settings}
+        settings = dict(options.settings) if options is not None else {}
         return ProbeContext(collection=self.collection, analyzer=self.analyzer,
-                            seed=self.settings.seed, ranker_env=self.env,
+                            seed=self.seed, settings=settings, ranker_env=self.env,
                             parse_cache=self.parse_cache,
                             candidates=lambda: self.candidates().ranking,
-                            candidate_scores=lambda: self.candidates().scores, **extra, **fields)
+                            candidate_scores=lambda: self.candidates().scores, **fields)
 
     @contextmanager
-    def scorer(self, workers: int = 1, ray_address: str | None = None,
-               progress: bool | None = None) -> Iterator[Any]:
-        """A Scorer over the score cache, open for the duration of the block."""
+    def scorer(self, progress: bool | None = None) -> Iterator[Any]:
+        """A Scorer over the score cache, open for the duration of the block, scoring in
+        the session's ``workers`` processes or on its Ray cluster."""
         from abnirml.evaluation.parallel import make_executor
         from abnirml.evaluation.scoring import Scorer
         from abnirml.rankers.cache import ScoreCache
@@ -132,7 +158,8 @@ class Workspace:
         with ScoreCache(self.cache_path()) as store:
             yield Scorer(store, batch_size=self.settings.batch_size,
                          progress=self.progress if progress is None else progress,
-                         executor=make_executor(workers, ray_address))
+                         executor=make_executor(self.settings.workers,
+                                                   self.settings.ray_address))
 
 
 def as_ranker(obj: Any, taken: Sequence[str]) -> Any:

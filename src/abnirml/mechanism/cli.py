@@ -43,6 +43,7 @@ def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
 def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """Run ``abnirml patch``; ``options`` are the parsed ``--option`` values."""
     from abnirml.errors import ConfigError
+    from abnirml.evaluation.workspace import SessionSettings
     from abnirml.mechanism.run import PatchConfig, run_patching
     from abnirml.mechanism.study import DEFAULT_MIN_DIFFERENCE
 
@@ -57,10 +58,7 @@ def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
         filler=args.filler,
         min_difference=(DEFAULT_MIN_DIFFERENCE if args.min_difference is None
                         else args.min_difference),
-        batch_size=args.batch_size, device=args.device, resamples=args.resamples,
-        options=options, candidates=args.candidates,
-        candidate_depth=args.candidate_depth, allow_pickle=args.allow_pickle,
-        progress=False if args.quiet else None,
+        resamples=args.resamples, options=options, session=SessionSettings.from_args(args),
         command="abnirml " + shlex.join(sys.argv[1:]))
     output = run_patching(config)
     for summary in output.summaries:

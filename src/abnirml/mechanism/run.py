@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.workspace import SessionSettings
 from abnirml.mechanism.study import (
     DEFAULT_MIN_DIFFERENCE,
     GRANULARITIES,
@@ -52,15 +53,11 @@ class PatchConfig:
     seed: int = 0
     filler: str = "a"
     min_difference: float = DEFAULT_MIN_DIFFERENCE
-    batch_size: int | None = None
-    device: str = "cpu"
     resamples: int = 1000
     level: float = 0.95
-    options: dict[str, Any] = field(default_factory=dict)
-    candidates: str | None = None
-    candidate_depth: int = 100
-    allow_pickle: bool = False
-    progress: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)   # "FAMILY.KEY" → value
+    #: device, batch size, candidates, cache … (the scoring commands' shared settings)
+    session: SessionSettings = field(default_factory=SessionSettings)
     command: str = ""
 
 
@@ -73,28 +70,15 @@ class PatchOutput:
     folder: Path | None
 
 
-def build_samples(config: PatchConfig, names: Sequence[str], env: Any) -> dict[str, Any]:
-    """Sample tables of the probes ``names`` (as ``abnirml run`` builds them)."""
-    from abnirml.evaluation.candidates import resolve_candidates
+def build_samples(config: PatchConfig, names: Sequence[str], workspace: Any,
+                  options: Any) -> dict[str, Any]:
+    """Sample tables of the probes ``names`` (as ``abnirml run`` builds them) under the
+    resolved ``options``."""
     from abnirml.evaluation.experiment import build_tables
-    from abnirml.probes.base import ProbeContext
-    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
 
-    resolved = resolve_options(dict(config.options))
-    memo: dict[str, Any] = {}
-
-    def candidate_set():
-        if "c" not in memo:
-            memo["c"] = resolve_candidates(env.collection, config.candidates,
-                                           config.candidate_depth, env.collection_stats)
-        return memo["c"]
-
-    context = ProbeContext(collection=env.collection, analyzer=env.analyzer, seed=config.seed,
-                           options=dict(resolved.flat), typed_options=resolved.settings,
-                           candidates=lambda: candidate_set().ranking,
-                           candidate_scores=lambda: candidate_set().scores, ranker_env=env)
-    return build_tables(select_probes(list(names)), context, config.progress)
+    context = workspace.probe_context(options)
+    return build_tables(select_probes(list(names)), context, config.session.progress)
 
 
 def refusal(result: ProbePatching) -> str | None:
@@ -110,30 +94,30 @@ def refusal(result: ProbePatching) -> str | None:
 
 def run_patching(config: PatchConfig) -> PatchOutput:
     """Patch every probe of ``config`` on its ranker; write the files when ``out`` is set."""
-    from abnirml.data.collection import load_collection
+    from abnirml.evaluation.workspace import Workspace
     from abnirml.mechanism.targets import target_for
+    from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.registry import select_probes
-    from abnirml.rankers.registry import RankerEnv, build_ranker
-    from abnirml.text.analyzer import Analyzer
 
+    batch_size = config.session.batch_size
     if config.limit is not None and config.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {config.limit}")
     if config.min_difference < 0:
         raise ConfigError(f"--min-difference must be ≥ 0, got {config.min_difference}")
-    if config.batch_size is not None and config.batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {config.batch_size}")
+    if batch_size is not None and batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
     unknown = [g for g in config.granularities if g not in GRANULARITIES]
     if unknown or not config.granularities:
         raise ConfigError(f"--granularity must be residual and/or heads, got "
                           f"{', '.join(unknown) or 'nothing'}")
     folder = _target_folder(config) if config.out else None
     names = [p.name for p in select_probes(config.probes)]
+    options = resolve_options(dict(config.options))   # a bad --option stops before loading
     start = time.perf_counter()
-    collection = load_collection(config.collection)
-    env = RankerEnv(collection=collection, analyzer=Analyzer(), device=config.device,
-                    seed=config.seed, allow_pickle=config.allow_pickle)
-    target = target_for(build_ranker(config.ranker, env))
-    tables = build_samples(config, names, env)
+    workspace = Workspace(config.collection, config.session, config.seed)
+    (ranker,) = workspace.build_rankers([config.ranker])
+    target = target_for(ranker)
+    tables = build_samples(config, names, workspace, options)
     results, refused = [], {}
     tries = None if config.limit is None else max(MIN_TRIES, TRIES_PER_SAMPLE * config.limit)
     for name in names:
@@ -141,7 +125,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
         samples = (table.sample(i) for i in range(len(table)))
         result = _with_progress(config, name, lambda on, s=samples, n=name: patch_samples(
             target, s, n, config.granularities, config.limit, config.seed, config.filler,
-            config.batch_size, config.min_difference, tries, on))
+            batch_size, config.min_difference, tries, on))
         why = refusal(result)
         if why is not None:
             refused[name] = why
@@ -162,7 +146,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
 def _with_progress(config: PatchConfig, name: str, work):
     from abnirml.progress import progress_enabled
 
-    if not progress_enabled(config.progress):
+    if not progress_enabled(config.session.progress):
         return work(None)
     from tqdm.auto import tqdm
 
@@ -205,7 +189,7 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
                    "device": str(target.device), "dtype": str(target.model_dtype)},
         "collection": config.collection, "seed": config.seed, "limit": config.limit,
         "filler": config.filler, "min_difference": config.min_difference,
-        "batch_size": config.batch_size, "seconds": round(seconds, 1),
+        "batch_size": config.session.batch_size, "seconds": round(seconds, 1),
         "probes": summaries, "refused": refused,
     }
     with replacing_folder(folder, lambda: check_replaceable_folder(

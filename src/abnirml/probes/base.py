@@ -23,7 +23,6 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from abnirml.errors import AbnirmlError, ConfigError, user_line
-from abnirml.probes.options import options_from_flat
 from abnirml.text.analyzer import Analyzer
 from abnirml.types import Sample, Skip
 
@@ -47,22 +46,23 @@ class Probe(Protocol):
 class ProbeContext:
     """Everything a probe may read: the collection, analysis, seed and options.
 
-    ``options`` holds the probe settings a run was given, under the flat names probes have
-    always read (``typo_rate``, ``transfer_data``); :meth:`family_options` gives the same
-    settings typed and validated per family. ``ranker_env`` is the run's ranker environment
-    (for probes that build a ranker, e.g. DocT5Query expansions), None outside a run.
+    ``settings`` holds each family's typed, validated options (family key → its options
+    record, as :func:`~abnirml.probes.family_registry.resolve_options` builds them from
+    ``FAMILY.KEY`` values); probes read them with :meth:`family_options`. Commands build
+    their context through :meth:`abnirml.evaluation.workspace.Workspace.probe_context`.
+    ``ranker_env`` is the run's ranker environment (for probes that build a ranker, e.g.
+    DocT5Query expansions, or share its collection statistics), None outside a run.
     """
 
     collection: Any
     analyzer: Analyzer = field(default_factory=Analyzer)
     seed: int = 0
-    options: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
     candidates: Callable[[], Mapping[str, list[str]]] | None = None
     #: qid → docno → the candidate run's own score (LB1 compares them); None: not known.
     candidate_scores: Callable[[], Mapping[str, Mapping[str, float]]] | None = None
     ranker_env: Any = None
-    typed_options: dict[str, Any] | None = None
     #: a ParseCache (probes/parse_cache.py) keeping spaCy-derived values across runs; None:
     #: parse every run
     parse_cache: Any = None
@@ -76,16 +76,14 @@ class ProbeContext:
     def family_options(self, family: str, options_type: type | None = None) -> Any:
         """The typed options of ``family``.
 
-        A run resolves them up front (``typed_options``); a context built by hand parses
-        them from ``options`` on first use, which needs the family's ``options_type``.
+        A run resolves every family's options up front (``settings``); a context built by
+        hand without them gives the defaults, which needs the family's ``options_type``.
         """
-        if self.typed_options is None:
-            self.typed_options = {}
-        if family not in self.typed_options:
+        if family not in self.settings:
             if options_type is None:
-                raise RuntimeError(f"no typed options for family {family!r} in this context")
-            self.typed_options[family] = options_from_flat(options_type, family, self.options)
-        return self.typed_options[family]
+                raise RuntimeError(f"no options for family {family!r} in this context")
+            self.settings[family] = options_type()
+        return self.settings[family]
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
         """Share expensive intermediate results (spaCy parses, term matrices) across probes."""

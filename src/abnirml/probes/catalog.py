@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abnirml.probes.axioms.options import AxiomFamilyOptions
+from abnirml.probes.axioms.options import AxiomOptions
 from abnirml.probes.family import AXIOM_LAYOUT, SPACY, TRANSFER_LAYOUT, Family
 from abnirml.probes.manipulation import ManipulationOptions
 from abnirml.probes.measure_match import MeasureMatchOptions
@@ -140,7 +140,7 @@ TRANSFER = Family(
 AXIOMS = Family(
     key="axiom", title="Axiomatic diagnostic datasets (probe scores)",
     positive="Positive scores: the ranker prefers the document the axiom favours.",
-    options=AxiomFamilyOptions, probes=_axiom_probes, record_fields=_axiom_counts,
+    options=AxiomOptions, probes=_axiom_probes, record_fields=_axiom_counts,
     layout=AXIOM_LAYOUT, finding=_axiom_finding)
 
 QUERY_VARIATION = Family(

@@ -1,8 +1,7 @@
 """Where DocT5Query expansions come from, for the ``tmp:add-doct5query`` probe.
 
 Three sources, in this order (the ``tmp`` family's typed settings, ``--option
-tmp.KEY=VALUE`` on the command line; the flat names ``doct5query_file`` and
-``doct5query_source`` still work with a deprecation note):
+tmp.KEY=VALUE`` on the command line):
 
 ``tmp.doct5query_file``
     A file of precomputed expansions: JSON lines ``{"docno": …, "expansion": …}`` (a file

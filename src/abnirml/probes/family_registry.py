@@ -1,8 +1,7 @@
 """The registered probe families, and validation of a run's options against them.
 
 Built-in families (:mod:`.catalog`) are registered on first use; users add theirs with
-:func:`register_family`. Options are namespaced by family (``tmp.typo_rate``); the flat
-names used before (``typo_rate``) are still accepted and produce a deprecation note.
+:func:`register_family`. Options are namespaced by family (``tmp.typo_rate``);
 :func:`resolve_options` validates everything a run was given before any work starts.
 """
 
@@ -75,55 +74,38 @@ def get_family(key: str) -> Family:
 class ResolvedOptions:
     """A run's options after validation.
 
-    ``settings`` holds each family's typed options; ``flat`` is the same values under the
-    names probes read from ``ProbeContext.options``; ``public`` the JSON-ready namespaced
-    values for run.json; ``notes`` the deprecation notes to show the user.
+    ``settings`` holds each registered family's typed options (its defaults where nothing
+    was given), what probes read; ``public`` the JSON-ready namespaced values given, for
+    run.json.
     """
 
     settings: dict[str, Any]
-    flat: dict[str, Any]
     public: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def resolve_options(given: Mapping[str, Any]) -> ResolvedOptions:
-    """Validate ``given`` (namespaced or legacy flat keys) against every registered family."""
+    """Validate ``given`` (``FAMILY.KEY`` → value) against every registered family."""
     registry = _registry()
-    legacy: dict[str, tuple[str, str]] = {}
-    known: list[str] = []
-    for family in registry.values():
-        for f in settings_fields(family.options):
-            known.append(f"{family.key}.{f.name}")
-            if f.metadata.get("legacy"):
-                legacy[f.metadata["legacy"]] = (family.key, f.name)
+    known = [f"{family.key}.{f.name}" for family in registry.values()
+             for f in settings_fields(family.options)]
     per_family: dict[str, dict[str, Any]] = {key: {} for key in registry}
-    notes: list[str] = []
     for key, value in given.items():
-        if "." in key:
-            family_key, _, name = key.partition(".")
-            if family_key not in registry:
-                raise ConfigError(f"unknown option {key!r}: no probe family {family_key!r}"
-                                  f"{did_you_mean(key, known)}")
-        elif key in legacy:
-            family_key, name = legacy[key]
-            notes.append(f"option {key!r} is deprecated; write {family_key}.{name}")
-        else:
-            raise ConfigError(f"unknown option {key!r}{did_you_mean(key, known)}; options "
-                              "are named FAMILY.KEY, e.g. tmp.typo_rate")
-        if name in per_family[family_key]:
-            raise ConfigError(f"option {family_key}.{name} given twice")
+        family_key, dot, name = key.partition(".")
+        if not dot:
+            owners = [k for k in known if k.partition(".")[2] == key]
+            hint = (f" (did you mean {' or '.join(owners)}?)" if owners
+                    else did_you_mean(key, known))
+            raise ConfigError(f"unknown option {key!r}{hint}; options are named FAMILY.KEY, "
+                              "e.g. tmp.typo_rate")
+        if family_key not in registry:
+            raise ConfigError(f"unknown option {key!r}: no probe family {family_key!r}"
+                              f"{did_you_mean(key, known)}")
         per_family[family_key][name] = value
     settings = {key: parse_settings(registry[key].options, values, key)
                 for key, values in per_family.items()}
-    flat: dict[str, Any] = {}
-    public: dict[str, Any] = {}
-    for key, values in per_family.items():
-        fields = {f.name: f for f in settings_fields(registry[key].options)}
-        for name, raw in values.items():
-            value = getattr(settings[key], name)
-            flat[fields[name].metadata.get("legacy") or f"{key}.{name}"] = value
-            public[f"{key}.{name}"] = _public(value, raw)
-    return ResolvedOptions(settings, flat, dict(sorted(public.items())), notes)
+    public = {f"{key}.{name}": _public(getattr(settings[key], name), raw)
+              for key, values in per_family.items() for name, raw in values.items()}
+    return ResolvedOptions(settings, dict(sorted(public.items())))
 
 
 def _public(value: Any, raw: Any) -> Any:

@@ -13,10 +13,10 @@ counted as ``missing-text``.
 Randomness: each sample draws from its own generator, seeded by (run seed, probe name, qid,
 docno), so a sample never depends on which other samples or probes are built.
 
-Probe options (``--option tmp.KEY=VALUE``; the flat names used before still work), typed
-and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
+Probe options (``--option tmp.KEY=VALUE``), typed and validated in
+:class:`~abnirml.probes.catalog.ManipulationOptions`:
 
-``tmp.sample`` (formerly ``tmp_sample``)
+``tmp.sample``
     Use N judged pairs drawn at random (seeded) instead of all — the same pairs for every
     manipulation probe. Handy for expensive rankers.
 ``tmp.typo_rate``
@@ -28,7 +28,7 @@ and validated in :class:`~abnirml.probes.catalog.ManipulationOptions`:
     (``abnirml masking``) uses each ranker's own ``hints.mask_token`` instead.
 ``tmp.doct5query_file`` / ``tmp.doct5query_source``
     DocT5Query expansions (see :mod:`abnirml.probes.doct5query_expansions`).
-``tmp.nonrel_donor`` (formerly ``nonrel_donor``)
+``tmp.nonrel_donor``
     Where ``add-nonrel-sentence`` takes its sentence (see :data:`DONOR_MODES`).
 ``tmp.nonrel_grade``
     The judged grade of donor documents (default 0). On a 1–4 scale such as ANTIQUE's no
@@ -68,18 +68,15 @@ DONOR_MODES = ("same-query", "other-query", "no-query-terms")
 
 @dataclass(frozen=True)
 class ManipulationOptions:
-    sample: int | None = setting(None, minimum=1, legacy="tmp_sample",
+    sample: int | None = setting(None, minimum=1,
                                  help="use N judged pairs drawn at random (seeded)")
-    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0, legacy="typo_rate",
+    typo_rate: float = setting(0.1, minimum=0.0, maximum=1.0,
                                help="probability that a word with a known misspelling is "
                                     "misspelt")
-    mask_token: str = setting("[MASK]", legacy="mask_token",
-                              help="the token Only-Q / Drop-Q put in place of terms")
-    doct5query_file: str | None = setting(None, legacy="doct5query_file",
-                                          help="DocT5Query expansions file")
-    doct5query_source: Any = setting(None, legacy="doct5query_source",
-                                     help="a ranker spec or object that writes expansions")
-    nonrel_donor: str = setting(DONOR_MODES[0], choices=DONOR_MODES, legacy="nonrel_donor",
+    mask_token: str = setting("[MASK]", help="the token Only-Q / Drop-Q put in place of terms")
+    doct5query_file: str | None = setting(None, help="DocT5Query expansions file")
+    doct5query_source: Any = setting(None, help="a ranker spec or object that writes expansions")
+    nonrel_donor: str = setting(DONOR_MODES[0], choices=DONOR_MODES,
                                 help="donors of add-nonrel-sentence: same-query (ABNIRML), "
                                      "other-query or no-query-terms")
     nonrel_grade: int = setting(0, minimum=0,

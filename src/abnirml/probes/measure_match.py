@@ -57,7 +57,7 @@ def _tolerance(value: Any, key: str) -> Any:
 
 @dataclass(frozen=True)
 class MeasureMatchOptions:
-    tolerance: Any = setting(0, legacy="mmp_tolerance", check=_tolerance,
+    tolerance: Any = setting(0, check=_tolerance,
                              help="how far the controlled measure may differ (number, or a "
                                   "mapping control → number; default 0, exact match)")
 

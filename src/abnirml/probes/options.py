@@ -22,7 +22,7 @@ from abnirml.numbers import strict_float
 from abnirml.settings import setting
 from abnirml.switches import switch_value
 
-__all__ = ["describe", "options_from_flat", "parse_settings", "setting", "settings_fields"]
+__all__ = ["describe", "parse_settings", "setting", "settings_fields"]
 
 
 def settings_fields(options_type: type) -> list[dataclasses.Field]:
@@ -41,19 +41,6 @@ def parse_settings(options_type: type, given: Mapping[str, Any], prefix: str) ->
     values = {name: _convert(given[name], hints[name], fields[name], f"{prefix}.{name}")
               for name in given}
     return options_type(**values)
-
-
-def options_from_flat(options_type: type, prefix: str, options: Mapping[str, Any]) -> Any:
-    """``options_type`` from a flat options dict: keys ``prefix.name`` or a field's legacy
-    name; other keys belong to other families and are left alone."""
-    given: dict[str, Any] = {}
-    for f in settings_fields(options_type):
-        legacy = f.metadata.get("legacy")
-        if f"{prefix}.{f.name}" in options:
-            given[f.name] = options[f"{prefix}.{f.name}"]
-        elif legacy and legacy in options:
-            given[f.name] = options[legacy]
-    return parse_settings(options_type, given, prefix)
 
 
 def describe(options_type: type, prefix: str) -> list[tuple[str, str, str]]:

@@ -48,7 +48,7 @@ NDCG_IDEAL = "all judgments of the query (trec_eval)"
 
 @dataclass(frozen=True)
 class QueryVariationOptions:
-    depth: int = setting(DEFAULT_DEPTH, minimum=0, legacy="qvp_depth",
+    depth: int = setting(DEFAULT_DEPTH, minimum=0,
                          help="candidates per query scored under both queries (0: judged "
                               "documents only)")
     synonyms: str = setting(SYNONYM_SOURCES[0], choices=SYNONYM_SOURCES,
@@ -122,19 +122,12 @@ def _synonym_source(context: ProbeContext) -> Any:
     return lru_cache(maxsize=None)(source)
 
 
-def _ranker_env(context: ProbeContext) -> Any:
-    """The run's ranker environment: the context's field (a run), else the flat option a
-    hand-built context may carry; None outside a run."""
-    env = context.ranker_env
-    return env if env is not None else context.options.get("ranker_env")
-
-
 def _idf_function(context: ProbeContext):
     """idf of a query word under the run's analysis and the collection's statistics — the
     ones the lexical rankers use, built once per run: the highest log(N / df) among the
     word's analysed terms (a stopword, or a word no document holds, gets 0 and is dropped
     first)."""
-    env = _ranker_env(context)
+    env = context.ranker_env
     if env is not None and getattr(env, "analyzer", None) is not None:
         stats = env.collection_stats()
         analyzer = env.analyzer

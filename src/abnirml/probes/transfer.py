@@ -20,8 +20,7 @@ Sources whose data is absent yield one ``Skip("no-data", {"where": …})``; the 
 says where the data was expected. Options (:class:`~.transfer_pairs.TransferOptions`):
 ``dtp.data`` (the directory holding ``mrpc/``, ``jfleg/`` …), ``dtp.online`` (fall back to
 hub copies), ``dtp.sample_rate`` (fraction of news articles kept, default 0.1 as in the
-paper), ``dtp.max_pairs``. Probe and data code still read the flat names
-(``transfer_data``) from ``ProbeContext.options``.
+paper), ``dtp.max_pairs``, read with ``context.family_options("dtp", TransferOptions)``.
 """
 
 from __future__ import annotations

@@ -26,14 +26,10 @@ from abnirml.types import Sample, Skip
 
 @dataclass(frozen=True)
 class TransferOptions:
-    data: str | None = setting(None, legacy="transfer_data",
-                               help="the folder holding the transfer corpora")
-    online: bool = setting(False, legacy="transfer_online",
-                           help="download corpora from the Hugging Face hub when absent")
-    max_pairs: int | None = setting(None, minimum=0, legacy="dtp_max_pairs",
-                                    help="keep at most N pairs per probe (seeded)")
+    data: str | None = setting(None, help="the folder holding the transfer corpora")
+    online: bool = setting(False, help="download corpora from the Hugging Face hub when absent")
+    max_pairs: int | None = setting(None, minimum=0, help="keep at most N pairs per probe (seeded)")
     sample_rate: float | None = setting(None, above=0.0, maximum=1.0,
-                                        legacy="dtp_sample_rate",
                                         help="fraction of pairs kept by sub-sampling probes")
 
 

@@ -6,7 +6,7 @@ Ten probes, ``axiom:rennings-tfc1``, ``axiom:tfc2``, ``axiom:rennings-m-tdc``,
 ir_axioms define carry their source, see :mod:`.names`), whose samples are instances of
 the papers' extended and relaxed axioms, mined from each query's candidate documents (or
 its judged documents). ``doc1`` is always the document the axiom prefers. Modules:
-:mod:`.options` (the ``axiom_*`` settings), :mod:`.features` (per-query term-count
+:mod:`.options` (the ``axiom.*`` options), :mod:`.features` (per-query term-count
 matrices, proximity, embeddings), :mod:`.mining` (the vectorised definitions),
 :mod:`.semantics` (term vectors and similarity), :mod:`.probe` (tables for the engine).
 """

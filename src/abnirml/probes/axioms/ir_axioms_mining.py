@@ -8,7 +8,7 @@ for a query's pool, computed with NumPy over the documents' count matrices, so t
 can mine the instances (every pair with preference 1, the preferred document first) and
 the benchmark can compare the matrices with ir_axioms 1.2.5 cell by cell.
 
-Terms are the run's analysed terms (stopped, stemmed unless ``axiom_stem=0``); a
+Terms are the run's analysed terms (stopped, stemmed unless ``axiom.stem=0``); a
 document's *sequence* is its analysed terms in text order (positions count kept terms
 only, as ir_axioms' tokenizer sees them). ``IraxQuery`` holds what the definitions read
 beyond :class:`~.features.QueryFeatures`.

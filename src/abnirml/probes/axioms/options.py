@@ -1,7 +1,7 @@
-"""The settings of the axiomatic diagnostic datasets, read from ``ProbeContext.options``.
+"""The settings of the axiomatic diagnostic datasets: one typed options record,
+:class:`AxiomOptions`, which a probe reads with ``context.family_options("axiom")``.
 
-Keys (all optional; ``--option axiom.KEY=VALUE`` on the command line; the flat ``axiom_KEY``
-names still work with a deprecation note):
+Keys (all optional; ``--option axiom.KEY=VALUE`` on the command line):
 
 ``axiom.pool``              ``candidates`` (default: each query's candidate run, best first)
                             or ``judged`` (the query's judged documents with text).
@@ -31,7 +31,7 @@ names still work with a deprecation note):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,60 +39,10 @@ from abnirml.errors import ConfigError
 from abnirml.numbers import strict_int
 from abnirml.probes.options import setting
 
-DEFAULT_DEPTH = 100
-DEFAULT_LENGTH_TOLERANCE = 10.0
-DEFAULT_CAP = 5000
-DEFAULT_LNC2_K = (2, 3, 4)
-DEFAULT_STMC2_THRESHOLD = 0.2
 POOLS = ("candidates", "judged")
-
-
-@dataclass(frozen=True)
-class AxiomOptions:
-    pool: str = "candidates"
-    depth: int = DEFAULT_DEPTH
-    length_tolerance: float = DEFAULT_LENGTH_TOLERANCE    # math.inf for "any"
-    cap: int | None = DEFAULT_CAP
-    lnc2_k: tuple[int, ...] = DEFAULT_LNC2_K
-    lnc2_max_length: int | None = None
-    stmc2_threshold: float = DEFAULT_STMC2_THRESHOLD
-    relevant_grade: int = 2
-    stem: bool | None = None                              # None: the context analyzer's
-
-    @property
-    def length_tolerance_label(self) -> str:
-        return "any" if math.isinf(self.length_tolerance) else f"{self.length_tolerance:g}"
-
-    def features_key(self) -> str:
-        """The part of the settings that changes per-query features (memo key)."""
-        return f"{self.pool}:{self.depth}:{self.stem}"
-
-
-def parse_options(options: Mapping[str, Any],
-                  grade_bands: Sequence[tuple[str, int, int]] = ()) -> AxiomOptions:
-    """Validate the axiom keys of a flat ``options`` dict (``axiom.depth`` or the deprecated
-    ``axiom_depth``) through the family's typed settings, then derive the working values."""
-    from abnirml.probes.options import options_from_flat
-
-    return axiom_options(options_from_flat(AxiomFamilyOptions, "axiom", options), grade_bands)
-
-
-def axiom_options(typed: AxiomFamilyOptions,
-                  grade_bands: Sequence[tuple[str, int, int]] = ()) -> AxiomOptions:
-    """The working settings from the family's validated options: ``cap`` 0 keeps all, the
-    duplication factors become a sorted tuple, the relevant grade defaults to the grade band
-    named ``relevant``."""
-    lnc2_k = tuple(sorted({strict_int(str(p).strip()) for p in _parts(typed.lnc2_k)
-                           if str(p).strip()}))
-    if typed.relevant_grade is not None:
-        relevant = typed.relevant_grade
-    else:
-        relevant = next((lo for name, lo, _ in grade_bands if name == "relevant"), 2)
-    return AxiomOptions(pool=typed.pool, depth=typed.depth,
-                        length_tolerance=float(typed.length_tolerance), cap=typed.cap or None,
-                        lnc2_k=lnc2_k, lnc2_max_length=typed.lnc2_max_length,
-                        stmc2_threshold=float(typed.stmc2_threshold),
-                        relevant_grade=relevant, stem=typed.stem)
+#: the lowest relevant grade when neither ``axiom.relevant_grade`` nor a band named
+#: ``relevant`` says otherwise (TREC DL's "highly relevant" starts at 2)
+DEFAULT_RELEVANT_GRADE = 2
 
 
 def _parts(value: Any) -> list[Any]:
@@ -118,35 +68,59 @@ def _duplication_factors(value: Any, key: str) -> Any:
 
 
 @dataclass(frozen=True)
-class AxiomFamilyOptions:
-    pool: str = setting("candidates", choices=("candidates", "judged"), legacy="axiom_pool",
+class AxiomOptions:
+    """The ``axiom.*`` options as the user gave them (validated), and the working values the
+    probes derive from them (:attr:`instance_cap`, :attr:`duplication_factors`,
+    :meth:`relevant_grade_in`): the fields keep what was given, so run.json shows it."""
+
+    pool: str = setting("candidates", choices=POOLS,
                         help="each query's candidates or its judged documents")
-    depth: int = setting(100, minimum=1, legacy="axiom_depth",
-                         help="candidates per query")
+    depth: int = setting(100, minimum=1, help="candidates per query")
     length_tolerance: float = setting(10.0, minimum=0.0, allow_inf=True,
                                       words={"any": math.inf, "inf": math.inf,
                                              "none": math.inf},
-                                      legacy="axiom_length_tolerance",
                                       help="δ_len in analysed tokens, or 'any'")
-    cap: int | None = setting(5000, minimum=0, legacy="axiom_cap",
+    cap: int | None = setting(5000, minimum=0,
                               help="instances kept per query and axiom (0 or none: all)")
-    lnc2_k: Any = setting("2,3,4", legacy="axiom_lnc2_k", check=_duplication_factors,
-                          help="duplication factors for LNC2")
-    lnc2_max_length: int | None = setting(None, minimum=1, legacy="axiom_lnc2_max_length",
+    lnc2_k: Any = setting("2,3,4", check=_duplication_factors, help="duplication factors for LNC2")
+    lnc2_max_length: int | None = setting(None, minimum=1,
                                           help="largest duplicated document, in words")
     stmc2_threshold: float = setting(0.2, minimum=-1.0, maximum=1.0,
-                                     legacy="axiom_stmc2_threshold",
                                      help="STMC2's minimum similarity of the non-query parts")
-    relevant_grade: int | None = setting(None, legacy="axiom_relevant_grade",
-                                         help="lowest grade counted as relevant")
-    stem: bool | None = setting(None, legacy="axiom_stem", help="Porter-stem terms")
-    embeddings: Any = setting(None, legacy="axiom_embeddings",
-                              help="term vectors (glove-6b-50d or an object)")
-    similarity: Any = setting(None, legacy="axiom_similarity",
-                              help="'cosine' or a callable (A, B) -> similarities")
+    relevant_grade: int | None = setting(None, help="lowest grade counted as relevant")
+    stem: bool | None = setting(None, help="Porter-stem terms")
+    embeddings: Any = setting(None, help="term vectors (glove-6b-50d or an object)")
+    similarity: Any = setting(None, help="'cosine' or a callable (A, B) -> similarities")
+
+    @property
+    def instance_cap(self) -> int | None:
+        """Instances kept per query and axiom; None keeps all (``cap`` 0 or none)."""
+        return self.cap or None
+
+    @property
+    def duplication_factors(self) -> tuple[int, ...]:
+        """LNC2's factors k, sorted, each once (``lnc2_k`` is text or a sequence)."""
+        return tuple(sorted({strict_int(str(p).strip()) for p in _parts(self.lnc2_k)
+                             if str(p).strip()}))
+
+    def relevant_grade_in(self, grade_bands: Sequence[tuple[str, int, int]] = ()) -> int:
+        """The lowest relevant grade: ``relevant_grade`` when given, else the lower bound of
+        the grade band named ``relevant``, else :data:`DEFAULT_RELEVANT_GRADE`."""
+        if self.relevant_grade is not None:
+            return self.relevant_grade
+        return next((lo for name, lo, _ in grade_bands if name == "relevant"),
+                    DEFAULT_RELEVANT_GRADE)
+
+    @property
+    def length_tolerance_label(self) -> str:
+        return "any" if math.isinf(self.length_tolerance) else f"{self.length_tolerance:g}"
+
+    def features_key(self) -> str:
+        """The part of the settings that changes per-query features (memo key)."""
+        return f"{self.pool}:{self.depth}:{self.stem}"
 
 
-def axiom_settings(context: Any) -> AxiomFamilyOptions:
-    """The run's validated ``axiom.*`` settings from a :class:`~abnirml.probes.base.ProbeContext`
-    (resolved up front in a run; parsed from the context's flat options otherwise)."""
-    return context.family_options("axiom", AxiomFamilyOptions)
+def axiom_settings(context: Any) -> AxiomOptions:
+    """The run's validated ``axiom.*`` options from a
+    :class:`~abnirml.probes.base.ProbeContext` (the defaults in a context built without)."""
+    return context.family_options("axiom", AxiomOptions)

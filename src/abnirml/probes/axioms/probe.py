@@ -30,7 +30,7 @@ import numpy as np
 
 from abnirml.probes.axioms import mining
 from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
-from abnirml.probes.axioms.options import AxiomOptions, axiom_options, axiom_settings
+from abnirml.probes.axioms.options import AxiomOptions, axiom_settings
 from abnirml.probes.axioms.semantics import GLOVE as GLOVE_NAME
 from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
@@ -72,7 +72,7 @@ def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
 
 def _lnc2(f: QueryFeatures, data: AxiomData, context: ProbeContext) -> Instances:
     opts = data.options
-    ks = np.asarray(opts.lnc2_k, dtype=np.int64)
+    ks = np.asarray(opts.duplication_factors, dtype=np.int64)
     docs = np.repeat(np.arange(f.size), ks.size)
     factors = np.tile(ks, f.size)
     if opts.lnc2_max_length is not None:
@@ -197,15 +197,17 @@ class AxiomProbe:
         return self.definition.find(features, data, context)
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
-        opts = axiom_options(axiom_settings(context), context.grade_bands)
+        opts = axiom_settings(context)
         data = axiom_data(context, opts)
         rng = context.rng(self.name)
-        builder = _TableBuilder(self.definition, opts)
+        cap = opts.instance_cap
+        builder = _TableBuilder(self.definition, opts,
+                                opts.relevant_grade_in(context.grade_bands))
         for q_pos, features in enumerate(data.queries):
             found = self.mine(features, data, context)
             count = int(found[0].shape[0])
-            if opts.cap is not None and count > opts.cap:
-                pick = np.sort(rng.choice(count, size=opts.cap, replace=False))
+            if cap is not None and count > cap:
+                pick = np.sort(rng.choice(count, size=cap, replace=False))
                 found = tuple(a[pick] for a in found)
             builder.add(q_pos, features, found, count)
         return builder.build(data)
@@ -221,9 +223,10 @@ class AxiomProbe:
 class _TableBuilder:
     """Accumulates capped instances of all queries into one SampleTable."""
 
-    def __init__(self, axiom: Axiom, options: AxiomOptions):
+    def __init__(self, axiom: Axiom, options: AxiomOptions, relevant_grade: int):
         self.axiom = axiom
         self.options = options
+        self.relevant_grade = relevant_grade
         self.pool: dict[str, int] = {}
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in
                                                    ("q", "d1", "d2", "d3", "o", "a", "b", "c")}
@@ -247,7 +250,7 @@ class _TableBuilder:
         self.queries_with_instances += 1
         q_index = self._intern([f.query])[0]
         doc_index = self._intern(f.texts)
-        thr = self.options.relevant_grade
+        thr = self.relevant_grade
         grades = f.grades
         if self.axiom.shape == "duplicate":
             docs, factors = found

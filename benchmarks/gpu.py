@@ -155,7 +155,7 @@ def sample_building(data: str, probes: tuple[str, ...] = BATTERY
     from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
     from abnirml.evaluation.scoring import Scorer
     from abnirml.probes.base import ProbeContext
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
     from abnirml.rankers.cache import ScoreCache
 
     start = time.perf_counter()

@@ -61,7 +61,7 @@ def battery_pairs(data: Path) -> list[tuple[str, str]]:
     from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
     from abnirml.evaluation.scoring import Scorer
     from abnirml.probes.base import ProbeContext
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
     from abnirml.rankers.cache import ScoreCache
 
     collection = load_collection(str(data))

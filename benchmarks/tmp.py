@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from abnirml.pipeline import RunConfig, SessionSettings, run
     from abnirml.probes.base import ProbeContext, build_table
     from abnirml.probes.family_registry import resolve_options
-    from abnirml.probes.manipulation import available, judged_pairs, spacy_parses
+    from abnirml.probes.manipulation.probes import available, judged_pairs, spacy_parses
     from abnirml.text.nlp import load_pipeline
 
     options = {"tmp.sample": args.sample} if args.sample else {}

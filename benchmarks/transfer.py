@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     from abnirml.evaluation.scoring import Scorer
     from abnirml.probes.base import ProbeContext, build_table
     from abnirml.probes.family_registry import resolve_options
-    from abnirml.probes.registry import select_probes
-    from abnirml.probes.transfer_pairs import feature_store
+    from abnirml.probes.probe_registry import select_probes
+    from abnirml.probes.transfer.pairs import feature_store
     from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.registry import RankerEnv, build_ranker
     from abnirml.text.nlp import load_pipeline

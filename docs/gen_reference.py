@@ -77,7 +77,7 @@ def _probe_definition(probe) -> str:
                    "`axiom.embeddings` supplies others." if probe.uses_term_vectors else "")
         return f"{axiom.precondition}; claim {axiom.claim}.{vectors}"
     if family == "qvp":
-        from abnirml.probes.query_variation_generators import VARIATIONS
+        from abnirml.probes.query_variation.generators import VARIATIONS
 
         generator = VARIATIONS[probe.key][1]
         return (_rst_to_md(_first_paragraph(generator.__doc__))
@@ -106,7 +106,7 @@ def _probe_source(probe) -> str:
 def probes_page() -> str:
     from abnirml.probes.family_registry import family_keys, get_family
     from abnirml.probes.options import describe
-    from abnirml.probes.registry import all_probes
+    from abnirml.probes.probe_registry import all_probes
 
     probes = all_probes()
     out = [HEADER, "# Probes\n\n",

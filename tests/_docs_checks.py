@@ -117,7 +117,7 @@ def unknown_subcommands(text: str) -> tuple[set[str], list[str]]:
 def built_in() -> dict[str, list[str]]:
     """The probe names and ranker families of a fresh interpreter: other tests register
     their own into the process-wide registries, which the pages rightly never name."""
-    program = ("import json; from abnirml.probes.registry import all_probes; "
+    program = ("import json; from abnirml.probes.probe_registry import all_probes; "
                "from abnirml.rankers.registry import families; "
                "print(json.dumps({'probes': [p.name for p in all_probes()], "
                "'rankers': families()}))")

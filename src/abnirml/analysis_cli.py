@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from abnirml.errors import ConfigError
-from abnirml.output_files import check_output_folder
+from abnirml.files.output_folders import check_output_folder
 
 
 def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
@@ -113,7 +113,7 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         section.figures.append(Figure(title, png, title))
     (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
                                           encoding="utf-8")
-    from abnirml.owned_files import record_written
+    from abnirml.files.ownership import record_written
 
     # written into an ``abnirml run`` folder: the next run may replace them like its own
     record_written(out, written)
@@ -143,8 +143,8 @@ def _check_runs_match(args: argparse.Namespace, reference: dict, run: dict,
 
 def _check_same_collection(dir_a: Path, dir_b: Path) -> None:
     """Refuse folders run on different collections: their probes' samples cannot pair up."""
+    from abnirml.files.run_names import RUN_INFO
     from abnirml.report.files import read_run_info
-    from abnirml.run_files import RUN_INFO
 
     def identity(folder: Path) -> dict | None:
         path = folder / RUN_INFO

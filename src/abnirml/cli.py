@@ -31,7 +31,7 @@ def parse_number_map(text: str, what: str) -> tuple[float | None, dict[str, floa
 
 def _float(raw: str, what: str) -> float:
     """A finite number in plain notation (no ``nan``, ``1_0`` or full-width digits)."""
-    from abnirml.numbers import strict_float
+    from abnirml.strict_numbers import strict_float
 
     try:
         return strict_float(raw.strip())
@@ -41,7 +41,7 @@ def _float(raw: str, what: str) -> float:
 
 def parse_grade_bands(text: str) -> tuple[tuple[str, int, int], ...]:
     """``non-relevant=0-1,relevant=2-3`` → bands."""
-    from abnirml.numbers import strict_int
+    from abnirml.strict_numbers import strict_int
 
     bands: list[tuple[str, int, int]] = []
     for part in text.split(","):
@@ -98,7 +98,7 @@ def _check_count(value: int, name: str, low: int) -> None:
 
 def parse_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` with the value kept as text: each family's typed options convert it
-    (strictly, through :mod:`abnirml.numbers`) and name the key when it is not valid."""
+    (strictly, through :mod:`abnirml.strict_numbers`) and name the key when it is not valid."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--option {text!r} is not KEY=VALUE")
@@ -269,8 +269,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["mmp.tolerance"] = args.mmp_tolerance
     probes = args.probes or ["all"]
     if args.transfer_data is not None or args.pairs is not None:
-        from abnirml.probes.registry import register_pairs_probe
-        from abnirml.probes.transfer import check_transfer_data
+        from abnirml.probes.probe_registry import register_pairs_probe
+        from abnirml.probes.transfer.probes import check_transfer_data
 
         if args.transfer_data is not None:
             options["dtp.data"] = check_transfer_data(args.transfer_data)
@@ -312,7 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from abnirml.errors import InputError
-    from abnirml.run_folder import RunFolder
+    from abnirml.files.run_folder import RunFolder
 
     folder = RunFolder(args.directory)
     directory = folder.path
@@ -350,7 +350,7 @@ def cmd_probes(_: argparse.Namespace) -> int:
     from abnirml.probes.axioms.names import side_by_side, source_of
     from abnirml.probes.family_registry import families
     from abnirml.probes.options import describe
-    from abnirml.probes.registry import all_probes
+    from abnirml.probes.probe_registry import all_probes
 
     for probe in all_probes():
         flag = " (symmetric)" if probe.symmetric else ""

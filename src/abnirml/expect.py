@@ -100,7 +100,7 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     from abnirml.evaluation.statistics import check_alpha, check_delta
     from abnirml.evaluation.workspace import SessionSettings, Workspace
     from abnirml.probes.family_registry import resolve_options
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
 
     check_alpha(alpha)
     if delta is not None:

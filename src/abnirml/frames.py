@@ -66,8 +66,8 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> Any:
 def load_results(path: str | Path) -> Any:
     """The results of an ``abnirml run`` output folder (or its ``results.jsonl``) as a tidy
     DataFrame; like :func:`load_samples`, either the folder or the file may be named."""
+    from abnirml.files.run_names import RESULTS
     from abnirml.report.files import read_results
-    from abnirml.run_files import RESULTS
 
     path = Path(_checked_path(path, "load_results"))
     return results_frame(read_results(path / RESULTS if path.is_dir() else path))

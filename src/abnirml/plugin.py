@@ -16,8 +16,8 @@ from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import Family, Requirement
 from abnirml.probes.family_registry import register_family
-from abnirml.probes.registry import register as register_probe
-from abnirml.probes.registry import register_pairs_probe
+from abnirml.probes.probe_registry import register as register_probe
+from abnirml.probes.probe_registry import register_pairs_probe
 from abnirml.rankers.base import RankerSpec
 from abnirml.rankers.family import NoParams, RankerFamily
 from abnirml.rankers.registry import RankerEnv
@@ -25,8 +25,8 @@ from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
 from abnirml.rankers.registry import register_family as register_ranker
 from abnirml.registry import scoped_registrations
+from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
-from abnirml.types import Sample, Skip
 
 __all__ = [
     "Family",

@@ -128,7 +128,7 @@ def _import_reporting(label: str, source: str, module: str | None) -> ModuleType
 def _check_catalogue(label: str) -> None:
     """List every probe once, so a probe name this plugin's family shares with another
     family is reported against this plugin rather than later, without a file."""
-    from abnirml.probes import registry
+    from abnirml.probes import probe_registry as registry
 
     try:
         registry.all_probes()

@@ -77,7 +77,7 @@ def export_triples(config: ExportConfig) -> dict[str, int]:
         raise ConfigError(f"--only {config.only} needs --ranker: it keeps the samples that "
                           "ranker gets wrong (violated) or right (satisfied)")
     check_target(Path(config.out))
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
 
     selected = select_probes(config.probes)
     directed = [p for p in selected if preferred_side(p) is not None]
@@ -113,7 +113,7 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
     from abnirml.evaluation.experiment import build_tables
     from abnirml.evaluation.workspace import Workspace
     from abnirml.probes.family_registry import resolve_options
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
 
     resolved = resolve_options(dict(config.options))   # typed and validated before work
     workspace = Workspace(config.collection, config.session, config.seed)
@@ -174,8 +174,8 @@ def check_target(path: Path) -> None:
     earlier export wrote (its first line a JSON object with the triple fields) may be given:
     naming ``queries.tsv`` or a notes file by mistake must stop with one line, not erase it.
     """
-    from abnirml.output_files import refuse_path_under_file
-    from abnirml.owned_files import kind_of
+    from abnirml.files.output_folders import refuse_path_under_file
+    from abnirml.files.ownership import kind_of
 
     if path.is_symlink() and not path.exists():
         raise ConfigError(f"{path}: is a symbolic link to a missing file; give a plain file name")

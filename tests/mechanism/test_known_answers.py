@@ -109,7 +109,7 @@ def test_one_known_head_carries_the_whole_effect_and_no_other(tmp_path):
     # the same through the study API: the top head is L1.H1, every other head is 0
     from abnirml.mechanism.study import patch_samples
     from abnirml.mechanism.summary import summarise
-    from abnirml.types import Sample
+    from abnirml.samples import Sample
 
     samples = [Sample("vitamin", "the sun and fish vitamin", "the sun and fish", {"qid": "1"}),
                Sample("vitamin", "a dog in the river vitamin", "a dog in the river",

@@ -16,7 +16,7 @@ from abnirml.mechanism.study import SMALL_DIFFERENCE, patch_samples
 from abnirml.mechanism.summary import summarise
 from abnirml.mechanism.targets import target_for
 from abnirml.rankers.registry import RankerEnv, build_ranker
-from abnirml.types import Sample
+from abnirml.samples import Sample
 from tests._tiny_models import save_cross_encoder
 
 DOCS = ["the sun light is warm and fish is good for bone",

@@ -96,7 +96,7 @@ def test_report_keeps_the_folder_replaceable(cli, tmp_path):
     assert _run(cli, out).code == 0
     (out / "report.md").unlink()
     assert cli("report", out, may_change=[out]).code == 0
-    from abnirml.owned_files import MANIFEST
+    from abnirml.files.ownership import MANIFEST
 
     manifest = json.loads((out / MANIFEST).read_text())["files"]
     assert set(manifest) >= {"report.md", "results.jsonl", "tables/per-query.csv"}
@@ -117,7 +117,7 @@ def test_train_replaces_its_own_model_folder(cli, tmp_path):
     for _ in range(2):
         assert cli("train", "--model", "lgbm+rounds=5", "--out", models, "--quiet",
                    may_change=[models]).code == 0
-    from abnirml.owned_files import MANIFEST
+    from abnirml.files.ownership import MANIFEST
 
     assert (models / MANIFEST).is_file() and (models / "abnirml-model.json").is_file()
     (models / "my-notes.txt").write_text("which seeds I tried\n")    # beside a real model
@@ -127,7 +127,7 @@ def test_train_replaces_its_own_model_folder(cli, tmp_path):
 
 def _killed_writer_staging(parent: Path, name: str) -> Path:
     """What a run killed (SIGKILL) while writing leaves: its marked staging folder."""
-    from abnirml.owned_files import make_staging_folder
+    from abnirml.files.ownership import make_staging_folder
 
     read, write = os.pipe()
     pid = os.fork()
@@ -145,7 +145,7 @@ def _killed_writer_staging(parent: Path, name: str) -> Path:
 
 
 def test_a_killed_runs_staging_folder_is_cleaned_by_the_next_run(cli, tmp_path):
-    from abnirml.owned_files import STAGING_MARK, make_staging_folder
+    from abnirml.files.ownership import STAGING_MARK, make_staging_folder
 
     stale = _killed_writer_staging(tmp_path, "out")
     assert (stale / STAGING_MARK).is_file()

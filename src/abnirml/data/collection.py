@@ -154,7 +154,7 @@ def stream_threshold() -> int:
     A value that is not a whole number is refused with one line rather than a traceback.
     """
     from abnirml.errors import ConfigError
-    from abnirml.numbers import strict_int
+    from abnirml.strict_numbers import strict_int
 
     raw = os.environ.get("ABNIRML_STREAM_DOCS_BYTES", "").strip()
     if not raw:

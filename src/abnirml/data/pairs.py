@@ -3,7 +3,7 @@
 A :class:`TextPair` is one row of a non-IR dataset recast as ⟨query?, d1, d2⟩: d1 carries the
 characteristic under test (fluent, formal, simpler, neutral, succinct, factual), d2 lacks it.
 The query is given when the dataset has one (a title, a question) and built later otherwise
-(see :mod:`abnirml.probes.transfer_queries`). Sources yield pairs lazily so that a large
+(see :mod:`abnirml.probes.transfer.queries`). Sources yield pairs lazily so that a large
 dataset never has to sit in memory as Python objects more than once.
 
 User pair files (``--pairs FILE``) are either

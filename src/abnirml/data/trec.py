@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.errors import InputError
-from abnirml.numbers import strict_float, strict_int
+from abnirml.strict_numbers import strict_float, strict_int
 from abnirml.text.lines import decoded_lines
 
 Qrels = dict[str, dict[str, int]]
@@ -30,7 +30,7 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     if not path.exists():
         raise InputError("file not found", path=path)
     if not path.is_file():     # from stat alone: a FIFO is never opened (it would block)
-        from abnirml.owned_files import kind_of
+        from abnirml.files.ownership import kind_of
 
         raise InputError(f"expected a regular file, found a {kind_of(path)}", path=path)
     try:

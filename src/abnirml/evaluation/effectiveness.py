@@ -160,7 +160,7 @@ def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates,
     writer; the returned dict is the ``effectiveness`` entry of ``run.json`` (only a
     ``skipped`` reason when ``ir_measures`` is not installed).
     """
-    from abnirml.run_files import run_file_name
+    from abnirml.files.run_names import run_file_name
 
     try:
         import ir_measures  # noqa: F401

@@ -35,8 +35,8 @@ from abnirml.evaluation.routing import score_judged
 from abnirml.evaluation.ties import DEFAULT_TIE_BREAKS, evaluate_without_tie_order
 from abnirml.evaluation.workspace import SessionSettings
 from abnirml.markup import escape_md, escape_md_code
-from abnirml.probes import text_manipulations as m
 from abnirml.probes.base import ProbeContext
+from abnirml.probes.manipulation import edits as m
 from abnirml.rankers.base import QueryIdentity, Ranker, hints, spec_of
 
 ORIGINAL = "original"
@@ -229,7 +229,7 @@ class MaskingConfig:
 def run_masking(config: MaskingConfig) -> MaskingResult:
     """Load, build rankers, resolve candidates, analyse and (with ``out``) write the files."""
     from abnirml.evaluation.workspace import Workspace
-    from abnirml.output_files import check_output_folder
+    from abnirml.files.output_folders import check_output_folder
 
     if config.out is not None:   # before any work: a user's masking.md is never replaced
         check_output_folder(Path(config.out), MASKING_FILES)

@@ -21,6 +21,12 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.workspace import SessionSettings
+from abnirml.files.ownership import (
+    check_replaceable_folder,
+    kind_of,
+    record_written,
+    replacing_folder,
+)
 from abnirml.mechanism.study import (
     DEFAULT_MIN_DIFFERENCE,
     GRANULARITIES,
@@ -28,12 +34,6 @@ from abnirml.mechanism.study import (
     patch_samples,
 )
 from abnirml.mechanism.summary import summarise
-from abnirml.owned_files import (
-    check_replaceable_folder,
-    kind_of,
-    record_written,
-    replacing_folder,
-)
 from abnirml.report.patching import PATCHING_DIR, SUMMARY_FILE, figures, markdown
 
 FORMAT = 1
@@ -75,7 +75,7 @@ def build_samples(config: PatchConfig, names: Sequence[str], workspace: Any,
     """Sample tables of the probes ``names`` (as ``abnirml run`` builds them) under the
     resolved ``options``."""
     from abnirml.evaluation.experiment import build_tables
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
 
     context = workspace.probe_context(options)
     return build_tables(select_probes(list(names)), context, config.session.progress)
@@ -97,7 +97,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
     from abnirml.evaluation.workspace import Workspace
     from abnirml.mechanism.targets import target_for
     from abnirml.probes.family_registry import resolve_options
-    from abnirml.probes.registry import select_probes
+    from abnirml.probes.probe_registry import select_probes
 
     batch_size = config.session.batch_size
     if config.limit is not None and config.limit < 1:
@@ -232,9 +232,9 @@ def _write_samples(path: Path, result: ProbePatching) -> None:
 
 def _refresh_run_report(out: Path) -> None:
     """Rebuild report.md / report.html of an ``abnirml run`` folder to show the section."""
-    from abnirml.run_files import RUN_INFO
+    from abnirml.files.run_names import RUN_INFO
 
     if (out / RUN_INFO).is_file() and (out / "results.jsonl").is_file():
-        from abnirml.run_folder import RunFolder
+        from abnirml.files.run_folder import RunFolder
 
         RunFolder(out).write_reports()

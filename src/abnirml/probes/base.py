@@ -3,8 +3,8 @@
 A probe has a ``name`` (public, e.g. ``mmp:tf:length``), a ``family`` (the key of a
 registered :class:`~abnirml.probes.family.Family`: ``mmp``, ``tmp``, ``dtp``, ``axiom`` or a
 user's), ``symmetric`` (effect counts |diff| > δ only) and
-``samples(context)``, an iterator of :class:`~abnirml.types.Sample` (or
-:class:`~abnirml.types.Skip` for samples it could not build). Samples must be deterministic
+``samples(context)``, an iterator of :class:`~abnirml.samples.Sample` (or
+:class:`~abnirml.samples.Skip` for samples it could not build). Samples must be deterministic
 for a given ``context.seed``.
 
 Probes that produce millions of samples from few texts (measure-and-match) may also offer
@@ -23,8 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from abnirml.errors import AbnirmlError, ConfigError, user_line
+from abnirml.samples import Sample, Skip
 from abnirml.text.analyzer import Analyzer
-from abnirml.types import Sample, Skip
 
 #: Default relevance bands for the breakdown subsets (TREC DL grading, 0–3).
 DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
@@ -161,7 +161,7 @@ def table_from_samples(items: Iterator[Sample | Skip], probe: str = "") -> Sampl
             continue
         if not isinstance(item, Sample):
             raise ConfigError(f"probe {probe or '?'}: samples() yielded {type(item).__name__} "
-                              f"{item!r:.60}; expected abnirml.types.Sample(query, doc1, "
+                              f"{item!r:.60}; expected abnirml.samples.Sample(query, doc1, "
                               "doc2, meta) or Skip(reason)")
         query.append(pool.setdefault(item.query, len(pool)))
         doc1.append(pool.setdefault(item.doc1, len(pool)))

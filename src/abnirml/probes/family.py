@@ -63,7 +63,7 @@ class Family:
     """Everything the engine and the report need to know about one probe family.
 
     ``positive`` says in words what a positive score means (printed under the table).
-    ``options`` is a frozen dataclass of :func:`~abnirml.probes.options.setting` fields.
+    ``options`` is a frozen dataclass of :func:`~abnirml.settings.setting` fields.
     ``probes`` lists the family's probes (import heavy code inside the probes, not here).
     ``record_fields(score1, score2, summary)`` adds fields to every result record.
     ``row_header``/``row_label`` shape the report's row labels; ``layout`` names the report

@@ -1,6 +1,6 @@
 """The registered probe families, and validation of a run's options against them.
 
-Built-in families (:mod:`.catalog`) are registered on first use; users add theirs with
+Built-in families (:mod:`.built_in`) are registered on first use; users add theirs with
 :func:`register_family`. Options are namespaced by family (``tmp.typo_rate``);
 :func:`resolve_options` validates everything a run was given before any work starts.
 """
@@ -17,7 +17,7 @@ from abnirml.probes.family import Family
 from abnirml.probes.options import parse_settings, settings_fields
 from abnirml.registry import Registry
 
-#: Every probe family by key, the built-in ones (:mod:`.catalog`) first, loaded on first use.
+#: Every probe family by key, the built-in ones (:mod:`.built_in`) first, loaded on first use.
 _FAMILIES: Registry[Family] = Registry(
     "probe family", built_ins=lambda: [(family.key, family) for family in _builtins()],
     called="key", describe=lambda family: family.title)
@@ -44,7 +44,7 @@ def unregister_family(key: str) -> None:
 
 
 def _builtins() -> tuple[Family, ...]:
-    from abnirml.probes.catalog import BUILTIN_FAMILIES
+    from abnirml.probes.built_in import BUILTIN_FAMILIES
 
     return BUILTIN_FAMILIES
 

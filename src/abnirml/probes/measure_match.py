@@ -37,8 +37,8 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
-from abnirml.probes.options import setting
-from abnirml.types import Sample, Skip
+from abnirml.samples import Sample, Skip
+from abnirml.settings import setting
 
 CHARACTERISTICS = ("relevance", "length", "tf", "sumtf", "overlap")
 def _tolerance(value: Any, key: str) -> Any:

@@ -1,7 +1,7 @@
 """Typed, validated probe-family options.
 
 A family's settings are a frozen dataclass whose fields say their type, default and range
-(:func:`setting`). :func:`parse_settings` turns what a user gave (strings from
+(:func:`abnirml.settings.setting`). :func:`parse_settings` turns what a user gave (strings from
 ``--option family.key=VALUE``, values from Python) into that dataclass, *before* any work:
 an unknown key is rejected with the closest known names, and every number must be finite
 (unless the field allows ∞) and inside its range. Validation lives here once instead of in
@@ -18,11 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
-from abnirml.numbers import strict_float
-from abnirml.settings import setting
+from abnirml.strict_numbers import strict_float
 from abnirml.switches import switch_value
 
-__all__ = ["describe", "parse_settings", "setting", "settings_fields"]
+__all__ = ["describe", "parse_settings", "settings_fields"]
 
 
 def settings_fields(options_type: type) -> list[dataclasses.Field]:
@@ -96,7 +95,7 @@ def _as_type(raw: Any, hint: Any, key: str) -> Any:
 
 def _number(raw: Any, key: str) -> float:
     """A number from Python (int/float) or from text in plain ASCII decimal notation
-    (:func:`abnirml.numbers.strict_float`: no ``1_0``, no full-width digits, no nan)."""
+    (:func:`abnirml.strict_numbers.strict_float`: no ``1_0``, no full-width digits, no nan)."""
     if isinstance(raw, bool):
         raise ConfigError(f"{key}: {raw!r} is not a number")
     if isinstance(raw, (int, float)):

@@ -105,7 +105,7 @@ class ParseCache:
     def _open(self) -> sqlite3.Connection | None:
         assert self.path is not None
         path = self.path
-        from abnirml.owned_files import kind_of
+        from abnirml.files.ownership import kind_of
 
         if kind_of(path) not in (None, "regular file"):   # a FIFO is never opened
             warnings.warn(f"parse store {path} is a {kind_of(path)}, not a regular file; "

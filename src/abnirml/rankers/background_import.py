@@ -1,8 +1,8 @@
 """Importing a ranker's heavy libraries in a background thread while samples are built.
 
-Importing torch and transformers costs seconds (≈ 15 s with loading a model on the H100
-machine of #13, several seconds on a small CPU), and until now it happened on the main
-thread just before the first pair was scored, after the samples were built. When a run
+Importing torch and transformers costs seconds (≈ 15 s with loading a model on an H100
+machine, several seconds on a small CPU). Done on the main thread just before the first pair
+is scored, it would follow sample building. When a run
 will certainly score something, the import can run beside sample building instead:
 Python's import lock makes a later ``import torch`` on the main thread wait for the
 background import to finish rather than import twice, so the only change is *when* the

@@ -178,7 +178,7 @@ class RankerSpec:
     def float_param(self, key: str, default: float, *, low: float | None = None,
                     high: float | None = None, low_open: bool = False) -> float:
         """A finite number in plain notation, checked against ``[low, high]`` when given."""
-        from abnirml.numbers import strict_float
+        from abnirml.strict_numbers import strict_float
 
         return checked_number(self.param(key), default, strict_float, self.canonical, key,
                               low=low, high=high, low_open=low_open)
@@ -186,7 +186,7 @@ class RankerSpec:
     def int_param(self, key: str, default: int, *, low: int | None = None,
                   high: int | None = None) -> int:
         """An integer in plain decimal notation, checked against ``[low, high]`` when given."""
-        from abnirml.numbers import strict_int
+        from abnirml.strict_numbers import strict_int
 
         return checked_number(self.param(key), default, strict_int, self.canonical, key,
                               low=low, high=high)
@@ -319,7 +319,7 @@ def checked_number(raw: str | None, default: Number, parse: Callable[[str], Numb
     """``raw`` read by ``parse`` (``strict_int``/``strict_float``: plain notation only) and
     checked against the range, or ``default`` when not given: one wording of every ranker
     parameter error, ``ranker NAME: key=VALUE must be >= 1``."""
-    from abnirml.numbers import describe_range, in_range
+    from abnirml.strict_numbers import describe_range, in_range
 
     if raw is None:
         return default

@@ -1,7 +1,7 @@
 """The ranker families this package defines, one :class:`RankerFamily` record each.
 
 Factories are named as ``"module:function"`` so listing families imports no model code.
-Defaults written here are the ones the factories apply (tests/test_ranker_families.py
+Defaults written here are the ones the factories apply (tests/rankers/test_families.py
 compares them with the modules' constants); the learned families' hyperparameters are
 declared from the defaults training itself applies.
 """

@@ -60,7 +60,7 @@ def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> byt
 
 def default_cache_path() -> Path:
     """``$ABNIRML_CACHE`` if set, else ``$XDG_CACHE_HOME/abnirml/scores.sqlite``."""
-    from abnirml.cache_files import default_cache_path as located
+    from abnirml.files.derived_values import default_cache_path as located
 
     return located()
 
@@ -265,7 +265,7 @@ class ScoreCache:
                               "another --cache, or mend the link)")
         if path.is_dir():
             raise ConfigError(f"{where}: is a directory; expected a score cache file")
-        from abnirml.owned_files import refuse_special_file
+        from abnirml.files.ownership import refuse_special_file
 
         for side in ("", "-wal", "-shm"):     # a FIFO is never opened: it would block
             refuse_special_file(Path(str(path) + side), f"{where}{side and ' (' + side + ')'}")

@@ -1,7 +1,7 @@
 """One record per ranker family: its spec, its typed parameters, what it needs, what it is.
 
 A :class:`RankerFamily` is to rankers what :class:`~abnirml.probes.family.Family` is to
-probes. Its ``params`` is a frozen dataclass of :func:`~abnirml.probes.options.setting`
+probes. Its ``params`` is a frozen dataclass of :func:`~abnirml.settings.setting`
 fields (type, range, choices, default, help), so every ``+key=value`` is checked once, here,
 before a model is loaded, and ``abnirml rankers`` and the reference page list exactly what a
 family takes. A family is one record: the registry, the background importer, the
@@ -155,7 +155,7 @@ def _absent(module: str) -> bool:
 def _converted(raw: str, hint: Any, field: dataclasses.Field, ranker: str, key: str) -> Any:
     """``raw`` as the field's type, in the ranker parameters' one wording
     (``ranker NAME: key=VALUE must be ≥ 1``)."""
-    from abnirml.numbers import strict_float, strict_int
+    from abnirml.strict_numbers import strict_float, strict_int
 
     meta = field.metadata
     base = _base_type(hint)

@@ -85,8 +85,8 @@ def cached_string_column(path: Path) -> list[str]:
     import hashlib
     import json
 
-    from abnirml.cache_files import store_quietly
     from abnirml.data.parquet import read_string_column
+    from abnirml.files.derived_values import store_quietly
     from abnirml.rankers.cache import default_cache_path
 
     data = path.read_bytes()

@@ -59,8 +59,8 @@ def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> st
 
 def positive_int(value: str | None, default: int, ranker: str, key: str) -> int:
     """A count such as ``max_length`` or ``batch_size``: an integer ≥ 1, or ``default``."""
-    from abnirml.numbers import strict_int
     from abnirml.rankers.base import checked_number
+    from abnirml.strict_numbers import strict_int
 
     return checked_number(value, default, strict_int, ranker, key, low=1)
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abnirml.run_files import PATCHING_DIR
+from abnirml.files.run_names import PATCHING_DIR
 
 SUMMARY_FILE = "patching.json"
 TITLE = "Inside the model: activation patching"

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abnirml.cache_files import store_quietly
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
+from abnirml.files.derived_values import store_quietly
 
 DPI = 90
 FIGURE_VERSION = "6"          # bump when a drawing function changes what it draws

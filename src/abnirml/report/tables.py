@@ -71,7 +71,7 @@ def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     wanted = {r["probe"] for r in records} - set(labels)
     if wanted:
         from abnirml.probes.family_registry import get_family
-        from abnirml.probes.registry import all_probes
+        from abnirml.probes.probe_registry import all_probes
 
         for probe in all_probes():
             if probe.name in wanted:

@@ -68,7 +68,7 @@ def _read_file(spec: str) -> frozenset[str]:
     if path.is_dir():
         raise InputError("expected a stopword list file, found a directory", path=path)
     if path.exists() and not path.is_file():   # never opened: a FIFO would block
-        from abnirml.owned_files import kind_of
+        from abnirml.files.ownership import kind_of
 
         raise InputError(f"expected a stopword list file, found a {kind_of(path)}", path=path)
     if not path.is_file():

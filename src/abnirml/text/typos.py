@@ -62,7 +62,7 @@ def cached_parse(text: str) -> dict[str, tuple[str, ...]]:
     import hashlib
     import json
 
-    from abnirml.cache_files import default_cache_path, store_quietly
+    from abnirml.files.derived_values import default_cache_path, store_quietly
 
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16)
     digest.update(PARSE_FORMAT.encode())

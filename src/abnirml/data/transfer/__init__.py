@@ -28,7 +28,7 @@ from typing import Any
 
 from abnirml.data.pairs import DataNotFound, TextPair
 from abnirml.errors import ConfigError
-from abnirml.types import Skip
+from abnirml.samples import Skip
 
 Keep = Callable[[str], bool]
 Item = TextPair | Skip

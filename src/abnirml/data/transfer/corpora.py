@@ -34,7 +34,7 @@ from abnirml.data.pairs import DataNotFound, TextPair, read_aligned
 from abnirml.data.transfer import SUB_SAMPLED, Item, Keep
 from abnirml.data.trec import read_lines
 from abnirml.errors import InputError
-from abnirml.types import Skip
+from abnirml.samples import Skip
 
 MRPC_HEADER = ("quality", "#1 id", "#2 id", "#1 string", "#2 string")
 MRPC_FILES = ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt")

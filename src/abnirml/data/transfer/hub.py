@@ -34,7 +34,7 @@ from abnirml.data.pairs import TextPair
 from abnirml.data.transfer import SUB_SAMPLED, Item, Keep
 from abnirml.data.transfer.nq import NQRecord, Passage
 from abnirml.errors import ConfigError, InputError, install_hint
-from abnirml.types import Skip
+from abnirml.samples import Skip
 
 MRPC = ("nyu-mll/glue", "mrpc", ("train", "validation"))
 JFLEG = ("jhu-clsp/jfleg", None, ("validation", "test"))

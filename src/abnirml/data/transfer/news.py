@@ -2,7 +2,7 @@
 
 The summary is d1, the article body d2 and the headline the query. Both corpora are large,
 so the probes read a deterministic 10 % of the articles (see
-:func:`abnirml.probes.transfer.hash_fraction`); ``keep`` is consulted with the article id
+:func:`abnirml.probes.transfer.probes.hash_fraction`); ``keep`` is consulted with the article id
 before the article file is opened.
 
 Formats:
@@ -29,7 +29,7 @@ from abnirml.data.pairs import DataNotFound, TextPair
 from abnirml.data.transfer import SUB_SAMPLED, Item, Keep
 from abnirml.data.trec import read_lines
 from abnirml.errors import InputError
-from abnirml.types import Skip
+from abnirml.samples import Skip
 
 _SECTION = re.compile(r"\[SN\]([A-Z-]+)\[SN\]")
 XSUM_SECTIONS = ("TITLE", "FIRST-SENTENCE", "RESTBODY")

@@ -6,7 +6,7 @@ in DPR's ``biencoder-nq-dev.json`` — or ``*.jsonl`` with one such object per l
 optionally gzipped. Each record needs ``question``, ``answers`` (a list of strings) and
 ``positive_ctxs`` (a list of ``{"text", "title"?, "passage_id"?}``); other fields, such as
 the negative passages, are ignored. Turning records into factual / counterfactual pairs is
-the probe's job (:mod:`abnirml.probes.factuality`).
+the probe's job (:mod:`abnirml.probes.transfer.factuality`).
 """
 
 from __future__ import annotations

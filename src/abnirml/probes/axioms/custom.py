@@ -63,7 +63,7 @@ def axiom_probe(key: str, preference: PairFunction | MatrixFunction, *,
                 label: str | None = None, claim: str = "S(d1) > S(d2)",
                 describe: str = "", vectorised: bool = False) -> CustomAxiomProbe:
     """The probe ``axiom:<key>`` for a user's axiom; add it with
-    :func:`abnirml.probes.registry.register`.
+    :func:`abnirml.probes.probe_registry.register`.
 
     ``preference`` says which of two documents the axiom prefers (positive: the first,
     negative: the second, 0: neither); ``precondition`` (optional) whether the axiom speaks

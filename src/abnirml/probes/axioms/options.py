@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from abnirml.errors import ConfigError
-from abnirml.numbers import strict_int
-from abnirml.probes.options import setting
+from abnirml.settings import setting
+from abnirml.strict_numbers import strict_int
 
 POOLS = ("candidates", "judged")
 #: the lowest relevant grade when neither ``axiom.relevant_grade`` nor a band named

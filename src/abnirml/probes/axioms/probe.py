@@ -35,7 +35,7 @@ from abnirml.probes.axioms.semantics import GLOVE as GLOVE_NAME
 from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
 from abnirml.probes.base import ProbeContext, SampleTable, table_samples
 from abnirml.probes.family import GLOVE, Requirement
-from abnirml.types import Sample, Skip
+from abnirml.samples import Sample, Skip
 
 Instances = tuple[np.ndarray, ...]
 

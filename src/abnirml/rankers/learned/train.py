@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError, install_hint
-from abnirml.owned_files import check_replaceable_folder, replacing_folder
+from abnirml.files.ownership import check_replaceable_folder, replacing_folder
 from abnirml.rankers.learned.examples import JudgedQuery, judged_queries, preference_pairs
 from abnirml.rankers.learned.folds import FoldPlan, model_key
 from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
@@ -114,7 +114,7 @@ def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int =
 def check_model_folder(out: Path) -> None:
     """Refuse, before training, an ``--out`` that is a file or a folder holding anything
     this tool did not write there (notes beside a model are never deleted)."""
-    from abnirml.output_files import refuse_unusable_folder
+    from abnirml.files.output_folders import refuse_unusable_folder
 
     refuse_unusable_folder(out)
     check_replaceable_folder(out, "--out")

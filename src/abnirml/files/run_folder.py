@@ -1,0 +1,186 @@
+"""The output directory of ``abnirml run``: the one place that names, writes and reads it.
+
+Writing is all-or-nothing. Everything is written into a temporary sibling directory which
+then replaces ``--out``, so a rerun into the same folder never leaves files of an earlier
+run behind (an axiom table, a rank-origin table or a re-ranked run the new run did not
+produce), and a run killed while writing leaves the previous output whole, never a mix.
+The folder is replaced only when every file in it is one abnirml wrote, unchanged (its
+manifest, :mod:`abnirml.files.ownership`); anything else stops the run before any work, naming
+the first foreign file: a user's files are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from abnirml.errors import ConfigError
+from abnirml.files.run_names import (
+    CALIBRATION,
+    CANDIDATE_RUN,
+    EXAMPLES,
+    RERANKED_DIR,
+    RESULTS,
+    RUN_INFO,
+    SCORES,
+)
+
+
+class RunFolder:
+    """An ``abnirml run`` output directory.
+
+    A ``path`` that is a symbolic link to a folder names that folder: the folder is what is
+    written or replaced, the link itself is never replaced.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @property
+    def real_path(self) -> Path:
+        """The folder itself (a linked ``--out`` resolved), absolute."""
+        return Path(os.path.realpath(self.path)) if self.path.is_symlink() \
+            else self.path.absolute()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read_records(self) -> list[dict[str, Any]]:
+        """results.jsonl's records; a file with none is refused, since every run writes
+        one record per probe and ranker and a report of nothing would look like a success."""
+        from abnirml.errors import InputError
+        from abnirml.report.files import read_results
+
+        records = read_results(self.path / RESULTS)
+        if not records:
+            raise InputError("holds no result records (an 'abnirml run' writes one per probe "
+                             "and ranker); nothing to report", path=self.path / RESULTS)
+        return records
+
+    def read_run_info(self) -> dict[str, Any]:
+        """run.json, or {} when absent (reports of older runs render without it)."""
+        from abnirml.report.files import read_run_info
+
+        return read_run_info(self.path / RUN_INFO)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def write_reports(self, records: Any = None, run_info: Mapping[str, Any] | None = None
+                      ) -> list[Path]:
+        """(Re)write report.md, report.html and tables/* from the folder's files (what
+        ``abnirml report DIR`` does); returns the paths written."""
+        from abnirml.files.ownership import check_overwritable, record_written
+        from abnirml.report.analyses import render_reports
+
+        rendered = render_reports(self.path, records, run_info)
+        # before writing anything: never through a linked tables/, never over an edited file
+        check_overwritable(self.path, rendered, "report")
+        written = _write_rendered(self.path, rendered)
+        record_written(self.path, written)
+        return written
+
+    def check_replaceable(self) -> None:
+        """Refuse (before any work) a path that is a file or holds anything this tool did not
+        write (a file not in the folder's manifest, or changed since)."""
+        from abnirml.files.output_folders import refuse_unusable_folder
+        from abnirml.files.ownership import check_replaceable_folder
+
+        refuse_unusable_folder(self.path)
+        check_replaceable_folder(self.path, "--out")
+
+    def refuse_inside(self, path: str | Path | None, flag: str) -> None:
+        """Refuse (before any work) a file that would sit inside this folder, which every run
+        replaces whole: a ``--cache`` there would fail, or vanish, only after all scoring."""
+        if path is None:
+            return
+        folder = self.real_path
+        inner = Path(os.path.realpath(path))
+        if inner == folder or folder in inner.parents:
+            raise ConfigError(f"{flag} {path} is inside --out {self.path}, which each run "
+                              "replaces whole; put it outside the output folder")
+
+    def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
+        """Write every output of ``result`` and swap it in place of the folder's contents."""
+        from abnirml.files.ownership import replacing_folder
+
+        self.check_replaceable()
+        with replacing_folder(self.real_path, self.check_replaceable) as staging:
+            _write_all(staging, result, run_info)
+
+
+def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """Every file of a run (the caller writes the manifest naming them); the report modules
+    only render (report.md, report.html, tables/)."""
+    from abnirml.report.analyses import render_reports
+
+    write_jsonl(out / RESULTS, result.records)
+    write_jsonl(out / EXAMPLES, result.examples)
+    write_json(out / RUN_INFO, run_info)
+    write_json(out / CALIBRATION,
+               {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
+                       "gaps": [float(g) for g in c.gaps]}
+                for name, c in result.calibrations.items()})
+    _write_scores(out, result, run_info)
+    _write_reranked(out, result, run_info)
+    _write_rendered(out, render_reports(out, result.records, run_info))
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """``records`` as JSON lines, written atomically."""
+    from abnirml.report.files import jsonl_text
+
+    _write_text(path, jsonl_text(records))
+
+
+def write_json(path: Path, value: Any) -> None:
+    from abnirml.report.files import json_text
+
+    _write_text(path, json_text(value))
+
+
+def _write_text(path: Path, text: str) -> None:
+    from abnirml.files.ownership import write_file_atomically
+
+    write_file_atomically(path, text.encode("utf-8"))
+
+
+def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write the report's rendered files (folder-relative path → text), each atomically."""
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_text(path, text)
+        written.append(path)
+    return written
+
+
+def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """scores.npz: per-sample scores for δ sweeps and comparisons without rescoring."""
+    from abnirml.evaluation.score_file import RankerInfo, ScoreStore, save_scores
+
+    store = ScoreStore.from_result(result)
+    fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}
+    store.rankers = [RankerInfo(r.name, fingerprints.get(r.name, "")) for r in store.rankers]
+    save_scores(out / SCORES, store)
+
+
+def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+    """reranked/*.run: each ranker's re-ranking of the candidates, and the candidates."""
+    from abnirml.data.trec import write_run
+    from abnirml.rankers.base import file_label
+
+    reranked = result.extras.get("reranked") or {}
+    files = (run_info.get("effectiveness") or {}).get("run_files") or {}
+    if not (reranked and files):
+        return
+    folder = out / RERANKED_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for ranker, run in reranked.items():
+        if ranker in files:
+            write_run(folder / files[ranker], run, tag=file_label(ranker))
+    candidates = result.extras.get("candidate_run")
+    if candidates is not None:
+        write_run(folder / CANDIDATE_RUN, candidates, tag="candidates")
+

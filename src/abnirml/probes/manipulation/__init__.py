@@ -1,0 +1,1 @@
+"""Textual-manipulation probes (``tmp:``): a document against an edited copy of itself."""

@@ -1,0 +1,1 @@
+"""Query-variation probes (``qvp:``): the same document under a varied query."""

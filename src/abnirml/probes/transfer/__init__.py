@@ -1,0 +1,1 @@
+"""Dataset-transfer probes (``dtp:``): text pairs from other datasets as pair tests."""

@@ -1,0 +1,148 @@
+"""Query variation generators (Penha et al.): exact cases and properties."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abnirml.probes.query_variation import generators as qv
+from abnirml.probes.query_variation.synonyms import SynonymOptions
+from abnirml.text.stopwords import load_stopwords
+from abnirml.text.tokenize import terms
+
+STOPS = load_stopwords()
+IDF = {"what": 0.5, "is": 0.1, "the": 0.05, "definition": 3.0, "of": 0.08, "osmosis": 9.0}
+
+
+def _synonyms(query: str) -> SynonymOptions:
+    """osmosis → diffusion wherever it stands (a stand-in source with a known answer)."""
+    spans = qv.content_word_spans(query, STOPS)
+    choices = tuple((s, "diffusion") for s in spans if query[s[0]:s[1]].lower() == "osmosis")
+    return SynonymOptions(choices, len(spans), len(spans) - len(choices))
+
+
+CTX = qv.VariationContext(stopwords=STOPS, idf=lambda w: IDF.get(w.lower(), 5.0),
+                          synonyms=_synonyms)
+WORDS = st.sampled_from(["what", "is", "osmosis", "receive", "the", "rates", "cell",
+                         "definition", "company's", "x-ray", "of", "cell"])
+
+
+def rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _edits(a: str, b: str) -> int:
+    """Damerau–Levenshtein distance (adjacent transposition = one edit)."""
+    d = [[max(i, j) if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def test_exact_variations():
+    query = "What is the definition of osmosis"
+    assert qv.remove_stopwords(query, CTX, rng()) == "definition osmosis"
+    assert qv.drop_least_informative(query, CTX, rng()) == "What is the of osmosis"
+    assert qv.synonym(query, CTX, rng()) == "What is the definition of diffusion"
+    assert qv.synonym("Osmosis rates", CTX, rng()) == "Diffusion rates"     # casing kept
+    # the only pair of different words: one transposition, punctuation stays in place
+    assert qv.swap_two_words("osmosis, cell?", CTX, rng()) == "cell, osmosis?"
+
+
+def test_words_keep_possessives_and_hyphens_whole():
+    query = "the company's x-ray strategy"
+    assert [query[a:b] for a, b in qv.word_spans(query)] == ["the", "company's", "x-ray",
+                                                             "strategy"]
+    # the least informative content word goes whole, with one space: no "company'strategy"
+    idf = {"company's": 1.0, "x-ray": 4.0, "strategy": 3.0}
+    ctx = qv.VariationContext(stopwords=STOPS, idf=lambda w: idf[w])
+    assert qv.drop_least_informative(query, ctx, rng()) == "the x-ray strategy"
+    for seed in range(30):
+        swapped = qv.swap_two_words(query, CTX, rng(seed))
+        assert sorted(swapped.split()) == sorted(query.split())
+
+
+def test_typo_edits_known_answers():
+    assert qv.typo_edits("cell", "swap") == ["ecll", "clel"]     # "ll" swapped is no change
+    assert qv.typo_edits("ab", "swap") == ["ba"]
+    assert set(qv.typo_edits("a", "qwerty")) == set(qv.QWERTY_NEIGHBOURS["a"])
+    assert len(qv.typo_edits("ab", "random")) == 2 * 25
+    # the keyboard: each letter's neighbours are keys that touch it, symmetric
+    assert set(qv.QWERTY_NEIGHBOURS["s"]) == set("weadzx")
+    assert set(qv.QWERTY_NEIGHBOURS["q"]) == set("wa")
+    for key, near in qv.QWERTY_NEIGHBOURS.items():
+        assert all(key in qv.QWERTY_NEIGHBOURS[other] for other in near), key
+    with pytest.raises(ValueError, match="unknown misspelling kind"):
+        qv.typo_edits("cell", "drop")
+
+
+@pytest.mark.parametrize("kind", [*qv.TYPO_KINDS, None])
+def test_misspelling_is_one_character_edit_of_a_content_word(kind):
+    generate = qv.misspell(kind)
+    query = "What is the definition of osmosis"
+    seen = set()
+    for seed in range(200):
+        typo = generate(query, CTX, rng(seed))
+        changed = [(a, b) for a, b in zip(query.split(), typo.split(), strict=True) if a != b]
+        assert len(changed) == 1
+        word, misspelt = changed[0]
+        assert word.lower() not in STOPS and len(misspelt) == len(word)
+        assert _edits(word.lower(), misspelt.lower()) == 1
+        if kind == "swap":
+            assert sorted(word) == sorted(misspelt)
+        if kind == "qwerty":
+            (i,) = [k for k, (x, y) in enumerate(zip(word, misspelt, strict=True)) if x != y]
+            assert misspelt[i] in qv.QWERTY_NEIGHBOURS[word[i]]
+        seen.add(word)
+    assert seen == {"definition", "osmosis"}                      # never a stopword
+    assert generate(query, CTX, rng(7)) == generate(query, CTX, rng(7))   # seeded
+
+
+def test_not_applicable_cases():
+    for kind in (*qv.TYPO_KINDS, None):
+        assert qv.misspell(kind)("what is the", CTX, rng()) is None       # stopwords only
+    assert qv.misspell("swap")("aa of", CTX, rng()) is None           # no edit changes "aa"
+    assert qv.remove_stopwords("osmosis rates", CTX, rng()) is None
+    assert qv.remove_stopwords("what is the", CTX, rng()) is None       # nothing would remain
+    assert qv.drop_least_informative("osmosis", CTX, rng()) is None
+    assert qv.drop_least_informative("what is osmosis", CTX, rng()) is None   # one content word
+    assert qv.swap_two_words("osmosis osmosis", CTX, rng()) is None
+    assert qv.swap_two_words("Osmosis osmosis", CTX, rng()) is None      # same word, casing
+    assert qv.synonym("what is", CTX, rng()) is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(words=st.lists(WORDS, min_size=1, max_size=8), seed=st.integers(0, 2**32 - 1))
+def test_properties_on_any_query(words, seed):
+    query = " ".join(words)
+    shuffled = qv.swap_two_words(query, CTX, rng(seed))
+    if shuffled is not None:
+        before, after = query.split(), shuffled.split()
+        moved = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert len(moved) == 2                                    # exactly one transposition
+        i, j = moved
+        assert (after[i], after[j]) == (before[j], before[i])
+    removed = qv.remove_stopwords(query, CTX, rng(seed))
+    if removed is not None:
+        assert terms(removed) == [w for w in terms(query) if w not in STOPS]
+        assert "  " not in removed and removed == removed.strip()
+    dropped = qv.drop_least_informative(query, CTX, rng(seed))
+    if dropped is not None:
+        gone = Counter(query.split()) - Counter(dropped.split())
+        assert sum(gone.values()) == 1 and len(dropped.split()) == len(words) - 1
+        assert next(iter(gone)).lower() not in STOPS
+    for kind in (*qv.TYPO_KINDS, None):
+        typo = qv.misspell(kind)(query, CTX, rng(seed))
+        if typo is not None:
+            changed = [(a, b) for a, b in zip(query.split(), typo.split(), strict=True)
+                       if a != b]
+            assert len(changed) == 1 and changed[0][0] not in STOPS
+            assert _edits(*changed[0]) == 1

@@ -144,7 +144,7 @@ def _check_runs_match(args: argparse.Namespace, reference: dict, run: dict,
 def _check_same_collection(dir_a: Path, dir_b: Path) -> None:
     """Refuse folders run on different collections: their probes' samples cannot pair up."""
     from abnirml.files.run_names import RUN_INFO
-    from abnirml.report.files import read_run_info
+    from abnirml.report.run_outputs import read_run_info
 
     def identity(folder: Path) -> dict | None:
         path = folder / RUN_INFO

@@ -67,7 +67,7 @@ def load_results(path: str | Path) -> Any:
     """The results of an ``abnirml run`` output folder (or its ``results.jsonl``) as a tidy
     DataFrame; like :func:`load_samples`, either the folder or the file may be named."""
     from abnirml.files.run_names import RESULTS
-    from abnirml.report.files import read_results
+    from abnirml.report.run_outputs import read_results
 
     path = Path(_checked_path(path, "load_results"))
     return results_frame(read_results(path / RESULTS if path.is_dir() else path))

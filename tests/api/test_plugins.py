@@ -530,7 +530,8 @@ def test_a_ranker_family_from_the_plugin_facade_runs_end_to_end(tmp_path):
 def test_the_plugin_facade_re_exports_the_objects_the_package_uses():
     """``abnirml.plugin`` holds no copies: registering through it is registering."""
     import abnirml.plugin as facade
-    from abnirml.probes import family, family_registry, registry
+    from abnirml.probes import family, family_registry
+    from abnirml.probes import probe_registry as registry
     from abnirml.probes.axioms import custom
     from abnirml.rankers import base
     from abnirml.rankers import family as ranker_family

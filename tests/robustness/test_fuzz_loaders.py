@@ -10,7 +10,7 @@ from abnirml.data.collection import load_directory
 from abnirml.data.passages_on_disk import PassagesOnDisk
 from abnirml.data.trec import read_id_text_jsonl, read_id_text_tsv, read_qrels, read_run
 from abnirml.errors import InputError
-from abnirml.report.files import read_results
+from abnirml.report.run_outputs import read_results
 
 # Bytes biased towards the separators the formats use, so parsers get past line one.
 CHUNKS = st.lists(st.sampled_from([b"\t", b" ", b"\n", b"\r\n", b"q1", b"d1", b"0", b"3",

@@ -192,7 +192,7 @@ def test_word_diff_is_bounded_and_says_so(monkeypatch):
 
 def test_markdown_and_latex_escape_user_text():
     from abnirml.report.export import latex_escape
-    from abnirml.report.files import markdown_report
+    from abnirml.report.run_outputs import markdown_report
     from abnirml.report.tables import Table, to_markdown
 
     info = {"collection": {"name": "evil<img src=x onerror=alert(9)>", "source": "/x|y",

@@ -50,7 +50,7 @@ class RunFolder:
         """results.jsonl's records; a file with none is refused, since every run writes
         one record per probe and ranker and a report of nothing would look like a success."""
         from abnirml.errors import InputError
-        from abnirml.report.files import read_results
+        from abnirml.report.run_outputs import read_results
 
         records = read_results(self.path / RESULTS)
         if not records:
@@ -60,7 +60,7 @@ class RunFolder:
 
     def read_run_info(self) -> dict[str, Any]:
         """run.json, or {} when absent (reports of older runs render without it)."""
-        from abnirml.report.files import read_run_info
+        from abnirml.report.run_outputs import read_run_info
 
         return read_run_info(self.path / RUN_INFO)
 
@@ -128,13 +128,13 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
 
 def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     """``records`` as JSON lines, written atomically."""
-    from abnirml.report.files import jsonl_text
+    from abnirml.report.run_outputs import jsonl_text
 
     _write_text(path, jsonl_text(records))
 
 
 def write_json(path: Path, value: Any) -> None:
-    from abnirml.report.files import json_text
+    from abnirml.report.run_outputs import json_text
 
     _write_text(path, json_text(value))
 

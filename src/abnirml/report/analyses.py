@@ -335,7 +335,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     the sections produce (relative path → text); ``examples`` defaults to the folder's."""
     from abnirml.report import plots
     from abnirml.report.caveats import run_caveats
-    from abnirml.report.files import pairs_sentence
+    from abnirml.report.run_outputs import pairs_sentence
 
     sections: list[Section] = []
     markdown: list[str] = []
@@ -438,7 +438,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
 
 def _examples(directory: Path) -> list[dict[str, Any]]:
     """examples.jsonl's samples; none when the run wrote no such file."""
-    from abnirml.report.files import read_jsonl
+    from abnirml.report.run_outputs import read_jsonl
 
     path = directory / EXAMPLES
     return read_jsonl(path) if path.is_file() else []
@@ -501,7 +501,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     """report.md, report.html and tables/* of the run in ``directory`` as relative path →
     text. Only renders: :meth:`abnirml.files.run_folder.RunFolder.write_reports` writes them."""
     from abnirml.report.export import to_csv, to_latex
-    from abnirml.report.files import markdown_report, read_results, with_contents
+    from abnirml.report.run_outputs import markdown_report, read_results, with_contents
 
     if records is None:
         records = read_results(directory / "results.jsonl")

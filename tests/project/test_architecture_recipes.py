@@ -54,8 +54,8 @@ def test_the_ranker_family_recipe(tmp_path, capsys):
 
     out = tmp_path / "out"
     assert main(["run", "--plugin", plugin, "--ranker", "overlap+weight=2", "--probe",
-                 "tmp:shuffle-words", "--probe", "tmp:prepend-query", "--no-effectiveness", "--quiet",
-                 "--out", str(out)]) == 0
+                 "tmp:shuffle-words", "--probe", "tmp:prepend-query", "--no-effectiveness",
+                 "--quiet", "--out", str(out)]) == 0
     by_probe = {r["probe"]: r for r in _records(out) if r["subset"] == "all"}
     # a bag of words is blind to order, and prepending the query adds every query word
     shuffled, prepended = by_probe["tmp:shuffle-words"], by_probe["tmp:prepend-query"]

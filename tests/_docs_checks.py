@@ -44,7 +44,7 @@ PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--tar
 MISSPELT = "--rankers"
 #: Names the pages' own examples register (a plugin axiom, a user's pairs probe).
 EXAMPLE_PROBES = {"axiom:early-term", "dtp:mine"}
-EXAMPLE_RANKERS = {"query-words", "words"}
+EXAMPLE_RANKERS = {"query-words", "words", "overlap"}
 
 
 def read(path: Path) -> str:

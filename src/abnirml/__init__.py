@@ -6,6 +6,7 @@ connections) is touched until a caller asks for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __version__ = "0.1.0"
@@ -26,20 +27,31 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'abnirml' has no attribute {name!r}")
-    import importlib
+def lazy_exports(namespace: dict[str, Any], table: Mapping[str, str]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for names imported on first use.
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    ``table`` maps each public name to the module defining it. The names are listed by
+    ``dir()`` (tab completion) before they are imported, and each is imported once, then
+    kept in the package's namespace. Used by this package and by :mod:`abnirml.mechanism`,
+    so both stay import-light."""
+    package = namespace["__name__"]
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        dunders = [name for name in namespace if name.startswith("__") and name.endswith("__")]
+        return sorted({*namespace.get("__all__", ()), *dunders})
+
+    return __getattr__, __dir__
 
 
-def __dir__() -> list[str]:
-    """The public API and the module's own dunders: the lazy names are not in the module's
-    namespace until first used, so without this ``dir(abnirml)`` and tab completion would
-    not show them."""
-    dunders = [name for name in globals() if name.startswith("__") and name.endswith("__")]
-    return sorted({*__all__, *dunders})
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -312,7 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from abnirml.errors import InputError
-    from abnirml.files.run_folder import RunFolder
+    from abnirml.run_folder import RunFolder
 
     folder = RunFolder(args.directory)
     directory = folder.path

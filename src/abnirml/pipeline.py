@@ -101,7 +101,6 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
             config, session=dataclasses.replace(config.session, progress=progress))
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import Workspace
-    from abnirml.files.run_folder import RunFolder
     from abnirml.probes.family_registry import (
         check_requirements,
         get_family,
@@ -109,6 +108,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         without_missing_requirements,
     )
     from abnirml.probes.probe_registry import OMITTED_KEY, omit_unavailable, select_probes
+    from abnirml.run_folder import RunFolder
 
     session, statistics = config.session, config.statistics
     check_alpha(statistics.alpha)

@@ -47,7 +47,7 @@ def test_a_failure_while_writing_keeps_the_earlier_run_whole(tmp_path, monkeypat
     _run(out, ["mmp:tf:length"])
     before = {f: (out / f).read_bytes() for f in _files(out)}
 
-    import abnirml.files.run_folder as run_folder
+    import abnirml.run_folder as run_folder
 
     def killed(*_args, **_kwargs):
         raise KeyboardInterrupt   # as if the process were stopped half-way through writing
@@ -72,8 +72,8 @@ def test_a_folder_with_foreign_files_is_refused_and_untouched(tmp_path):
 def test_report_modules_only_render_and_run_folder_writes_what_they_render(tmp_path):
     """report/ names and writes no file of the output folder; RunFolder writes exactly
     what render_reports returns, so a rebuild from the folder gives the same bytes."""
-    from abnirml.files.run_folder import RunFolder
     from abnirml.report.analyses import render_reports
+    from abnirml.run_folder import RunFolder
 
     out = tmp_path / "out"
     _run(out, ["mmp:tf:length", "tmp:reverse-words"], rankers=["bm25", "ql"])

@@ -79,7 +79,7 @@ def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_famil
     assert info["options"]["echo.queries"] == 2           # typed: the string became an int
 
     unregister_family("echo")                             # the report needs only the folder
-    from abnirml.files.run_folder import RunFolder
+    from abnirml.run_folder import RunFolder
 
     RunFolder(out).write_reports()
     report = (out / "report.md").read_text()

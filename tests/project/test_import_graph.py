@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "src" / "abnirml"
 #: bottom to top; a module may import its own layer and those below
-LAYERS = ("samples", "errors", "text", "data", "rankers", "probes", "evaluation", "report")
+LAYERS = ("samples", "errors", "files", "text", "data", "rankers", "probes", "evaluation", "report")
 
 
 def _graph() -> dict[str, set[str]]:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from abnirml.files.run_folder import RunFolder, write_jsonl
+from abnirml.run_folder import RunFolder, write_jsonl
 
 
 def _record(probe, family, ranker, score, significant=True, symmetric=False, subset="all",

@@ -1,7 +1,7 @@
 """The names of the files in an ``abnirml run`` output folder, in one place.
 
 Dependency-free so that the engine (which names the re-ranked run files it records in
-run.json), :mod:`abnirml.files.run_folder` (which writes them) and the report (which reads them)
+run.json), :mod:`abnirml.run_folder` (which writes them) and the report (which reads them)
 agree without importing one another.
 """
 

@@ -11,7 +11,7 @@ the package loads nothing heavy):
 
 from __future__ import annotations
 
-from typing import Any
+from abnirml import lazy_exports
 
 #: the patching API, imported on first use so ``import abnirml.mechanism`` stays light
 _LAZY = {
@@ -25,16 +25,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'abnirml.mechanism' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, "__doc__", "__name__", "__path__"})
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

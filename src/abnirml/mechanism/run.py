@@ -235,6 +235,6 @@ def _refresh_run_report(out: Path) -> None:
     from abnirml.files.run_names import RUN_INFO
 
     if (out / RUN_INFO).is_file() and (out / "results.jsonl").is_file():
-        from abnirml.files.run_folder import RunFolder
+        from abnirml.run_folder import RunFolder
 
         RunFolder(out).write_reports()

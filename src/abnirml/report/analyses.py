@@ -4,7 +4,7 @@
 ``examples.jsonl``, ``scores.npz`` (per-sample scores), ``reranked/*.run`` (each ranker's
 re-ranking of the candidates) and, when present, ``rank_origin.csv`` from
 ``abnirml rank-origin --out DIR`` — and renders ``report.md``, ``report.html`` and
-``tables/*.csv|tex`` as text (:func:`render_reports`); :class:`abnirml.files.run_folder.RunFolder`
+``tables/*.csv|tex`` as text (:func:`render_reports`); :class:`abnirml.run_folder.RunFolder`
 names and writes them. Nothing is rescored, so the report can be rebuilt at any time.
 
 Sections: rankers and δ with the run's caveats; effectiveness and its correlation with
@@ -499,7 +499,7 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
 def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None = None,
                    run_info: Mapping[str, Any] | None = None) -> dict[str, str]:
     """report.md, report.html and tables/* of the run in ``directory`` as relative path →
-    text. Only renders: :meth:`abnirml.files.run_folder.RunFolder.write_reports` writes them."""
+    text. Only renders: :meth:`abnirml.run_folder.RunFolder.write_reports` writes them."""
     from abnirml.report.export import to_csv, to_latex
     from abnirml.report.run_outputs import markdown_report, read_results, with_contents
 

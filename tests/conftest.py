@@ -86,3 +86,20 @@ def tiny_dir(tmp_path: Path) -> Path:
         {"d1": "apple pie with apples", "d2": "a pie", "d3": "the river bank is muddy",
          "d4": "bank loans"},
         {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
+
+
+@pytest.fixture
+def stats_builds(monkeypatch) -> list[int]:
+    """Counts ``CollectionStats.build`` calls (one entry each) for the rest of the test: a
+    run must build one collection's statistics once, whatever shares them."""
+    from abnirml.data.stats import CollectionStats
+
+    built: list[int] = []
+    original = CollectionStats.build.__func__
+
+    def counting(cls, *args, **kwargs):
+        built.append(1)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
+    return built

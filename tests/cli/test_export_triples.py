@@ -139,20 +139,11 @@ def test_missing_output_folder_is_an_error(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_the_export_builds_the_collection_statistics_once(tmp_path, monkeypatch):
+def test_the_export_builds_the_collection_statistics_once(tmp_path, stats_builds):
     """The export's context comes from the run's Workspace: the candidates (a BM25 top 100
     over the demo) and M-TDC's idf share one CollectionStats instead of each building its
     own."""
-    from abnirml.data.stats import CollectionStats
-
-    built = []
-    original = CollectionStats.build.__func__
-
-    def counting(cls, *args, **kwargs):
-        built.append(1)
-        return original(cls, *args, **kwargs)
-
-    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
+    built = stats_builds
     assert main(["export-triples", str(tmp_path / "t.jsonl"), "--probe", "axiom:rennings-m-tdc",
                  "--no-cache", "--quiet"]) == 0
     assert read(tmp_path / "t.jsonl") and len(built) == 1

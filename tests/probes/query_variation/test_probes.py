@@ -192,25 +192,17 @@ def test_ndcg_fields_agree_with_ir_measures_on_the_demo(demo_collection):
     assert record["ndcg10_original"] == pytest.approx(np.mean(relevant), abs=1e-6)
 
 
-def test_collection_statistics_are_built_once_per_run(monkeypatch):
+def test_collection_statistics_are_built_once_per_run(stats_builds):
     """qvp:drop-least-informative takes its idf from the run's ranker environment (the
-    statistics BM25 uses), not from a second pass over the collection."""
-    from abnirml.data.stats import CollectionStats
+    statistics BM25 and the candidates use), not from a second pass over the collection."""
     from abnirml.pipeline import RunConfig, SessionSettings
     from abnirml.pipeline import run as run_pipeline
 
-    calls: list[int] = []
-    original = CollectionStats.build.__func__
-
-    def counting(cls, texts, analyzer):
-        calls.append(1)
-        return original(cls, texts, analyzer)
-
-    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
-    run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
-                           probes=["qvp:drop-least-informative"], out=None, effectiveness=False,
-                           session=SessionSettings(cache=None, progress=False)))
-    assert len(calls) == 1
+    output = run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
+                                    probes=["qvp:drop-least-informative"], out=None,
+                                    effectiveness=False,
+                                    session=SessionSettings(cache=None, progress=False)))
+    assert output.result.records and len(stats_builds) == 1
 
 
 def test_idf_uses_the_collections_statistics_and_whole_words(demo_collection):
@@ -245,24 +237,3 @@ def test_a_run_adds_the_ndcg_fields_through_the_familys_annotate_hook():
     for record in output.result.records:
         has = "ndcg10_change" in record
         assert has == (record["family"] == "qvp"), record["probe"]
-
-
-def test_a_run_builds_the_collection_statistics_once(monkeypatch):
-    """Candidates, BM25 and the least-informative word's idf all read the run's ranker
-    environment: one CollectionStats per collection per run."""
-    from abnirml.data.stats import CollectionStats
-    from abnirml.pipeline import RunConfig, SessionSettings
-    from abnirml.pipeline import run as run_pipeline
-
-    built = []
-    original = CollectionStats.build.__func__
-
-    def counting(cls, *args, **kwargs):
-        built.append(1)
-        return original(cls, *args, **kwargs)
-
-    monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
-    output = run_pipeline(RunConfig(collection="demo", rankers=["bm25"],
-                                    probes=["qvp:drop-least-informative"], effectiveness=False,
-                                    session=SessionSettings(cache=None, progress=False)))
-    assert output.result.records and len(built) == 1

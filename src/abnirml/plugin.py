@@ -13,12 +13,14 @@ what is registered inside the block is forgotten when it ends.
 from __future__ import annotations
 
 from abnirml.probes.axioms.custom import axiom_probe
+from abnirml.probes.axioms.features import QueryFeatures
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family import Family, Requirement
 from abnirml.probes.family_registry import register_family
 from abnirml.probes.probe_registry import register as register_probe
 from abnirml.probes.probe_registry import register_pairs_probe
 from abnirml.rankers.base import RankerSpec
+from abnirml.rankers.device_batching import DeviceSettings, TokenBudgetModel, TokenBudgetRanker
 from abnirml.rankers.family import NoParams, RankerFamily
 from abnirml.rankers.registry import RankerEnv
 from abnirml.rankers.registry import parameters as ranker_parameters
@@ -29,15 +31,19 @@ from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
 
 __all__ = [
+    "DeviceSettings",
     "Family",
     "NoParams",
     "ProbeContext",
+    "QueryFeatures",
     "RankerEnv",
     "RankerFamily",
     "RankerSpec",
     "Requirement",
     "Sample",
     "Skip",
+    "TokenBudgetModel",
+    "TokenBudgetRanker",
     "axiom_probe",
     "ranker_parameters",
     "register_family",

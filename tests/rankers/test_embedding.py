@@ -73,6 +73,19 @@ def test_biencoder_forward_shape_is_a_function_of_the_text_length_alone():
         [8, 8, 16, 16, 16, 24, 256, 256]
     assert bucket_length(250, 254) == 254 and bucket_length(5, None) == 8
     assert [rows_per_forward(w, 2048) for w in (8, 16, 256, 4096)] == [256, 128, 8, 1]
+    assert [rows_per_forward(w, 512) for w in (8, 16, 256, 512)] == [64, 32, 2, 1]
+
+
+def test_biencoder_forward_budget_is_fixed_per_device_and_part_of_the_fingerprint(biencoder):
+    from abnirml.rankers.biencoder import shape_fingerprint, tokens_per_forward
+
+    # a CPU computes small calls as fast per position and they waste fewer dummy rows; an
+    # accelerator keeps the large calls that fill it (and the fingerprint scores cached
+    # under them had)
+    assert (tokens_per_forward("cpu"), tokens_per_forward("cuda:0")) == (512, 2048)
+    assert shape_fingerprint(2048) == "" and shape_fingerprint(512) == "[forward=512]"
+    assert biencoder.tokens_per_forward == 512
+    assert biencoder.fingerprint.endswith("[similarity=cos][forward=512]")
 
 
 def test_biencoder_encodes_a_recurring_document_once(monkeypatch):

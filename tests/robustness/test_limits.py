@@ -263,7 +263,7 @@ def test_biencoder_embeddings_depend_only_on_the_text(two_torch_threads):
                   + f"end {i}" for i in range(12)]
     texts = SHORT_TEXTS + long_texts
     ranker = build_ranker("biencoder", RankerEnv())
-    ranker.tokens_per_forward = 512      # smaller forward calls: the same rule, a faster test
+    assert ranker.tokens_per_forward == 512      # the CPU's forward calls
     together = ranker.encode(texts)
     for i in (0, 3, 5, len(SHORT_TEXTS) + 4):                     # a text alone
         assert torch.equal(ranker.encode([texts[i]])[0], together[i]), texts[i]
@@ -282,7 +282,6 @@ def test_biencoder_scores_do_not_depend_on_what_else_is_scored(two_torch_threads
 
     def scores(batch_size: int, subset: slice = slice(None), calls: int = 1) -> np.ndarray:
         ranker = build_ranker("biencoder", RankerEnv(batch_size=batch_size))
-        ranker.tokens_per_forward = 512
         chosen = pairs[subset]
         step = -(-len(chosen) // calls)
         return np.concatenate([ranker.score(chosen[k:k + step])

@@ -36,16 +36,9 @@ def sample_texts(count: int) -> list[str]:
 
 def positions(ranker, texts: list[str], budget: int) -> int:
     """Token positions the fixed-shape calls compute for ``texts`` at ``budget``."""
-    from abnirml.rankers.biencoder import bucket_length, rows_per_forward
+    from common import engine_positions
 
-    model = ranker.model
-    prepare = getattr(model, "preprocess", None) or model.tokenize
-    counts: dict[int, int] = {}
-    for n in prepare(texts)["attention_mask"].sum(dim=1).tolist():
-        width = bucket_length(int(n), model.max_seq_length)
-        counts[width] = counts.get(width, 0) + 1
-    return sum(-(-c // rows_per_forward(w, budget)) * rows_per_forward(w, budget) * w
-               for w, c in counts.items())
+    return engine_positions(ranker.model, texts, budget)
 
 
 def main(argv: list[str] | None = None) -> int:

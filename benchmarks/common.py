@@ -105,3 +105,32 @@ def ir_axioms_python(explicit: str | None = None) -> str | None:
         if check.returncode == 0:
             return python
     return None
+
+
+def token_lengths(model: Any, texts: Sequence[str]) -> list[int]:
+    """Each text's token count as a sentence-transformers model encodes it (truncated)."""
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    return [int(n) for n in prepare(list(texts))["attention_mask"].sum(dim=1).tolist()]
+
+
+def engine_positions(model: Any, texts: Sequence[str], budget: int) -> int:
+    """Token positions the bi-encoder's fixed-shape forward calls compute for ``texts`` at
+    ``budget`` positions per call, dummy rows included."""
+    from abnirml.rankers.biencoder import bucket_length, rows_per_forward
+
+    counts: dict[int, int] = {}
+    for n in token_lengths(model, texts):
+        width = bucket_length(n, model.max_seq_length)
+        counts[width] = counts.get(width, 0) + 1
+    return sum(-(-c // rows_per_forward(w, budget)) * rows_per_forward(w, budget) * w
+               for w, c in counts.items())
+
+
+def plain_positions(model: Any, texts: Sequence[str], batch_size: int) -> int:
+    """Token positions ``model.encode(texts, batch_size=…)`` computes: sentence-transformers
+    sorts the texts by length in characters, longest first, and pads each batch to its
+    longest text."""
+    lengths = token_lengths(model, texts)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return sum(max(lengths[i] for i in order[s:s + batch_size]) * len(order[s:s + batch_size])
+               for s in range(0, len(order), batch_size))

@@ -117,10 +117,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         check_delta(statistics.delta)
     for name, value in statistics.deltas.items():
         check_delta(value, f"delta for {name}")
-    if session.batch_size is not None and session.batch_size < 1:
-        raise ConfigError(f"batch size must be ≥ 1, got {session.batch_size}")
-    if session.workers < 1:          # before the collection loads, which can take a minute
-        raise ConfigError(f"workers must be ≥ 1, got {session.workers}")
+    session.check()                  # before the collection loads
     resolved = resolve_options(config.options)
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)

@@ -57,6 +57,14 @@ class SessionSettings:
             given["ray_address"] = args.ray
         return cls(**given)
 
+    def check(self) -> None:
+        """Refuse counts no command can use, before anything loads (a collection can take
+        a minute)."""
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ConfigError(f"batch size must be ≥ 1, got {self.batch_size}")
+        if self.workers < 1:
+            raise ConfigError(f"workers must be ≥ 1, got {self.workers}")
+
 
 class Workspace:
     """Loaded collection, analyzer and ranker environment, plus lazy candidates and cache."""
@@ -69,8 +77,7 @@ class Workspace:
         from abnirml.text.analyzer import Analyzer
 
         settings = session if session is not None else SessionSettings()
-        if settings.batch_size is not None and settings.batch_size < 1:
-            raise ConfigError(f"batch size must be ≥ 1, got {settings.batch_size}")
+        settings.check()
         self.settings = settings
         self.seed = seed
         self.progress = progress_enabled(settings.progress)

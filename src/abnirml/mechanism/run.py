@@ -104,8 +104,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
         raise ConfigError(f"--limit must be at least 1, got {config.limit}")
     if config.min_difference < 0:
         raise ConfigError(f"--min-difference must be ≥ 0, got {config.min_difference}")
-    if batch_size is not None and batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+    config.session.check()
     unknown = [g for g in config.granularities if g not in GRANULARITIES]
     if unknown or not config.granularities:
         raise ConfigError(f"--granularity must be residual and/or heads, got "

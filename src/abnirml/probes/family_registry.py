@@ -23,10 +23,6 @@ _FAMILIES: Registry[Family] = Registry(
     called="key", describe=lambda family: family.title)
 
 
-def _registry() -> Mapping[str, Family]:
-    return _FAMILIES.mapping()
-
-
 def register_family(family: Family) -> None:
     """Make a family's probes selectable (``--probe KEY`` or ``KEY:*``) and reportable.
 
@@ -85,7 +81,7 @@ class ResolvedOptions:
 
 def resolve_options(given: Mapping[str, Any]) -> ResolvedOptions:
     """Validate ``given`` (``FAMILY.KEY`` → value) against every registered family."""
-    registry = _registry()
+    registry = _FAMILIES.mapping()
     known = [f"{family.key}.{f.name}" for family in registry.values()
              for f in settings_fields(family.options)]
     per_family: dict[str, dict[str, Any]] = {key: {} for key in registry}

@@ -107,8 +107,8 @@ def _drop_stand_ins(names: list[str]) -> None:
 
 def _real_module(module: str) -> types.ModuleType:
     """The real ``module``, imported now if need be; its library's stand-ins give way."""
-    found = sys.modules.get(module)
-    if found is not None and not _is_stand_in(found):
+    found = _real(module)
+    if found is not None:
         return found
     group = _STAND_INS.get(module, (module, ""))[0]
     _given_way.add(group)         # else the finder could answer this very import again

@@ -22,23 +22,18 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import engine_positions
 
 
 def sample_texts(count: int) -> list[str]:
     """A seeded sample of the passages the DL19 ``mmp:*`` battery scores."""
-    import rankers
+    from benchmarks import rankers
 
     docs = sorted({d for _, d in rankers.battery_pairs(rankers.DEFAULT_DATA)})
     random.Random(1).shuffle(docs)
     return docs[:count]
-
-
-def positions(ranker, texts: list[str], budget: int) -> int:
-    """Token positions the fixed-shape calls compute for ``texts`` at ``budget``."""
-    from common import engine_positions
-
-    return engine_positions(ranker.model, texts, budget)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
     for budget in budgets:
         same = torch.equal(embeddings[budget], embeddings[budgets[0]])
-        print(f"{budget} positions per call: {positions(ranker, texts, budget):,} positions "
+        work = engine_positions(ranker.model, texts, budget)
+        print(f"{budget} positions per call: {work:,} positions "
               f"computed; embeddings {'bit-identical to' if same else 'differ from'} "
               f"{budgets[0]}'s")
     return 0

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+
 CHILD = r"""
 import atexit, json, sys, time
 from abnirml.rankers import biencoder
@@ -59,27 +61,19 @@ def pure_encode():
         pure = time.perf_counter() - start
     # token positions each way computes: the engine's fixed-shape calls (dummy rows fill
     # each length bucket's last call) and plain encode's batches of 64 padded to their longest
-    ranker = rankers[0]
-    prepare = getattr(model, "preprocess", None) or model.tokenize
-    lengths = prepare(texts)["attention_mask"].sum(dim=1).tolist()
-    buckets = {}
-    for n in lengths:
-        width = biencoder.bucket_length(int(n), model.max_seq_length)
-        buckets[width] = buckets.get(width, 0) + 1
-    engine_positions = sum(-(-count // biencoder.rows_per_forward(w, ranker.tokens_per_forward))
-                           * biencoder.rows_per_forward(w, ranker.tokens_per_forward) * w
-                           for w, count in buckets.items())
-    ordered = sorted(lengths, reverse=True)
-    pure_positions = sum(max(ordered[i:i + 64]) * len(ordered[i:i + 64])
-                         for i in range(0, len(ordered), 64))
+    sys.path.insert(0, REPO)
+    from benchmarks.common import engine_positions, plain_positions, token_lengths
+    lengths = token_lengths(model, texts)
+    engine_work = engine_positions(model, texts, rankers[0].tokens_per_forward)
+    pure_work = plain_positions(model, texts, 64)
     with open(out, "w") as handle:
         json.dump({"handler_s": time.time() - end, "pure_s": pure,
-                   "tokens": sum(lengths), "engine_positions": engine_positions,
-                   "pure_positions": pure_positions, "engine_encode_s": spent[0],
+                   "tokens": sum(lengths), "engine_positions": engine_work,
+                   "pure_positions": pure_work, "engine_encode_s": spent[0],
                    "texts": len(texts), "distinct": len(set(texts)),
                    "text_list": texts}, handle)
 atexit.register(pure_encode)
-out, sys.argv = sys.argv[1], ["abnirml", *sys.argv[2:]]
+out, REPO, sys.argv = sys.argv[1], sys.argv[2], ["abnirml", *sys.argv[3:]]
 sys.argv.insert(1, "run")
 from abnirml.cli import main
 sys.exit(main())
@@ -93,7 +87,7 @@ def cold_run(tmp: Path) -> dict[str, float]:
     report = tmp / "report.json"
     start = time.time()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(report), "--collection", "demo", "--ranker",
+        [sys.executable, "-c", CHILD, str(report), str(ROOT), "--collection", "demo", "--ranker",
          "biencoder", "--probe", "mmp:*", "--no-cache", "--quiet", "--out", str(tmp / "out")],
         env=env, capture_output=True, text=True)
     if done.returncode != 0:

@@ -13,6 +13,7 @@ from abnirml.cli import main
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.registry import scoped_registrations
+from tests._contexts import run_config
 
 
 @pytest.fixture(autouse=True)
@@ -24,16 +25,9 @@ def _forget_plugins():
 
 def _config(tmp_path: Path, **fields) -> RunConfig:
     """A small run; fields of the session and statistics records go into those records."""
-    session = {"cache": None, "progress": False}
-    statistics: dict = {}
-    top = {"collection": "demo", "rankers": ["bm25"], "probes": ["tmp:shuffle-words"],
-           "out": str(tmp_path / "out")}
-    for name, value in fields.items():
-        where = (session if name in SessionSettings.__dataclass_fields__ else
-                 statistics if name in StatisticsSettings.__dataclass_fields__ else top)
-        where[name] = value
-    return RunConfig(**top, session=SessionSettings(**session),
-                     statistics=StatisticsSettings(**statistics))
+    return run_config({"collection": "demo", "rankers": ["bm25"],
+                       "probes": ["tmp:shuffle-words"], "out": str(tmp_path / "out")},
+                      {"cache": None, "progress": False}, {}, **fields)
 
 
 def _field_name(field: str) -> str:

@@ -10,22 +10,17 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
+from abnirml.pipeline import RunConfig, run
+from tests._contexts import run_config
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "abnirml" / "data" / "demo"
 
 
 def _config(**fields) -> RunConfig:
     """A small run; fields of the session and statistics records go into those records."""
-    session = {"cache": None, "progress": False}
-    statistics = {"bootstrap": 0}
-    top = {"rankers": ["bm25"], "probes": ["mmp:tf:length"], "effectiveness": False}
-    for name, value in fields.items():
-        where = (session if name in SessionSettings.__dataclass_fields__ else
-                 statistics if name in StatisticsSettings.__dataclass_fields__ else top)
-        where[name] = value
-    return RunConfig(**top, session=SessionSettings(**session),
-                     statistics=StatisticsSettings(**statistics))
+    return run_config({"rankers": ["bm25"], "probes": ["mmp:tf:length"],
+                       "effectiveness": False}, {"cache": None, "progress": False},
+                      {"bootstrap": 0}, **fields)
 
 
 @pytest.mark.parametrize(("fields", "message"), [

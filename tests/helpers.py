@@ -1,4 +1,5 @@
-"""Builders for small hand-made collections used across tests."""
+"""Builders for small hand-made collections used across tests, and the one-error-line check
+of a failing command."""
 
 from __future__ import annotations
 
@@ -31,3 +32,15 @@ def write_collection_dir(root: Path, queries: dict[str, str], docs: dict[str, st
                      for i, (d, s) in enumerate(ranking)]
             (root / "runs" / f"{name}.run").write_text("".join(lines), encoding="utf-8")
     return root
+
+
+def one_error_line(capsys, *args: str) -> str:
+    """Run the CLI expecting exit 2 and exactly one ``abnirml: error:`` line; return it."""
+    from abnirml.cli import main
+
+    code = main(list(args))
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2, err
+    errors = [line for line in err if line.startswith("abnirml: error: ")]
+    assert len(errors) == 1 and "Traceback" not in "\n".join(err), err
+    return errors[0]

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from abnirml.cli import main
-from tests.helpers import write_collection_dir
-from tests.robustness.test_cache_safety import one_error_line
+from tests.helpers import one_error_line, write_collection_dir
 
 
 def _run(out: Path, *extra: str, probe: str = "mmp:tf:length") -> Path:

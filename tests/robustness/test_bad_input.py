@@ -11,8 +11,7 @@ import pytest
 from abnirml.cli import main
 from abnirml.errors import ConfigError, InputError
 from abnirml.strict_numbers import strict_float, strict_int
-from tests.helpers import write_collection_dir
-from tests.robustness.test_cache_safety import one_error_line
+from tests.helpers import one_error_line, write_collection_dir
 
 
 def run_line(capsys, tiny_dir: Path, *extra: str) -> str:

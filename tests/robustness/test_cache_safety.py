@@ -1,7 +1,6 @@
-"""The score cache never touches a user's file and never reuses a stale
-or edited score. One test per bullet of the issue; the other parts are in
-``test_adversarial_input.py`` (bad input → one line) and ``test_adversarial_limits.py``
-(hangs, resource limits, escaping, determinism)."""
+"""The score cache never touches a user's file and never reuses a stale or edited score.
+Bad input as one line is in ``test_bad_input.py``; hangs, resource limits, escaping and
+determinism in ``test_limits.py``."""
 
 from __future__ import annotations
 
@@ -12,20 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from abnirml.cli import main
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.cache import ScoreCache, row_check, text_hash
-
-
-def one_error_line(capsys, *args: str) -> str:
-    """Run the CLI expecting exit 2 and exactly one ``abnirml: error:`` line; return it."""
-    code = main(list(args))
-    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2, err
-    errors = [line for line in err if line.startswith("abnirml: error: ")]
-    assert len(errors) == 1 and "Traceback" not in "\n".join(err), err
-    return errors[0]
-
+from tests.helpers import one_error_line
 
 
 def _keys(n: int) -> list[tuple[bytes, bytes]]:

@@ -16,7 +16,7 @@ from abnirml.cli import main, parse_grade_bands
 from abnirml.errors import ConfigError, InputError
 from abnirml.registry import scoped_registrations
 from abnirml.text.stopwords import load_stopwords
-from tests.robustness.test_cache_safety import one_error_line
+from tests.helpers import one_error_line
 
 
 def digests(root: Path) -> dict[str, str]:

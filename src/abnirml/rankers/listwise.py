@@ -57,3 +57,39 @@ def checked_permutation(ranker_name: str, permutation: Sequence[int], size: int)
         raise ScoringError(f"ranker {ranker_name} returned {list(result)[:12]} for a window of "
                            f"{size} passages: expected each index 0..{size - 1} exactly once")
     return result
+
+
+def sliding_windows(count: int, window: int, step: int) -> list[tuple[int, int]]:
+    """The (start, end) slices a sliding-window re-ranking permutes, in call order.
+
+    RankGPT and rank_llm re-rank a candidate list back to front: the last ``window``
+    candidates first, then the window ``step`` places higher, until the window reaches the
+    top. Each call's permutation is applied before the next window is cut, so a strong passage
+    can climb from the bottom of the list to the top in one pass. 100 candidates with a window
+    of 20 and a step of 10 take 9 calls: (80, 100), (70, 90), …, (0, 20).
+    """
+    if window < 1 or step < 1:
+        raise ValueError("window and step must be at least 1")
+    if count <= window:
+        return [(0, count)] if count > 0 else []
+    slices = []
+    end, start = count, count - window
+    while end > 0 and start + step != 0:
+        start = max(start, 0)
+        slices.append((start, end))
+        end, start = end - step, start - step
+    return slices
+
+
+def sliding_window_order(ranker: ListwiseRanker, query: str, passages: Sequence[str],
+                         window: int, step: int) -> Permutation:
+    """Indices of ``passages`` best first after one back-to-front sliding-window pass of
+    ``ranker`` (each window ranked in one ``rank_windows`` call, in rank_llm's order)."""
+    order = list(range(len(passages)))
+    for start, end in sliding_windows(len(passages), window, step):
+        inside = order[start:end]
+        [permutation] = ranker.rank_windows(
+            [Window(query, tuple(passages[i] for i in inside))])
+        permutation = checked_permutation(ranker.name, permutation, len(inside))
+        order[start:end] = [inside[i] for i in permutation]
+    return tuple(order)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import Generic, TypeVar
 
 from abnirml.errors import ConfigError, did_you_mean
@@ -261,7 +261,7 @@ def current_owner() -> str:
     named = _OWNER.get()
     if named is not None:
         return named
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__") or ""
         if module != "abnirml" and not module.startswith("abnirml."):

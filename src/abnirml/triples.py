@@ -126,7 +126,7 @@ def _lines(probes: Sequence[Any], tables, scores, deltas, ranker_name: str | Non
            counts: dict[str, int]) -> Iterator[str]:
     for probe in probes:
         table = tables[probe.name]
-        side = preferred_side(probe)
+        side = preferred_side(probe) or "doc1"     # the caller selected directed probes only
         n = len(table)
         keep = np.ones(n, dtype=bool)
         s_pos = s_neg = None

@@ -139,7 +139,7 @@ def _check_no_nulls(levels: bytes, count: int) -> None:
 
 
 def _plain_strings(body: bytes, offset: int, count: int) -> tuple[list[str], int]:
-    spans = []
+    spans: list[tuple[int, int]] = []
     append = spans.append
     size = len(body)
     for _ in range(count):
@@ -165,7 +165,7 @@ def _hybrid(buf: bytes, pos: int, end: int, width: int, count: int) -> np.ndarra
             nbytes = (header >> 1) * width
             chunk = np.frombuffer(buf, dtype=np.uint8, count=nbytes, offset=pos)
             pos += nbytes
-            if width:
+            if weights is not None:
                 bits = np.unpackbits(chunk, bitorder="little").reshape(-1, width)
                 runs.append(bits.astype(np.int64) @ weights)
             else:

@@ -99,7 +99,7 @@ def overlap_split(qids: np.ndarray, score1: np.ndarray, score2: np.ndarray,
     """
     diff = score1 - score2
     group = np.array([buckets.get(q, UNSPLIT) for q in qids.tolist()], dtype=object)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in BUCKETS + ((UNSPLIT,) if unsplit_queries else ()):
         if name == UNSPLIT:
             mask = group == name

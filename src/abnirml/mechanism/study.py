@@ -57,6 +57,15 @@ class SampleResult:
     forwards: int                   # forward passes (rows) spent on this sample
 
 
+def stacked(arrays: Sequence[np.ndarray | None], granularity: str) -> np.ndarray:
+    """The samples' arrays of one granularity as one array; each sample has one wherever
+    that granularity was patched, so a missing one is a programming error, not data."""
+    present = [a for a in arrays if a is not None]
+    if len(present) != len(arrays):
+        raise ValueError(f"{len(arrays) - len(present)} samples lack their {granularity} result")
+    return np.stack(present)
+
+
 @dataclass
 class ProbePatching:
     """Everything patching found for one probe and one ranker."""
@@ -71,11 +80,11 @@ class ProbePatching:
     tried: int = 0
 
     def residual_stack(self) -> np.ndarray:
-        return np.stack([s.residual for s in self.samples]) if self.samples else \
+        return stacked([s.residual for s in self.samples], "residual") if self.samples else \
             np.zeros((0, self.layers + 1, len(COLUMNS)))
 
     def head_stack(self) -> np.ndarray:
-        return np.stack([s.heads for s in self.samples]) if self.samples else \
+        return stacked([s.heads for s in self.samples], "heads") if self.samples else \
             np.zeros((0, self.layers, self.heads))
 
 
@@ -123,8 +132,8 @@ def patch_pair(target: PatchTarget, pair: AlignedPair, granularities: Sequence[s
     if abs(clean.perturbed - clean.base) < min_difference:
         return clean, None, None, forwards
     # one sequence of calls for both granularities: no second half-empty last call
-    values = normalised(patched_scores(target, pair, cache,
-                                       [p for _, p in cells] + head_patches, rows), clean)
+    patches: list[ResidualPatch | HeadPatch] = [*(p for _, p in cells), *head_patches]
+    values = normalised(patched_scores(target, pair, cache, patches, rows), clean)
     forwards += len(values)
     residual = head_grid = None
     if cells:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.evaluation.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, clustered_ci
-from abnirml.mechanism.study import COLUMNS, ProbePatching
+from abnirml.mechanism.study import COLUMNS, ProbePatching, stacked
 
 TOP_HEADS = 5
 
@@ -73,10 +73,10 @@ def summarise(result: ProbePatching, resamples: int = DEFAULT_RESAMPLES,
         return out
     key = ("patch", result.probe, result.ranker)
     if "residual" in result.granularities:
-        stack = np.stack([s.residual for s in samples])
+        stack = stacked([s.residual for s in samples], "residual")
         out["residual"] = _grid(stack, clusters, resamples, level, seed, (*key, "residual"))
     if "heads" in result.granularities:
-        stack = np.stack([s.heads for s in samples])
+        stack = stacked([s.heads for s in samples], "heads")
         grid = _grid(stack, clusters, resamples, level, seed, (*key, "heads"))
         out["heads_grid"] = grid
         out["top_heads"] = top_heads(grid)

@@ -35,9 +35,15 @@ DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
 
 @runtime_checkable
 class Probe(Protocol):
-    name: str
-    family: str
-    symmetric: bool
+    # read-only members, so frozen dataclasses (most probes) satisfy the protocol
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def symmetric(self) -> bool: ...
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]: ...
 

@@ -41,7 +41,7 @@ from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
 
 CHARACTERISTICS = ("relevance", "length", "tf", "sumtf", "overlap")
-def _tolerance(value: Any, key: str) -> Any:
+def _checked_tolerance(value: Any, key: str) -> Any:
     """A number ≥ 0, or a mapping control → number ≥ 0."""
     items = value.items() if isinstance(value, Mapping) else [(None, value)]
     for control, raw in items:
@@ -57,7 +57,7 @@ def _tolerance(value: Any, key: str) -> Any:
 
 @dataclass(frozen=True)
 class MeasureMatchOptions:
-    tolerance: Any = setting(0, check=_tolerance,
+    tolerance: Any = setting(0, check=_checked_tolerance,
                              help="how far the controlled measure may differ (number, or a "
                                   "mapping control → number; default 0, exact match)")
 
@@ -166,7 +166,7 @@ def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
     if variable == "tf":
         ge = (m.tf[:, None, :] >= m.tf[None, :, :]).all(axis=2)
         gt = (m.tf[:, None, :] > m.tf[None, :, :]).any(axis=2)
-        return ge & gt
+        return np.asarray(ge & gt)
     if variable == "overlap":
         return (_overlap_cmp(m) > 0) & _both_overlap(m)
     values = {"relevance": m.grade, "length": m.length, "sumtf": m.sumtf}[variable]

@@ -199,7 +199,8 @@ def _learned_params(kind: str) -> type:
     (each must be positive), after the seed and folds every learned family takes."""
     fields = [(name, type(value),
                setting(value, help=_HYPERPARAMETER_HELP[name],
-                       **({"minimum": 1} if isinstance(value, int) else {"above": 0})))
+                       minimum=1 if isinstance(value, int) else None,
+                       above=None if isinstance(value, int) else 0))
               for name, value in DEFAULTS[kind].items()]
     return make_dataclass(f"{kind.upper()}Params", fields, bases=(LearnedParams,),
                           frozen=True)

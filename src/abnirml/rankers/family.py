@@ -162,7 +162,8 @@ def _converted(raw: str, hint: Any, field: dataclasses.Field, ranker: str, key: 
     if base is int or base is float:
         low = meta.get("minimum")
         above = meta.get("above")
-        value = checked_number(raw, field.default, strict_int if base is int else strict_float,
+        default: Any = field.default          # every setting() field has one
+        value = checked_number(raw, default, strict_int if base is int else strict_float,
                                ranker, key, low=above if above is not None else low,
                                high=meta.get("maximum"), low_open=above is not None)
     elif base is bool:

@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
 from abnirml.files.derived_values import store_quietly
@@ -97,7 +97,8 @@ def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
     return value
 
 
-def _figure(width: float, height: float, layout: str | None = "constrained"):
+def _figure(width: float, height: float,
+            layout: Literal["constrained", "tight"] | None = "constrained"):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -79,7 +79,7 @@ def comparisons_from_runs(reference: Any, reranked: Mapping[str, Any]
     from abnirml.evaluation.rank_origin import ranges_for_depth, rank_origin, run_depth
 
     ranges = ranges_for_depth(run_depth(reference))
-    out = []
+    out: list[tuple[str, Mapping[str, Mapping[str, float]]]] = []
     for ranker, run in reranked.items():
         origin = rank_origin(reference, run, None, ranges)
         out.append((ranker, {row: {c: origin.fraction("all", row, c) for c in origin.columns}

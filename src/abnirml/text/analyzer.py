@@ -21,6 +21,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Final
 
 from abnirml.text.lines import shown_path
 from abnirml.text.stem import porter
@@ -30,7 +31,7 @@ from abnirml.text.tokenize import terms
 #: The mask token lexical rankers declare (``RankerHints``' default) and the analyzer drops.
 MASK_TOKEN = "[MASK]"
 #: The Unicode normalisation form applied before tokenising (part of the signature).
-UNICODE_FORM = "NFC"
+UNICODE_FORM: Final = "NFC"
 #: Words whose stems the analyzer remembers before it forgets them all. Word frequencies
 #: are Zipfian, so the frequent words are back in the memo soon after it is cleared, while a
 #: large collection's long tail (a 2-million-passage one holds ~850,000 distinct words, each

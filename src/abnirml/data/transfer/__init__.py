@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from abnirml.data.pairs import DataNotFound, TextPair
 from abnirml.errors import ConfigError
@@ -32,8 +32,8 @@ from abnirml.samples import Skip
 
 Keep = Callable[[str], bool]
 Item = TextPair | Skip
-LocalLoader = Callable[[Path, Keep], Iterator[Item]]
-HubLoader = Callable[[Keep], Iterator[Item]]
+#: what a source yields: text pairs (and skips) for most probes, records for factuality
+ItemT = TypeVar("ItemT")
 
 SUB_SAMPLED = "sub-sampled"
 #: ``--transfer-data demo``: the packaged demo corpus (a folder literally named demo: ./demo)
@@ -46,17 +46,17 @@ def keep_all(_: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Source:
+class Source(Generic[ItemT]):
     """Where a probe's pairs come from. ``folder`` is relative to the transfer-data directory;
     ``hub_id`` documents the online copy ``hub`` reads (empty when there is none)."""
 
     folder: str
-    local: LocalLoader
-    hub: HubLoader | None = None
+    local: Callable[[Path, Keep], Iterator[ItemT]]
+    hub: Callable[[Keep], Iterator[ItemT]] | None = None
     hub_id: str = ""
 
     def items(self, data: Any = None, online: bool = False,
-              keep: Keep = keep_all) -> Iterator[Item]:
+              keep: Keep = keep_all) -> Iterator[ItemT]:
         """The source's pairs: local files under the transfer-data directory ``data`` first,
         then the hub copy when ``online`` allows it (the probes pass their typed
         ``dtp.data``/``dtp.online`` settings).

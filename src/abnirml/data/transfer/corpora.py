@@ -191,7 +191,7 @@ def load_gyafc(folder: Path, keep: Keep) -> Iterator[Item]:
                 for number, texts in read_aligned(files):
                     original, rewrites = texts[0], texts[1:1 + len(refs)]
                     query = None
-                    if linked:
+                    if linked and questions is not None:
                         query = questions.get(texts[-1]) if texts[-1] not in ("", "_") else None
                         if not query:
                             for _ in rewrites:

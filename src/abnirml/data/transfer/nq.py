@@ -52,24 +52,25 @@ def load_nq(folder: Path) -> Iterator[NQRecord]:
 def parse_record(record: Any, key: str, path: Path | None = None,
                  line: int | None = None) -> NQRecord:
     """Validate one DPR-style record; ``line`` is None for JSON arrays (no line numbers)."""
-    where = {"path": path, "line": line}
     if not isinstance(record, Mapping):
-        raise InputError(f"record {key}: expected a JSON object", **where)
+        raise InputError(f"record {key}: expected a JSON object", path=path, line=line)
     question = record.get("question")
     answers = record.get("answers")
     contexts = record.get("positive_ctxs", [])
     if not isinstance(question, str) or not question.strip():
-        raise InputError(f"record {key}: missing or empty 'question'", **where)
+        raise InputError(f"record {key}: missing or empty 'question'", path=path, line=line)
     if (not isinstance(answers, list) or not answers
             or not all(isinstance(a, str) for a in answers)):
-        raise InputError(f"record {key}: 'answers' must be a non-empty list of strings", **where)
+        raise InputError(f"record {key}: 'answers' must be a non-empty list of strings",
+                         path=path, line=line)
     if not isinstance(contexts, list):
-        raise InputError(f"record {key}: 'positive_ctxs' must be a list", **where)
+        raise InputError(f"record {key}: 'positive_ctxs' must be a list", path=path, line=line)
     passages = []
     for number, ctx in enumerate(contexts):
         text = ctx.get("text") if isinstance(ctx, Mapping) else None
         if not isinstance(text, str):
-            raise InputError(f"record {key}: positive_ctxs[{number}] has no 'text'", **where)
+            raise InputError(f"record {key}: positive_ctxs[{number}] has no 'text'",
+                             path=path, line=line)
         pid = str(ctx.get("passage_id", ctx.get("psg_id", number)))
         passages.append(Passage(pid=pid, text=" ".join(text.split()),
                                 title=str(ctx.get("title") or "")))

@@ -72,10 +72,11 @@ class TextStore:
             number = -1
         else:
             stem = porter().stem(word) if self.analyzer.stem else word
-            number = self.vocab.get(stem)
-            if number is None:
-                number = self.vocab[stem] = len(self._names)
+            known = self.vocab.get(stem)
+            if known is None:
+                known = self.vocab[stem] = len(self._names)
                 self._names.append(stem)
+            number = known
         self._term_of[word] = number
         return number
 

@@ -177,7 +177,7 @@ def lnc1(q: IraxQuery) -> Matrix:
     Câmara & Hauff's LNC1 (``axiom:camara-lnc1``) asks for identical absolute counts instead."""
     tf = q.tf
     alike = close(tf[:, None, :], tf[None, :, :]).all(axis=2)
-    return _masked(less(q.lengths), alike)
+    return _masked(less(q.lengths), np.asarray(alike))
 
 
 def tf_lnc(q: IraxQuery) -> Matrix:
@@ -393,7 +393,7 @@ def _all_more(q: IraxQuery, columns: np.ndarray) -> Matrix:
     c = q.tf[:, columns]
     more = (c[:, None, :] > c[None, :, :]).all(axis=2)
     fewer = (c[:, None, :] < c[None, :, :]).all(axis=2)
-    return more.astype(np.int8) - fewer.astype(np.int8)
+    return np.asarray(more.astype(np.int8) - fewer.astype(np.int8))
 
 
 def reg(q: IraxQuery) -> Matrix:
@@ -428,12 +428,12 @@ def aspect_reg(q: IraxQuery) -> Matrix:
     """
     if q.counts.shape[1] == 0 or not approximately_equal(np.unique(q.idf)):
         return np.zeros((q.size, q.size), dtype=np.int8)
-    return greater(_present(q).any(axis=1))
+    return greater(np.asarray(_present(q).any(axis=1)))
 
 
 def and_(q: IraxQuery) -> Matrix:
     """AND: prefer the document holding every query term over one that does not."""
-    return greater(_present(q).all(axis=1))
+    return greater(np.asarray(_present(q).all(axis=1)))
 
 
 def len_and(q: IraxQuery) -> Matrix:

@@ -150,7 +150,7 @@ def factual_pairs(records: Iterable[NQRecord], stopwords: frozenset[str], seed: 
                                  "entity": ENTITY_TYPES[cls.group], "passage": passage.pid})
 
 
-def nq_source() -> Source:
+def nq_source() -> Source[NQRecord]:
     from abnirml.data.transfer.hub import NQ_IRDS, irds_nq
     from abnirml.data.transfer.nq import load_nq
 

@@ -75,9 +75,11 @@ class FoldPlan:
     def route_query(self, identity: QueryIdentity) -> int | None:
         """The held-out fold whose model scores pairs of the judged query ``identity``,
         whatever text a probe scores in its place; None → the all-queries model."""
-        fold = self.fold_of.get(identity.qid) if identity.qid is not None else None
-        if fold is not None and (self.texts[identity.qid] == identity.text or normalise_query(
-                self.texts[identity.qid]) == normalise_query(identity.text)):
+        qid = identity.qid
+        fold = self.fold_of.get(qid) if qid is not None else None
+        if qid is not None and fold is not None and (
+                self.texts[qid] == identity.text
+                or normalise_query(self.texts[qid]) == normalise_query(identity.text)):
             return fold
         return self.route(identity.text)
 

@@ -57,6 +57,11 @@ def prompt_parts(messages: Sequence[dict[str, str]]) -> tuple[str, list[str]]:
     return query, [passages[i] for i in sorted(passages)]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64       # the listen backlog: several clients connect at once
+
+
 class StandIn:
     def __init__(self, *, reply: str = "sort", replies: Sequence[str] = (),
                  rate_limited: int = 0, retry_after: str | None = "0",
@@ -75,7 +80,7 @@ class StandIn:
         self.in_flight = 0
         self.most_in_flight = 0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
 
     @property
     def base(self) -> str:
@@ -92,8 +97,7 @@ class StandIn:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 

@@ -86,5 +86,5 @@ def test_a_tokenizer_without_single_letter_tokens_is_refused(tmp_path):
 
 
 def test_more_than_26_passages_per_window_is_refused(qwen_dir):
-    with pytest.raises(ConfigError, match="window must be 2..26"):
+    with pytest.raises(ConfigError, match=r"window must be 2\.\.26"):
         build_ranker(f"first:{qwen_dir}+window=27", RankerEnv())

@@ -24,6 +24,7 @@ count of what a run cost.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import math
 import os
@@ -237,7 +238,7 @@ class HttpClient:
                                          headers=self._headers())
         with _Watchdog(self.timeout) as watchdog:
             try:
-                with _opener(watchdog).open(request, timeout=self.timeout) as response:
+                with _opener().open(request, timeout=self.timeout) as response:
                     raw = self._read_body(response)
             except urllib.error.HTTPError as exc:
                 if watchdog.expired:
@@ -324,6 +325,54 @@ def retry_after(value: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+class _Deadlines:
+    """One daemon thread that fires callbacks at deadlines: a watchdog per request without
+    a timer thread per request (starting a thread per request costs more than a loopback
+    exchange)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._live: set[int] = set()
+        self._condition = threading.Condition()
+        self._counter = 0
+        self._thread: threading.Thread | None = None
+
+    def add(self, seconds: float, callback: Callable[[], None]) -> int:
+        with self._condition:
+            self._counter += 1
+            self._live.add(self._counter)
+            heapq.heappush(self._heap, (time.monotonic() + seconds, self._counter, callback))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="abnirml-http-deadlines")
+                self._thread.start()
+            self._condition.notify()
+            return self._counter
+
+    def cancel(self, handle: int) -> None:
+        with self._condition:
+            self._live.discard(handle)
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while self._heap and self._heap[0][1] not in self._live:
+                    heapq.heappop(self._heap)          # cancelled: its request ended
+                if not self._heap:
+                    self._condition.wait()
+                    continue
+                when, handle, callback = self._heap[0]
+                if when > time.monotonic():
+                    self._condition.wait(when - time.monotonic())
+                    continue
+                heapq.heappop(self._heap)
+                self._live.discard(handle)
+            callback()
+
+
+_DEADLINES = _Deadlines()
+
+
 class _Watchdog:
     """Ends an HTTP exchange at a deadline, whatever phase it is in.
 
@@ -333,22 +382,25 @@ class _Watchdog:
     passes, shuts the connection down through it — which ends a blocked read on the original
     at once, even after TLS has taken the original over — and the caller, seeing
     :attr:`expired`, reports the timeout. (Name resolution happens before a socket exists
-    and is left to the system resolver's own timeout.)
+    and is left to the system resolver's own timeout.) The request's thread names its
+    watchdog in :data:`_CURRENT`, where the shared opener's connections find it.
     """
 
     def __init__(self, seconds: float):
         self.expired = False
+        self.seconds = seconds
         self._duplicates: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
+        self._handle = 0
 
     def __enter__(self) -> _Watchdog:
-        self._timer.start()
+        self._handle = _DEADLINES.add(self.seconds, self._expire)
+        _CURRENT.watchdog = self
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+        _CURRENT.watchdog = None
+        _DEADLINES.cancel(self._handle)
         with self._lock:
             for duplicate in self._duplicates:
                 duplicate.close()
@@ -369,43 +421,60 @@ class _Watchdog:
                 _shut(duplicate)
 
 
+_CURRENT = threading.local()
+
+
 def _shut(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):      # already closed: nothing left to interrupt
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _opener(watchdog: _Watchdog) -> urllib.request.OpenerDirector:
-    """urllib's opener (proxies, redirects) whose connections report to ``watchdog`` as
-    soon as their TCP socket exists, before any TLS handshake."""
-    import http.client
+def _watched(connection: Any) -> None:
+    """Make ``connection`` report every socket it opens to its thread's watchdog as soon
+    as the TCP socket exists, before any TLS handshake."""
+    create = connection._create_connection
 
-    def watched(connection: http.client.HTTPConnection) -> None:
-        create = connection._create_connection
+    def create_watched(*args: Any, **kwargs: Any) -> socket.socket:
+        sock = create(*args, **kwargs)
+        watchdog = getattr(_CURRENT, "watchdog", None)
+        return sock if watchdog is None else watchdog.watch(sock)
 
-        def create_watched(*args: Any, **kwargs: Any) -> socket.socket:
-            return watchdog.watch(create(*args, **kwargs))
+    connection._create_connection = create_watched
 
-        connection._create_connection = create_watched
 
-    class WatchedHTTP(http.client.HTTPConnection):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            watched(self)
+_OPENER: urllib.request.OpenerDirector | None = None
+_OPENER_LOCK = threading.Lock()
 
-    class WatchedHTTPS(http.client.HTTPSConnection):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            watched(self)
 
-    class HTTPHandler(urllib.request.HTTPHandler):
-        def http_open(self, req):
-            return self.do_open(WatchedHTTP, req)
+def _opener() -> urllib.request.OpenerDirector:
+    """urllib's opener (proxies, redirects), built once, whose connections report to the
+    calling thread's watchdog."""
+    global _OPENER
+    with _OPENER_LOCK:
+        if _OPENER is not None:
+            return _OPENER
+        import http.client
 
-    class HTTPSHandler(urllib.request.HTTPSHandler):
-        def https_open(self, req):
-            return self.do_open(WatchedHTTPS, req, context=self._context)
+        class WatchedHTTP(http.client.HTTPConnection):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                _watched(self)
 
-    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
+        class WatchedHTTPS(http.client.HTTPSConnection):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                _watched(self)
+
+        class HTTPHandler(urllib.request.HTTPHandler):
+            def http_open(self, req):
+                return self.do_open(WatchedHTTP, req)
+
+        class HTTPSHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req):
+                return self.do_open(WatchedHTTPS, req, context=self._context)
+
+        _OPENER = urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
+        return _OPENER
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -292,3 +292,29 @@ def test_usage_is_counted_for_the_http_family_too():
         assert ranker.score([(QUERY, p) for p in PASSAGES]).tolist() == \
             [term_count(QUERY, p) for p in PASSAGES]
     assert ranker.usage() == {"requests": 3, "retries": 0}
+
+
+def test_run_json_records_what_a_served_ranker_asked(tmp_path):
+    """A whole run against the rerank stand-in: the request count reaches run.json, and a
+    rerun over the same cache asks nothing."""
+    import json
+
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    with StandIn(usage=True) as server:
+        spec = f"rerank-api:{server.base}/rerank+model=m@served"
+        session = SessionSettings(cache=str(tmp_path / "c.sqlite"), progress=False)
+        run(RunConfig(rankers=[spec], probes=["mmp:tf:length"], out=str(tmp_path / "a"),
+                      effectiveness=False, session=session))
+        info = json.loads((tmp_path / "a" / "run.json").read_text(encoding="utf-8"))
+        [entry] = info["rankers"]
+        asked = len(server.requests)
+        assert asked > 0
+        assert entry["usage"] == {"requests": asked, "retries": 0,
+                                  "prompt_tokens": 7 * asked, "completion_tokens": 0,
+                                  "answers_with_usage": asked}
+        run(RunConfig(rankers=[spec], probes=["mmp:tf:length"], out=str(tmp_path / "b"),
+                      effectiveness=False, session=session))
+        again = json.loads((tmp_path / "b" / "run.json").read_text(encoding="utf-8"))
+        assert len(server.requests) == asked
+        assert again["rankers"][0]["usage"] == {"requests": 0, "retries": 0}

@@ -184,7 +184,6 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                        "queries": len(collection.queries), "documents": len(collection.docs),
                        "judgments": sum(len(j) for j in collection.qrels.values())},
         "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
-                     **_usage_field(r),
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,
                      "calibration_queries": result.calibrations[r.name].queries}
@@ -219,23 +218,6 @@ def _spec_field(ranker: Any) -> dict[str, str]:
 
     spec = spec_of(ranker)
     return {"spec": spec} if spec != ranker.name else {}
-
-
-def _usage_field(ranker: Any) -> dict[str, dict[str, int]]:
-    """``{"usage": {"requests": …, "prompt_tokens": …}}`` for a ranker that counts what it
-    asked of a server (``usage()``: the served families); nothing for any other ranker."""
-    counter = getattr(ranker, "usage", None)
-    if not callable(counter):
-        return {}
-    try:
-        counts = counter()
-    except Exception:          # a counter must never end a run whose scores are computed
-        return {}
-    if not isinstance(counts, dict):
-        return {}
-    clean = {k: v for k, v in counts.items() if isinstance(k, str) and isinstance(v, int)
-             and not isinstance(v, bool) and v >= 0}
-    return {"usage": clean} if clean else {}
 
 
 def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:

@@ -295,26 +295,101 @@ def test_usage_is_counted_for_the_http_family_too():
 
 
 def test_run_json_records_what_a_served_ranker_asked(tmp_path):
-    """A whole run against the rerank stand-in: the request count reaches run.json, and a
-    rerun over the same cache asks nothing."""
+    """A whole run against the rerank stand-in: the request count reaches run.json's
+    ``usage``, and a rerun over the same cache asks nothing."""
     import json
 
+    pytest.importorskip("abnirml.evaluation.position_analyses",
+                        reason="run.json's usage is written by the listwise engine's pipeline")
     from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    def usage(out: str) -> dict[str, int] | None:
+        info = json.loads((tmp_path / out / "run.json").read_text(encoding="utf-8"))
+        return (info.get("usage") or {}).get("served")
 
     with StandIn(usage=True) as server:
         spec = f"rerank-api:{server.base}/rerank+model=m@served"
         session = SessionSettings(cache=str(tmp_path / "c.sqlite"), progress=False)
         run(RunConfig(rankers=[spec], probes=["mmp:tf:length"], out=str(tmp_path / "a"),
                       effectiveness=False, session=session))
-        info = json.loads((tmp_path / "a" / "run.json").read_text(encoding="utf-8"))
-        [entry] = info["rankers"]
         asked = len(server.requests)
         assert asked > 0
-        assert entry["usage"] == {"requests": asked, "retries": 0,
-                                  "prompt_tokens": 7 * asked, "completion_tokens": 0,
-                                  "answers_with_usage": asked}
+        assert usage("a") == {"requests": asked, "retries": 0, "prompt_tokens": 7 * asked,
+                              "completion_tokens": 0, "answers_with_usage": asked}
         run(RunConfig(rankers=[spec], probes=["mmp:tf:length"], out=str(tmp_path / "b"),
                       effectiveness=False, session=session))
-        again = json.loads((tmp_path / "b" / "run.json").read_text(encoding="utf-8"))
         assert len(server.requests) == asked
-        assert again["rankers"][0]["usage"] == {"requests": 0, "retries": 0}
+        assert usage("b") == {"requests": 0, "retries": 0}
+
+
+def _probe_scores(tmp_path, spec: str, probes: list[str]) -> dict[str, dict]:
+    import json
+
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    run(RunConfig(rankers=[spec], probes=probes, out=str(tmp_path / "out"),
+                  effectiveness=False, session=SessionSettings(cache=None, progress=False)))
+    rows = [json.loads(line) for line in
+            (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    return {r["probe"]: r for r in rows if r["subset"] == "all"}
+
+
+def test_rerank_api_probes_give_the_term_counting_servers_known_answers(tmp_path):
+    """Appending the query adds occurrences of its words (every verdict +1); shuffling the
+    words changes no count (every verdict 0, exactly)."""
+    with StandIn() as server:
+        rows = _probe_scores(tmp_path, f"rerank-api:{server.base}/rerank+model=m@served",
+                             ["tmp:append-query", "tmp:shuffle-words"])
+    assert rows["tmp:append-query"]["score"] >= 0.9
+    assert rows["tmp:shuffle-words"]["score"] == 0.0
+    assert rows["tmp:shuffle-words"]["n"] > 50
+
+
+# -- RankGPT through the listwise engine (runs where the listwise engine is present) ---------
+
+
+def _listwise_run(tmp_path, spec: str, probes: list[str], out: str = "out"):
+    pytest.importorskip("abnirml.evaluation.listwise_probing",
+                        reason="listwise probing is the listwise engine's")
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    output = run(RunConfig(collection="demo", rankers=[spec], probes=probes,
+                           out=str(tmp_path / out), effectiveness=False,
+                           session=SessionSettings(cache=None, progress=False)))
+    rows = {r["probe"]: r for r in output.result.records if r["subset"] == "all"}
+    return rows, output.run_info
+
+
+def test_rankgpt_over_a_term_sorting_server_prefers_the_query_and_ties_on_shuffles(tmp_path):
+    """Appending the query wins in both orders; a word shuffle ties on content, so the
+    stable sort keeps the earlier document first and every verdict follows the position."""
+    with StandIn() as server:
+        rows, info = _listwise_run(tmp_path, f"rankgpt:{server.base}/v1+model=m@gpt",
+                                   ["tmp:append-query", "tmp:shuffle-words"])
+    assert rows["tmp:append-query"]["score"] >= 0.9
+    shuffled = rows["tmp:shuffle-words"]
+    assert abs(shuffled["score"]) <= 0.1 and shuffled["position_bias"] >= 0.9
+    assert info["usage"]["gpt"]["requests"] == len(server.requests) > 0
+    assert info["usage"]["gpt"]["repaired"] == 0
+
+
+def test_rankgpt_over_an_echoing_server_is_all_position(tmp_path):
+    with StandIn(reply="echo") as server:
+        rows, info = _listwise_run(tmp_path, f"rankgpt:{server.base}/v1+model=m@echo",
+                                   ["tmp:append-query", "tmp:shuffle-words"])
+    for row in rows.values():
+        assert row["score"] == 0.0 and row["position_bias"] == 1.0
+    assert info["listwise"]["rankers"]["echo"]["null_test"]["first_rate"] == 1.0
+
+
+def test_a_429_storm_during_a_listwise_run_changes_no_result(tmp_path):
+    probes = ["tmp:append-query"]
+    with StandIn() as calm:
+        quiet, _ = _listwise_run(tmp_path, f"rankgpt:{calm.base}/v1+model=m@gpt", probes, "a")
+    with StandIn(rate_limited=25, retry_after="0") as stormy:
+        storm, info = _listwise_run(tmp_path, f"rankgpt:{stormy.base}/v1+model=m@gpt", probes,
+                                    "b")
+    assert stormy.refused == 25 and info["usage"]["gpt"]["retries"] == 25
+    keep = ("score", "n", "pos", "neg", "position_bias")
+    assert {k: storm["tmp:append-query"][k] for k in keep} == \
+        {k: quiet["tmp:append-query"][k] for k in keep}

@@ -294,6 +294,9 @@ class FirstParams(ListwiseParams, ModelParams):
     max_length: int = _prompt_length(4096)
     answer_prefix: str = setting("", help="text put after the generation prompt, before "
                                           "the identifier is read (e.g. '[')")
+    batch_size: int | None = setting(None, minimum=1, help="windows per batch (default: "
+                                                           "--batch-size, else the token "
+                                                           "budget alone)")
 
 
 def _torch_family(key: str, factory: str, description: str, params: type) -> RankerFamily:

@@ -82,7 +82,7 @@ def identifier_tokens(tokenizer: Any, ranker: str, count: int = 26) -> list[tupl
     return out
 
 
-def order_by_margin(margins: Sequence[float]) -> Permutation:
+def order_by_margin(margins: Sequence[float] | np.ndarray) -> Permutation:
     """Indices best first by margin; equal margins keep input order."""
     return tuple(sorted(range(len(margins)), key=lambda i: (-float(margins[i]), i)))
 

@@ -276,7 +276,7 @@ class HttpClient:
 
         if isinstance(exc, urllib.error.URLError):
             return ScoringError(f"ranker {self.name}: cannot reach {self.url} "
-                                f"({self._scrub(first_line(exc.reason)[:120])})")
+                                f"({self._scrub(_reason(exc.reason)[:120])})")
         if isinstance(exc, (http.client.HTTPException, ValueError)):
             detail = self._scrub(f"{type(exc).__name__}: {first_line(exc)}"[:120])
             return ScoringError(f"ranker {self.name}: {self.url} did not answer valid HTTP "
@@ -475,6 +475,14 @@ def _opener() -> urllib.request.OpenerDirector:
 
         _OPENER = urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
         return _OPENER
+
+
+def _reason(reason: object) -> str:
+    """A URLError's reason (an exception or a string) as one line."""
+    if isinstance(reason, BaseException):
+        return first_line(reason)
+    lines = str(reason).strip().splitlines()
+    return lines[0] if lines else "unknown reason"
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -393,3 +393,19 @@ def test_a_429_storm_during_a_listwise_run_changes_no_result(tmp_path):
     keep = ("score", "n", "pos", "neg", "position_bias")
     assert {k: storm["tmp:append-query"][k] for k in keep} == \
         {k: quiet["tmp:append-query"][k] for k in keep}
+
+
+def test_no_file_of_a_whole_run_holds_the_api_key(tmp_path, monkeypatch):
+    token = "sk-run-7f3a-never-on-disk"
+    monkeypatch.setenv("RUN_KEY", token)
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    with StandIn(api_key=token) as server:
+        run(RunConfig(rankers=[f"rerank-api:{server.base}/rerank+model=m+api_key_env=RUN_KEY"],
+                      probes=["tmp:append-query"], out=str(tmp_path / "out"),
+                      session=SessionSettings(cache=str(tmp_path / "c.sqlite"),
+                                              progress=False)))
+        assert server.requests
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "run.json" for p in written) and len(written) > 5
+    assert not [p for p in written if token.encode() in p.read_bytes()]

@@ -190,9 +190,14 @@ class HttpClient:
                                   thread_name_prefix="abnirml-http")
         try:
             futures = [pool.submit(fn, item) for item in items]
-            return [f.result() for f in futures]
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            results = [f.result() for f in futures]
+        except BaseException:
+            # A failure or Ctrl-C: requests not started never start, and the caller does not
+            # wait for those in flight (each ends by its own +timeout).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

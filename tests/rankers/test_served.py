@@ -409,3 +409,24 @@ def test_no_file_of_a_whole_run_holds_the_api_key(tmp_path, monkeypatch):
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "run.json" for p in written) and len(written) > 5
     assert not [p for p in written if token.encode() in p.read_bytes()]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("rankgpt:http://127.0.0.1:9/v1", r"\+model=NAME is required"),
+    ("rankgpt:http://127.0.0.1:9/v1+model=m+prompt=rankzephry", "neither rankgpt, rankzephyr"),
+    ("rankgpt:ftp://127.0.0.1/v1+model=m", "is not an http:// or https:// URL"),
+    ("rerank-api:http://127.0.0.1:9/rerank+model=m+protocol=jina", "protocol must be cohere"),
+    ("rerank-api:http://127.0.0.1:9/rerank+model=m+concurrency=0", "concurrency=0 must be"),
+    ("http:http://127.0.0.1:9/score+retry_for=-1", "retry_for=-1 must be"),
+])
+def test_spec_errors_are_one_line(spec, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        build_ranker(spec, RankerEnv())
+    assert "\n" not in str(err.value)
+
+
+def test_a_prompt_file_needs_passages_and_query(tmp_path):
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("Rank these for {query}.", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"must contain \{passages\} exactly once"):
+        build_ranker(f"rankgpt:http://127.0.0.1:9/v1+model=m+prompt={prompt}", RankerEnv())

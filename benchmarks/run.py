@@ -26,6 +26,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("axioms.py", []),
     ("ir_axioms_agreement.py", []),
     ("bootstrap.py", []),
+    ("served_concurrency.py", []),
     ("gpu.py", []),          # prints "skipped" without CUDA
     ("demo_timing.py", []),
 ]

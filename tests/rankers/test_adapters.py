@@ -128,7 +128,7 @@ def server():
 def test_http_ranker_posts_batches_and_reads_scores(server):
     ranker = build_ranker(f"http:{server}+batch_size=3", RankerEnv())
     np.testing.assert_allclose(ranker.score(PAIRS), [overlap(q, t) for q, t in PAIRS])
-    assert _Handler.batches == [3, 1]
+    assert sorted(_Handler.batches) == [1, 3]      # two requests, in flight together
     assert build_ranker(server, RankerEnv()).url == server     # the URL alone works too
     assert build_ranker(f"http:{server}+version=2", RankerEnv()).fingerprint != \
         ranker.fingerprint

@@ -35,13 +35,16 @@ def test_declared_defaults_are_the_ones_the_factories_apply():
     """The records list defaults without importing the model modules; these are the
     modules' own constants, so the listing cannot drift from what runs."""
     from abnirml.rankers import (
-        adapters,
         causal_lm,
         cross_encoder,
         doc2query,
+        first,
+        http_client,
         monot5,
         pairwise,
         passages,
+        rankgpt,
+        rerank_api,
         splade,
     )
     from abnirml.rankers.learned import train
@@ -74,7 +77,19 @@ def test_declared_defaults_are_the_ones_the_factories_apply():
     record = ranker_registry.lookup("http")
     assert record is not None and record.needs_network
     assert dict(record.params.__dataclass_fields__["timeout"].metadata)["maximum"] == \
-        adapters.MAX_HTTP_TIMEOUT
+        http_client.MAX_HTTP_TIMEOUT
+    for family in ("http", "rerank-api", "rankgpt"):
+        assert default(family, "timeout") == http_client.DEFAULT_TIMEOUT
+        assert default(family, "concurrency") == http_client.DEFAULT_CONCURRENCY
+        assert default(family, "retry_for") == http_client.DEFAULT_RETRY_FOR
+    assert default("rerank-api", "batch_size") == rerank_api.DEFAULT_BATCH
+    assert default("rankgpt", "passage_words") == rankgpt.DEFAULT_PASSAGE_WORDS
+    assert default("rankgpt", "window") == rankgpt.DEFAULT_WINDOW
+    assert default("rankgpt", "step") == rankgpt.DEFAULT_STEP
+    assert default("first", "passage_words") == first.DEFAULT_PASSAGE_WORDS
+    assert default("first", "window") == first.DEFAULT_WINDOW
+    assert default("first", "step") == first.DEFAULT_STEP
+    assert default("first", "max_length") == first.DEFAULT_MAX_LENGTH
 
 
 def test_a_bare_factory_keeps_its_argument_and_checks_its_own_parameters():

@@ -151,8 +151,22 @@ def test_malformed_http_is_one_line(serve, raw, what):
 
 
 def test_an_http_error_status_is_named(serve):
+    url = serve(_answer(b"HTTP/1.1 500 Broken\r\nContent-Length: 0\r\n\r\n"))
+    _fails_located(url, "answered HTTP 500 Broken")
+
+
+def test_a_server_busy_past_the_retry_deadline_is_named(serve):
+    """503 is tried again with growing pauses, then named once +retry_for has passed."""
     url = serve(_answer(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"))
-    _fails_located(url, "answered HTTP 503 Busy")
+    ranker = build_ranker(f"http:{url}+timeout=5+retry_for=1", RankerEnv())
+    started = time.monotonic()
+    with pytest.raises(ScoringError) as err:
+        ranker.score([("a query", "a text")])
+    message = str(err.value)
+    assert message.startswith(f"ranker http:{url}+timeout=5+retry_for=1: ") and "\n" not in message
+    assert "answered HTTP 503 Busy" in message and "within 1 s: +retry_for" in message
+    assert ranker.usage()["retries"] >= 1
+    assert time.monotonic() - started < 5
 
 
 def test_a_closed_connection_is_one_line(serve):

@@ -11,13 +11,16 @@ run or features looked up by qid) needs the real ids: with ``per_query=yes`` (or
 judged query each pair belongs to — a varied query included — and each qid's scores are
 cached apart. PyTerrier itself (and Java) is only needed by the factory.
 
-HTTP — ``http:<url>[+batch_size=64][+timeout=60][+version=V]`` (``http:http://host:8000/score``;
-``https`` works too): POSTs ``{"pairs": [{"query": …, "text": …}, …]}`` as JSON and expects
+HTTP — ``http:<url>[+batch_size=64][+timeout=60][+concurrency=8][+retry_for=60]
+[+api_key_env=VAR][+version=V]`` (``http:http://host:8000/score``; ``https`` works too):
+POSTs ``{"pairs": [{"query": …, "text": …}, …]}`` as JSON and expects
 ``{"scores": [number, …]}`` in the same order (JSON numbers only: strings and booleans are
-refused). ``+timeout`` (at most a day) bounds each whole request — connecting, the
-status line and headers, and the body — answers over 64 MiB are refused, and an
-unreachable or failing endpoint stops the run with one line naming the ranker. Spec strings
-cannot hold ``+``, so URLs with ``+`` in them need the Python API (:class:`HttpRanker`).
+refused). Up to ``+concurrency`` batches are in flight at once; ``+timeout`` (at most a day)
+bounds each whole request — connecting, the status line and headers, and the body — answers
+over 64 MiB are refused, a 429 or 503 is tried again within ``+retry_for`` seconds, and an
+unreachable or failing endpoint stops the run with one line naming the ranker (see
+:mod:`abnirml.rankers.http_client`). Spec strings cannot hold ``+``, so URLs with ``+`` in
+them need the Python API (:class:`HttpRanker`).
 
 abnirml cannot see inside a factory's model or an HTTP service, so their fingerprints name
 the factory or URL and ``+version=``: change the version whenever the model behind them
@@ -29,14 +32,7 @@ scorers apart, refuses to cache its scores and warns once.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import json
-import socket
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,14 +43,18 @@ import numpy as np
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.base import Pair, QueryIdentity, RankerHints, RankerSpec, checked_scores
 from abnirml.rankers.hf import first_line
+from abnirml.rankers.http_client import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RETRY_FOR,
+    HttpClient,
+    json_number,
+)
 from abnirml.rankers.identity import scorer_identity
 from abnirml.rankers.torch_support import positive_int
 from abnirml.switches import switch_value
 
 DEFAULT_HTTP_BATCH = 64
 DEFAULT_PYTERRIER_BATCH = 256
-MAX_HTTP_RESPONSE_BYTES = 64 * 2**20
-"""An answer larger than this is refused (a 64-pair batch of scores is a few kB)."""
 
 
 def _score_in_chunks(name: str, pairs: Sequence[Pair], size: int,
@@ -227,216 +227,46 @@ def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
     return kind(transformer, name, identity, batch)
 
 
-MAX_HTTP_TIMEOUT = 86_400.0
-"""``+timeout`` above a day is refused: it is a typo, and timers cannot wait ~1e10 s."""
-
-
-class _Watchdog:
-    """Ends an HTTP exchange at a deadline, whatever phase it is in.
-
-    A socket timeout bounds each read, not the whole answer: a server sending one header
-    byte a second (or a TLS handshake as slowly) would keep a request alive forever. The
-    watchdog keeps a duplicate of every socket the request opens and, when the deadline
-    passes, shuts the connection down through it — which ends a blocked read on the original
-    at once, even after TLS has taken the original over — and the caller, seeing
-    :attr:`expired`, reports the timeout. (Name resolution happens before a socket exists
-    and is left to the system resolver's own timeout.)
-    """
-
-    def __init__(self, seconds: float):
-        self.expired = False
-        self._duplicates: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        with self._lock:
-            for duplicate in self._duplicates:
-                duplicate.close()
-            self._duplicates.clear()
-
-    def watch(self, sock: socket.socket) -> socket.socket:
-        with self._lock:
-            duplicate = sock.dup()
-            self._duplicates.append(duplicate)
-            if self.expired:
-                _shut(duplicate)
-        return sock
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            for duplicate in self._duplicates:
-                _shut(duplicate)
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):      # already closed: nothing left to interrupt
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _opener(watchdog: _Watchdog) -> urllib.request.OpenerDirector:
-    """urllib's opener (proxies, redirects) whose connections report to ``watchdog`` as
-    soon as their TCP socket exists, before any TLS handshake."""
-    import http.client
-
-    def watched(connection: http.client.HTTPConnection) -> None:
-        create = connection._create_connection
-
-        def create_watched(*args: Any, **kwargs: Any) -> socket.socket:
-            return watchdog.watch(create(*args, **kwargs))
-
-        connection._create_connection = create_watched
-
-    class WatchedHTTP(http.client.HTTPConnection):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            watched(self)
-
-    class WatchedHTTPS(http.client.HTTPSConnection):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            watched(self)
-
-    class HTTPHandler(urllib.request.HTTPHandler):
-        def http_open(self, req):
-            return self.do_open(WatchedHTTP, req)
-
-    class HTTPSHandler(urllib.request.HTTPSHandler):
-        def https_open(self, req):
-            return self.do_open(WatchedHTTPS, req, context=self._context)
-
-    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
-
-
 class HttpRanker:
     """Scores from a JSON-over-HTTP service (see the module docstring for the protocol)."""
 
     def __init__(self, url: str, name: str, batch_size: int = DEFAULT_HTTP_BATCH,
-                 timeout: float = 60.0, version: str = ""):
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigError(f"ranker {name}: {url!r} is not an http:// or https:// URL")
-        try:
-            parts = urllib.parse.urlsplit(url)
-            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-        except ValueError as exc:
-            raise ConfigError(f"ranker {name}: {url!r} is not a valid URL ({exc})") from None
-        if not parts.hostname:
-            raise ConfigError(f"ranker {name}: {url!r} names no host")
-        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                or not 0 < timeout <= MAX_HTTP_TIMEOUT):
-            raise ConfigError(f"ranker {name}: timeout must be a number of seconds above 0 "
-                              f"and at most {MAX_HTTP_TIMEOUT:g} (found {timeout!r})")
+                 timeout: float = 60.0, version: str = "", *,
+                 concurrency: int = DEFAULT_CONCURRENCY, retry_for: float = DEFAULT_RETRY_FOR,
+                 api_key_env: str | None = None):
+        self.client = HttpClient(url, name, timeout=timeout, retry_for=retry_for,
+                                 concurrency=concurrency, api_key_env=api_key_env)
         self.url = url
         self.name = name
         self.batch_size = batch_size
-        self.timeout = float(timeout)
+        self.timeout = self.client.timeout
         self.fingerprint = f"HTTP[{url}@{version}]"
-        self.hints = RankerHints(batch_size=batch_size, sort_by_length=True)
+        # The engine hands over enough pairs per call to keep every request slot busy.
+        self.hints = RankerHints(batch_size=batch_size * concurrency, sort_by_length=True,
+                                 own_batches=True)
+
+    def usage(self) -> dict[str, int]:
+        """Requests, retries and reported tokens so far (for run.json)."""
+        return self.client.usage.as_dict()
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
-        return _score_in_chunks(self.name, pairs, self.batch_size, self._post)
+        chunks = [pairs[start:start + self.batch_size]
+                  for start in range(0, len(pairs), self.batch_size)]
+        scores = self.client.map(self._post, chunks)
+        out = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
+        return checked_scores(self.name, out, len(pairs))
 
     def _post(self, pairs: Sequence[Pair]) -> np.ndarray:
-        body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]}).encode()
-        raw = self._exchange(body)
-        try:
-            payload = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError):
-            # Broken JSON, numbers longer than Python's digit limit, or nesting deep enough
-            # to exhaust the parser's recursion all mean the same thing to the user.
-            raise ScoringError(f"ranker {self.name}: {self.url} did not answer valid JSON "
-                               "(or nested it too deeply)") from None
+        payload = self.client.post_json(
+            {"pairs": [{"query": q, "text": d} for q, d in pairs]})
         scores = payload.get("scores") if isinstance(payload, dict) else None
         if not isinstance(scores, list):
             raise ScoringError(f"ranker {self.name}: {self.url} answered without a 'scores' list")
         if len(scores) != len(pairs):
             raise ScoringError(f"ranker {self.name}: {self.url} returned {len(scores)} scores "
                                f"for {len(pairs)} pairs")
-        return np.array([self._number(s) for s in scores], dtype=np.float64)
-
-    def _exchange(self, body: bytes) -> bytes:
-        """POST ``body`` and return the answer's bytes, all within ``+timeout``: connecting,
-        the status line and headers, and the body share one deadline."""
-        import http.client
-
-        request = urllib.request.Request(self.url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
-        with _Watchdog(self.timeout) as watchdog:
-            try:
-                with _opener(watchdog).open(request, timeout=self.timeout) as response:
-                    raw = self._read_body(response)
-            except urllib.error.HTTPError as exc:
-                if watchdog.expired:
-                    raise self._late() from None
-                reason = " ".join(str(exc.reason or "").split())[:80]
-                raise ScoringError(f"ranker {self.name}: {self.url} answered HTTP {exc.code} "
-                                   f"{reason}".rstrip()) from None
-            except (urllib.error.URLError, OSError, http.client.HTTPException,
-                    ValueError) as exc:
-                if watchdog.expired or _is_timeout(exc):
-                    # Reached, but slower than +timeout (a big batch on a slow model): saying
-                    # "cannot reach" would send the user looking for a network problem.
-                    raise self._late() from None
-                raise self._failure(exc) from None
-            if watchdog.expired:      # the shut-down socket looked like the end of the answer
-                raise self._late()
-        return raw
-
-    def _failure(self, exc: BaseException) -> ScoringError:
-        import http.client
-
-        if isinstance(exc, urllib.error.URLError):
-            return ScoringError(f"ranker {self.name}: cannot reach {self.url} "
-                                f"({first_line(exc.reason)[:120]})")
-        if isinstance(exc, (http.client.HTTPException, ValueError)):
-            detail = f"{type(exc).__name__}: {first_line(exc)}"[:120]
-            return ScoringError(f"ranker {self.name}: {self.url} did not answer valid HTTP "
-                                f"({detail})")
-        return ScoringError(f"ranker {self.name}: cannot reach {self.url} "
-                            f"({first_line(exc)[:120]})")
-
-    def _late(self) -> ScoringError:
-        return ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
-                            f"within {self.timeout:g} s (+timeout)")
-
-    def _read_body(self, response: Any) -> bytes:
-        """Read at most ``MAX_HTTP_RESPONSE_BYTES`` (the watchdog bounds the time)."""
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            chunk = response.read1(65536)
-            if not chunk:
-                return b"".join(parts)
-            size += len(chunk)
-            if size > MAX_HTTP_RESPONSE_BYTES:
-                raise ScoringError(f"ranker {self.name}: {self.url} answered more than "
-                                   f"{MAX_HTTP_RESPONSE_BYTES // 2**20} MiB; refusing it")
-            parts.append(chunk)
-
-    def _number(self, value: object) -> float:
-        """A JSON number (or null, refused later as NaN); strings and booleans are errors."""
-        if value is None:
-            return float("nan")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ScoringError(f"ranker {self.name}: {self.url} returned a non-numeric score "
-                               f"{str(value)[:40]!r}; scores must be JSON numbers")
-        try:
-            return float(value)
-        except OverflowError:
-            raise ScoringError(f"ranker {self.name}: {self.url} returned a score too large "
-                               "for a float") from None
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    reason = getattr(exc, "reason", None)
-    return isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError)
+        return np.array([json_number(s, self.name, self.url) for s in scores],
+                        dtype=np.float64)
 
 
 def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
@@ -450,4 +280,6 @@ def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
 
     p = parameters(spec)
     batch = p.batch_size if p.batch_size is not None else env.batch_size or DEFAULT_HTTP_BATCH
-    return HttpRanker(url, name, batch_size=batch, timeout=p.timeout, version=p.version)
+    return HttpRanker(url, name, batch_size=batch, timeout=p.timeout, version=p.version,
+                      concurrency=p.concurrency, retry_for=p.retry_for,
+                      api_key_env=p.api_key_env)

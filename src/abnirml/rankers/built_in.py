@@ -158,6 +158,19 @@ class LMPairwiseParams(AnswerTokenParams):
 
 
 @dataclass(frozen=True)
+class ListwiseParams:
+    """What every listwise family takes: the sliding window that re-ranks a candidate list,
+    and how many passages a probe list holds. None of them changes how one window is
+    ranked, so none is part of a fingerprint."""
+
+    window: int = setting(20, minimum=2, help="passages per call when re-ranking candidates "
+                                              "(the sliding window)")
+    step: int = setting(10, minimum=1, help="places the window moves up between calls")
+    list_size: int = setting(10, minimum=2, help="passages per probe list: a sample's two "
+                                                 "documents and the query's candidates")
+
+
+@dataclass(frozen=True)
 class Doc2QueryParams:
     n: int = setting(4, minimum=1, help="queries generated per document")
     mode: str = setting("sample", choices=("sample", "greedy"), help="how queries are decoded")
@@ -214,12 +227,77 @@ class PyTerrierParams:
     per_query: bool = setting(False, help="hand the transformer one query at a time")
 
 
+def _concurrency() -> int:
+    return setting(8, minimum=1, help="requests in flight at once")
+
+
+def _retry_for() -> float:
+    return setting(60.0, minimum=0, maximum=86_400,
+                   help="seconds within which a request answered 429 or 503 is tried again "
+                        "(honouring Retry-After; 0: never)")
+
+
+def _timeout() -> float:
+    return setting(60.0, above=0, maximum=86_400, help="seconds per request")
+
+
+def _api_key_env() -> str | None:
+    return setting(None, help="environment variable holding a bearer token (the token "
+                              "itself is never written anywhere)")
+
+
+def _service_version() -> str:
+    return setting("", help="a label that changes the fingerprint (the service's version)")
+
+
 @dataclass(frozen=True)
-class HttpParams:
+class ServedParams:
+    """What every family talking to a server takes (listed after the family's own)."""
+
+    timeout: float = _timeout()
+    concurrency: int = _concurrency()
+    retry_for: float = _retry_for()
+    api_key_env: str | None = _api_key_env()
+    version: str = _service_version()
+
+
+@dataclass(frozen=True)
+class HttpParams(ServedParams):
     batch_size: int | None = _batch_size("64")
-    timeout: float = setting(60.0, above=0, maximum=86_400, help="seconds per request")
-    version: str = setting("", help="a label that changes the fingerprint (the service's "
-                                    "version)")
+
+
+@dataclass(frozen=True)
+class RerankApiParams(ServedParams):
+    model: str = setting("", help="the model name the server expects in every request")
+    protocol: str = setting("cohere", choices=("cohere", "tei"),
+                            help="cohere: {model, query, documents} → results[index, "
+                                 "relevance_score] (vLLM, Infinity, Jina, Cohere); tei: "
+                                 "{query, texts} → [index, score]")
+    batch_size: int = setting(32, minimum=1, help="documents per request (one query each)")
+
+
+@dataclass(frozen=True)
+class RankGPTParams(ListwiseParams, ServedParams):
+    model: str = setting("", help="the model name the server expects in every request")
+    prompt: str = setting("rankgpt", help="rankgpt (multi-turn, as rank_llm writes it), "
+                                          "rankzephyr (one user message), or a file: one "
+                                          "user message with {query}, {num} and {passages}")
+    passage_words: int = setting(300, minimum=1, help="words of each passage shown")
+    temperature: float = setting(0.0, minimum=0, maximum=2, help="sampling temperature")
+    max_tokens: int | None = setting(None, minimum=1,
+                                     help="tokens the reply may hold (default: enough for "
+                                          "the window's ranking: 6 per passage + 16)")
+
+
+@dataclass(frozen=True)
+class FirstParams(ListwiseParams, ModelParams):
+    passage_words: int = setting(300, minimum=1, help="words of each passage shown")
+    max_length: int = _prompt_length(4096)
+    answer_prefix: str = setting("", help="text put after the generation prompt, before "
+                                          "the identifier is read (e.g. '[')")
+    batch_size: int | None = setting(None, minimum=1, help="windows per batch (default: "
+                                                           "--batch-size, else the token "
+                                                           "budget alone)")
 
 
 def _torch_family(key: str, factory: str, description: str, params: type) -> RankerFamily:
@@ -294,6 +372,20 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                  "scores from a JSON-over-HTTP service", HttpParams, argument="URL",
                  argument_required=True, needs_network=True,
                  offline="needs your scoring service to be reachable"),
+    RankerFamily("rerank-api", "abnirml.rankers.rerank_api:from_spec",
+                 "a served reranker's rerank API (POST the full endpoint URL, e.g. "
+                 "http://host:8000/v1/rerank)", RerankApiParams, argument="URL",
+                 argument_required=True, needs_network=True,
+                 offline="needs the rerank server to be reachable"),
+    RankerFamily("rankgpt", "abnirml.rankers.rankgpt:from_spec",
+                 "listwise: RankGPT permutations from an OpenAI-compatible server (URL: the "
+                 "base, /chat/completions is appended)", RankGPTParams, argument="URL",
+                 argument_required=True, needs_network=True,
+                 offline="needs the chat-completions server to be reachable"),
+    RankerFamily("first", "abnirml.rankers.first:from_spec",
+                 "listwise: a causal LM's identifier logits at the first answer token "
+                 "(FIRST)", FirstParams, argument="NAME|DIR", argument_required=True,
+                 modules=_TORCH, extra="neural", eager_imports=_TORCH, offline=_HUB),
 )
 
 __all__ = ["BUILT_IN", "NoParams"]

@@ -23,7 +23,7 @@ import secrets
 import socket
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from abnirml.errors import ConfigError
@@ -380,10 +380,8 @@ def remove_tree(path: Path) -> None:
     _reached("emptied")
     for name in last:
         (path / name).unlink(missing_ok=True)
-    try:
+    with suppress(OSError):
         os.rmdir(path)
-    except OSError:
-        pass
 
 
 def finish_interrupted_swap(target: Path) -> None:
@@ -426,6 +424,7 @@ def write_file_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        _reached(f"wrote {partial.name[:-9]}")
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)

@@ -344,7 +344,8 @@ class HttpRanker:
         return _score_in_chunks(self.name, pairs, self.batch_size, self._post)
 
     def _post(self, pairs: Sequence[Pair]) -> np.ndarray:
-        body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]}).encode()
+        body = json.dumps({"pairs": [{"query": q, "text": d} for q, d in pairs]},
+                          allow_nan=False).encode()
         raw = self._exchange(body)
         try:
             payload = json.loads(raw.decode("utf-8"))

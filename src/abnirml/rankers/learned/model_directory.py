@@ -58,7 +58,7 @@ class ModelManifest:
 
     def write(self, directory: Path) -> None:
         (directory / CONFIG_NAME).write_text(json.dumps(self.to_json(), indent=1,
-                                                        sort_keys=True) + "\n", "utf-8")
+                                                        sort_keys=True, allow_nan=False) + "\n", "utf-8")
 
 
 def read_manifest(directory: Path, ranker: str, expected_kind: str | None = None

@@ -97,7 +97,8 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,
             "skipped": origin.skipped}
-    (out / "rank_origin.json").write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (out / "rank_origin.json").write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n",
+                                          encoding="utf-8")
     section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
                       f"{origin.queries} queries.")
     for subset in origin.subsets():

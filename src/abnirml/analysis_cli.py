@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from abnirml.errors import ConfigError
-from abnirml.files.output_folders import check_output_folder
+from abnirml.files.output_folders import check_output_folder, check_owned_files, write_owned_files
 
 
 def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
@@ -172,6 +172,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     dir_a = Path(args.dir_a)
     dir_b = Path(args.dir_b) if args.dir_b else dir_a
+    if args.out:     # before any work: a hand-edited compare.md is never replaced
+        check_owned_files(Path(args.out), COMPARE_FILES)
     store_a = load_scores(dir_a / "scores.npz")
     store_b = store_a if dir_b == dir_a else load_scores(dir_b / "scores.npz")
     if dir_b != dir_a:
@@ -203,16 +205,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
-        check_output_folder(out, COMPARE_FILES)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
-        (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
-                                        f"{to_markdown(table)}\n", encoding="utf-8")
+        check_owned_files(out, COMPARE_FILES)      # again: nobody put one there meanwhile
+        write_owned_files(out, {
+            "compare.csv": to_csv(table),
+            "compare.md": f"# {table.title}\n\n{table.note}\n\n{to_markdown(table)}\n"})
     return 0
 
 
-COMPARE_FILES = {"compare.csv": b"Probe,Subset,", "compare.md": b"# Behaviour comparison"}
-"""The files ``compare --out`` writes, each with the start of its first line."""
+COMPARE_FILES = ("compare.csv", "compare.md")
+"""The files ``compare --out`` writes (recorded in the folder's manifest)."""
 
 RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json": b"{",
                      "rank_origin.html": b"<!DOCTYPE html>", "rank_origin_*.png": b"\x89PNG",

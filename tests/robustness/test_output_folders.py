@@ -230,3 +230,16 @@ def test_a_leftover_retired_folder_with_an_absolute_entry_is_left_alone(cli, tmp
     out = tmp_path / "out"
     assert _run(cli, out).code == 0 and retired.is_dir()
     assert _run(cli, out).code == 0 and retired.is_dir()
+
+
+def test_compare_never_overwrites_a_hand_edited_compare_md(cli, tmp_path):
+    out = tmp_path / "a"
+    assert _run(cli, out).code == 0
+    folder = tmp_path / "cmp"
+    compare = ("compare", out, out, "--a", "bm25", "--b", "bm25", "--out", folder)
+    assert cli(*compare, may_change=[folder]).code == 0
+    assert cli(*compare, may_change=[folder]).code == 0           # its own files: rewritten
+    with (folder / "compare.md").open("a") as handle:             # starts as compare's does
+        handle.write("\nThe difference on tmp:typos is what my paper is about.\n")
+    line = cli(*compare).error_line()
+    assert "compare.md was edited or not written by abnirml" in line

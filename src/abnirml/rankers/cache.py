@@ -29,6 +29,11 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: taken over only when it is empty or holds exactly the tables a cache holds
 APPLICATION_ID = 0x41424E4D
 _CACHE_TABLES = frozenset({"meta", "rankers", "scores"})
+#: every column of every table of a cache; version 1 lacks ``scores.chk`` (added on open)
+_CACHE_COLUMNS = {"meta": frozenset({"key", "value"}),
+                  "rankers": frozenset({"id", "fingerprint"}),
+                  "scores": frozenset({"ranker", "qhash", "dhash", "score", "chk"})}
+_ADDED_SINCE_1 = {"scores": frozenset({"chk"})}
 _SQLITE_DAMAGED_CODES = {11, 26}     # SQLITE_CORRUPT, SQLITE_NOTADB
 #: SQLITE_IOERR_SHORT_READ: the file is shorter than its own header says (cut off, or a
 #: header overwritten); unlike other I/O errors it describes the file, not the disk
@@ -129,8 +134,7 @@ def _is_damaged(exc: BaseException) -> bool:
     if code is not None:
         return code & 0xFF in _SQLITE_DAMAGED_CODES or code == _SQLITE_SHORT_READ
     message = str(exc).lower()
-    return any(m in message for m in ("malformed", "not a database", "integrity check failed",
-                                      "no scores table"))
+    return any(m in message for m in ("malformed", "not a database", "integrity check failed"))
 
 
 def _is_full(exc: BaseException) -> bool:
@@ -332,12 +336,13 @@ class ScoreCache:
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
             needs_id = self._check_owner(conn)
-            if not self.read_only:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
             status = conn.execute("PRAGMA quick_check").fetchone()
             if status is None or status[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {status}")
+            self._check_schema(conn, marked=not needs_id)   # before anything is written
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
             if self.read_only:
                 self._checked_columns = self._has_check_column(conn)
                 self._overlay = ScoreCache(None)
@@ -350,6 +355,48 @@ class ScoreCache:
             conn.close()
             raise
         return conn
+
+    def _check_schema(self, conn: sqlite3.Connection, marked: bool) -> None:
+        """Refuse, touching nothing, a cache whose tables or columns are not the ones this
+        version knows, or that says it comes from a newer schema: that is not damage (SQLite
+        found none), so it is never moved aside, and never used as if it were ours to read.
+        An empty database becomes a cache; an unmarked one (written before the mark
+        existed) may lack tables, which are created."""
+        tables = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        if not tables:
+            return
+        where = f"--cache {self.path}"
+        unknown = sorted(tables - _CACHE_TABLES)
+        missing = sorted(_CACHE_TABLES - tables) if marked else []
+        if unknown or missing:
+            what = "; ".join(filter(None, [
+                unknown and f"unknown table(s) {', '.join(unknown)}",
+                missing and f"no table {', '.join(missing)}"]))
+            raise ConfigError(f"{where}: the score cache has {what} (a cache holds the tables "
+                              "meta, rankers and scores); refusing to use or change it (give "
+                              "another --cache, or move this one away)")
+        for table in sorted(tables):
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            expected = _CACHE_COLUMNS[table]
+            strange = sorted(columns - expected)
+            lacking = sorted(expected - columns - _ADDED_SINCE_1.get(table, frozenset()))
+            if strange or lacking:
+                what = "; ".join(filter(None, [
+                    strange and f"unknown column(s) {', '.join(strange)}",
+                    lacking and f"no column {', '.join(lacking)}"]))
+                raise ConfigError(f"{where}: the score cache's table {table} has {what}; "
+                                  "refusing to use or change it (give another --cache, or "
+                                  "move this one away)")
+        if "meta" in tables:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            version = None if row is None else str(row[0])
+            if version is not None and (not version.isdigit() or
+                                        int(version) > SCHEMA_VERSION):
+                raise ConfigError(f"{where}: the score cache says it has schema version "
+                                  f"{version[:20]!r}, and this abnirml knows versions up to "
+                                  f"{SCHEMA_VERSION} (a newer abnirml wrote it?); refusing to "
+                                  "use or change it (give another --cache, or upgrade)")
 
     @staticmethod
     def _has_check_column(conn: sqlite3.Connection) -> bool:

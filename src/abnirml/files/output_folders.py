@@ -72,7 +72,11 @@ def refuse_unusable_folder(out: Path, flag: str = "--out") -> None:
         raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder "
                           f"({os.readlink(out)}); give a real folder")
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"{flag} {out} is a file, not a directory")
+        from abnirml.files.ownership import kind_of
+
+        kind = kind_of(out)
+        what = "a file" if kind == "regular file" else f"a {kind}, a special file"
+        raise ConfigError(f"{flag} {out} is {what}, not a directory")
     refuse_path_under_file(out, f"{flag} {out}")
 
 

@@ -10,6 +10,7 @@ a cached value that is not finite or fails its checksum is scored again, never r
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import os
@@ -291,8 +292,10 @@ class ScoreCache:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
-            raise ConfigError(f"{where}: {_first_file(parent)} is a file, not a folder") from None
+            raise ConfigError(f"{where}: {_in_the_way(parent)}") from None
         except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise ConfigError(f"{where}: {_in_the_way(parent)}") from None
             raise ConfigError(f"{where}: cannot create its folder ({exc.strerror})") from None
         if not parent.is_dir():
             raise ConfigError(f"{where}: {parent} is not a folder")
@@ -578,12 +581,25 @@ def _move_without_overwriting(source: Path, target: Path) -> None:
     os.unlink(source)
 
 
-def _first_file(folder: Path) -> Path:
-    """The nearest ancestor of ``folder`` that exists (a file, when mkdir said it exists)."""
+def _in_the_way(folder: Path) -> str:
+    """What stops ``folder`` from being made, in words: the nearest ancestor that exists as
+    a name — a file, or a symbolic link that loops or points to nothing."""
+    from abnirml.files.ownership import kind_of
+
     for candidate in (folder, *folder.parents):
-        if candidate.exists():
-            return candidate
-    return folder
+        if not os.path.lexists(candidate):
+            continue
+        if candidate.is_symlink():
+            try:
+                os.stat(candidate)
+            except OSError as exc:
+                how = "loops" if exc.errno == errno.ELOOP else "points to nothing"
+                return (f"{candidate} is a symbolic link that {how} "
+                        f"({os.readlink(candidate)}), not a folder")
+            if candidate.is_dir():
+                continue         # a link to a folder: the loop is further down
+        return f"{candidate} is a {kind_of(candidate)}, not a folder"
+    return f"{folder} cannot be made"
 
 
 class _Transaction:

@@ -49,14 +49,14 @@ def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
 
 
 def cmd_rank_origin(args: argparse.Namespace) -> int:
-    from abnirml.data.trec import read_qrels, read_run, write_run
+    from abnirml.data.trec import read_qrels, read_run, run_text
     from abnirml.evaluation.rank_origin import (
+        csv_text,
         parse_ranges,
         ranges_for_depth,
         rank_origin,
         rerank_in_workspace,
         run_depth,
-        write_csv,
     )
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
@@ -86,19 +86,18 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     ranges = (parse_ranges(args.ranges) if args.ranges
               else ranges_for_depth(run_depth(reference, run)))
     origin = rank_origin(reference, run, qrels, ranges)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "rank_origin.csv", out / "rank_origin.json", out / "rank_origin.html"]
+    contents: dict[str, bytes] = {}
     if args.rerank:
         from abnirml.rankers.base import file_label
 
-        write_run(out / "reranked.run", run, tag=file_label(spec.label))   # the ranker's name
-        written.append(out / "reranked.run")
-    write_csv(origin, out / "rank_origin.csv")
+        # the ranker's name as the run's tag
+        contents["reranked.run"] = run_text(run, tag=file_label(spec.label)).encode("utf-8")
+    contents["rank_origin.csv"] = csv_text(origin).encode("utf-8")
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,
             "skipped": origin.skipped}
-    (out / "rank_origin.json").write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n",
-                                          encoding="utf-8")
+    contents["rank_origin.json"] = (json.dumps(meta, indent=2, allow_nan=False)
+                                    + "\n").encode("utf-8")
     section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
                       f"{origin.queries} queries.")
     for subset in origin.subsets():
@@ -109,15 +108,15 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         png = plots.heatmap(origin.matrix(subset), rows, origin.columns, title,
                             "reference rank", "run rank")
         name = "rank_origin_" + "".join(c if c.isalnum() else "-" for c in subset) + ".png"
-        (out / name).write_bytes(png)
-        written.append(out / name)
+        contents[name] = png
         section.figures.append(Figure(title, png, title))
-    (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
-                                          encoding="utf-8")
-    from abnirml.files.ownership import record_written
+    contents["rank_origin.html"] = page("abnirml rank origin", [section]).encode("utf-8")
+    from abnirml.files.ownership import write_recorded
 
-    # written into an ``abnirml run`` folder: the next run may replace them like its own
-    record_written(out, written)
+    # into an ``abnirml run`` folder: recorded in its manifest before and after writing, so
+    # the next run replaces them like its own whenever this command is killed
+    out.mkdir(parents=True, exist_ok=True)
+    write_recorded(out, contents)
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
     print(f"abnirml: rank origin over {origin.queries} queries"
           + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")

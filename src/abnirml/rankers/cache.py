@@ -598,7 +598,9 @@ def _in_the_way(folder: Path) -> str:
                         f"({os.readlink(candidate)}), not a folder")
             if candidate.is_dir():
                 continue         # a link to a folder: the loop is further down
-        return f"{candidate} is a {kind_of(candidate)}, not a folder"
+        kind = kind_of(candidate)
+        return f"{candidate} is {'a file' if kind == 'regular file' else 'a ' + str(kind)}, " \
+            "not a folder"
     return f"{folder} cannot be made"
 
 

@@ -129,8 +129,9 @@ def read_ownership(folder: Path) -> Ownership | None:
     if not isinstance(data, dict) or data.get("format") != _MANIFEST_FORMAT:
         return None
     files, pending = data.get("files"), data.get("pending", {})
-    if not all(isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                            for k, v in d.items()) for d in (files, pending)):
+    if not isinstance(files, dict) or not isinstance(pending, dict) or \
+            not all(isinstance(k, str) and isinstance(v, str)
+                    for d in (files, pending) for k, v in d.items()):
         return None
     for rel in (*files, *pending):
         if not is_inside_name(rel):

@@ -373,9 +373,8 @@ class ScoreCache:
         unknown = sorted(tables - _CACHE_TABLES)
         missing = sorted(_CACHE_TABLES - tables) if marked else []
         if unknown or missing:
-            what = "; ".join(filter(None, [
-                unknown and f"unknown table(s) {', '.join(unknown)}",
-                missing and f"no table {', '.join(missing)}"]))
+            what = "; ".join([f"unknown table(s) {', '.join(unknown)}"] * bool(unknown)
+                             + [f"no table {', '.join(missing)}"] * bool(missing))
             raise ConfigError(f"{where}: the score cache has {what} (a cache holds the tables "
                               "meta, rankers and scores); refusing to use or change it (give "
                               "another --cache, or move this one away)")
@@ -385,9 +384,8 @@ class ScoreCache:
             strange = sorted(columns - expected)
             lacking = sorted(expected - columns - _ADDED_SINCE_1.get(table, frozenset()))
             if strange or lacking:
-                what = "; ".join(filter(None, [
-                    strange and f"unknown column(s) {', '.join(strange)}",
-                    lacking and f"no column {', '.join(lacking)}"]))
+                what = "; ".join([f"unknown column(s) {', '.join(strange)}"] * bool(strange)
+                                 + [f"no column {', '.join(lacking)}"] * bool(lacking))
                 raise ConfigError(f"{where}: the score cache's table {table} has {what}; "
                                   "refusing to use or change it (give another --cache, or "
                                   "move this one away)")

@@ -12,6 +12,13 @@ wrote itself**, and nothing else. Three things make that checkable:
 * *recognisable temporary names*: a half-written output lives in a sibling folder named
   ``.abnirml-staging-<name>-<pid>-<random>`` holding a :data:`STAGING_MARK` file; when the
   process that made it is gone (killed), the next command writing the same output removes it.
+
+A kill at any step leaves nothing the tool cannot own again: the staging folder keeps its
+mark through the rename into place, so the next command completes or rolls back a swap cut
+short (:func:`finish_interrupted_swap`); a file rewritten in place is recorded in the
+manifest as *pending* before it is written (:func:`write_recorded`), so it is the tool's
+under its old digest or its new one. :data:`fault_point` lets the tests stop the process at
+each of these steps.
 """
 
 from __future__ import annotations

@@ -38,17 +38,22 @@ def hook(step):
         os.kill(os.getpid(), signal.SIGKILL)
 
 ownership.fault_point = hook
-if sys.argv[2] == "swap":          # a run's write: a new folder swapped in for the old one
+if sys.argv[2] in ("swap", "nested"):    # a new folder swapped in for the old one
     target, source = Path(sys.argv[3]), Path(sys.argv[4])
-    with ownership.replacing_folder(target, lambda: None) as staging:
+    # nested: ``patch`` into a run folder, recording intent in the run's manifest
+    intent = ownership.intent_in(target.parent.parent, target) if sys.argv[2] == "nested" \
+        else None
+    with ownership.replacing_folder(target, lambda: None, intent) as staging:
         for path in sorted(source.rglob("*")):
             rel = path.relative_to(source)
             if path.is_dir():
                 (staging / rel).mkdir()
             elif path.name != ownership.MANIFEST:
                 shutil.copyfile(path, staging / rel)
-        (staging / "results.jsonl").write_bytes(
-            (source / "results.jsonl").read_bytes() + b"\n")      # the new output differs
+        (staging / "version.txt").write_text(str(os.getpid()))    # the new output differs
+    if sys.argv[2] == "nested":
+        ownership.record_written(target.parent.parent,
+                                 [p for p in target.rglob("*") if p.is_file()])
 else:
     from abnirml.cli import main
     sys.exit(main(sys.argv[3:]))
@@ -114,6 +119,7 @@ def test_a_swap_killed_at_any_step_is_completed_or_rolled_back(tmp_path, run_fol
     assert {"staging made", "staging marked", "retired", "swapped", "unmarked",
             "emptied"} <= set(steps), steps
     old = ownership.read_manifest(run_folder)
+    rolled = steps.index("retired")      # from here on the next command completes the swap
     for kill_at, step in enumerate(steps):
         parent = _fresh(tmp_path, run_folder, f"kill-{kill_at}")
         out = parent / "out"
@@ -123,11 +129,10 @@ def test_a_swap_killed_at_any_step_is_completed_or_rolled_back(tmp_path, run_fol
         outcome = cli("report", out, may_change=[parent])
         assert outcome.code == 0, (step, outcome.err)
         _assert_owned_and_clean(parent, out)
-        new = ownership.read_manifest(out)
-        assert new is not None and {k: v for k, v in new.items() if k != "results.jsonl"} \
-            .items() >= {k: v for k, v in old.items()
-                         if k in new and k != "results.jsonl"
-                         and not k.startswith(("report", "tables/"))}.items()
+        new = ownership.read_manifest(out)        # the old output whole, or the new one
+        assert new is not None and ("version.txt" in new) == (steps.index(step) >= rolled)
+        assert {k: v for k, v in new.items() if not k.startswith(("report", "tables/"))} \
+            .keys() - {"version.txt"} == {k for k in old if not k.startswith(("report", "tables/"))}
     outcome = Guard(tmp_path, capsys)(*RUN, "--out", parent / "out", may_change=[parent])
     assert outcome.code == 0, outcome.err
 
@@ -148,3 +153,23 @@ def test_report_killed_at_any_step_leaves_a_folder_the_tool_owns(tmp_path, run_f
         assert outcome.code == 0, (step, outcome.err)
         _assert_owned_and_clean(parent, out)
         assert "pending" not in json.loads((out / ownership.MANIFEST).read_text())
+
+
+@pytest.mark.slow
+def test_patch_killed_at_any_step_inside_a_run_folder_leaves_it_the_tools(
+        tmp_path, run_folder, capsys):
+    """``patch`` swaps ``OUT/patching/RANKER`` inside a run folder and records it in the
+    run's manifest: killed at any step, the next run still replaces the run folder."""
+    parent = _fresh(tmp_path, run_folder, "listing")
+    nested = parent / "out" / "patching" / "r"
+    steps = _child(parent, -1, "nested", nested, run_folder / "tables")
+    assert "intent recorded" in steps and "swapped" in steps, steps
+    for kill_at, step in enumerate(steps):
+        parent = _fresh(tmp_path, run_folder, f"kill-{kill_at}")
+        out = parent / "out"
+        assert _child(parent, kill_at, "nested", out / "patching" / "r",
+                      run_folder / "tables")[-1] == step
+        ownership.check_replaceable_folder(out, "--out")      # the run folder: still owned
+        outcome = Guard(tmp_path, capsys)(*RUN, "--out", out, may_change=[parent])
+        assert outcome.code == 0, (step, outcome.err)
+        _assert_owned_and_clean(parent, out)

@@ -214,6 +214,26 @@ def record_intent(folder: Path, digests: Mapping[str, str]) -> bool:
     return True
 
 
+def intent_in(outer: Path, target: Path) -> Callable[[Path], None]:
+    """A ``before_swap`` for :func:`replacing_folder` of a ``target`` folder inside the
+    folder ``outer`` (``patch`` into a run folder), so a kill at any step leaves ``outer``
+    one the tool owns. At once (before :func:`replacing_folder` makes ``target``'s parent
+    folders) it records ``target``'s manifest as pending in ``outer``'s, with no digest yet:
+    the folders on the way are then the tool's. The hook records every file of the
+    finished staging folder, under its path in ``target``, as pending."""
+    prefix = target.relative_to(outer).as_posix()
+    listed = read_ownership(outer)
+    if listed is not None and not listed.lists(f"{prefix}/{MANIFEST}"):
+        # no file has the digest "": the entry only makes the folders on its way the tool's
+        record_intent(outer, {f"{prefix}/{MANIFEST}": ""})
+
+    def record(staging: Path) -> None:
+        files = {**manifest_of_tree(staging), MANIFEST: file_digest(staging / MANIFEST)}
+        record_intent(outer, {f"{prefix}/{rel}": digest for rel, digest in files.items()})
+
+    return record
+
+
 def write_recorded(folder: Path, contents: Mapping[str, bytes]) -> list[Path]:
     """Write ``contents`` {relative path: bytes} into ``folder``, each file atomically, and
     record them in its manifest (when it has one) *before* writing and after: a kill at any

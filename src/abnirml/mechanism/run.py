@@ -23,12 +23,9 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.evaluation.workspace import SessionSettings
 from abnirml.files.ownership import (
-    MANIFEST,
     check_replaceable_folder,
-    file_digest,
+    intent_in,
     kind_of,
-    manifest_of_tree,
-    record_intent,
     record_written,
     replacing_folder,
 )
@@ -227,16 +224,10 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
         "probes": summaries, "refused": refused,
     }
     run_folder = folder.parent.parent
-
-    def record_intent_in_run(staging: Path) -> None:
-        # an ``abnirml run`` folder lists the new files before they are swapped in, so a
-        # kill before it records them leaves a folder the next run still owns
-        files = {**manifest_of_tree(staging), MANIFEST: file_digest(staging / MANIFEST)}
-        prefix = folder.relative_to(run_folder).as_posix()
-        record_intent(run_folder, {f"{prefix}/{rel}": digest for rel, digest in files.items()})
-
+    # an ``abnirml run`` folder lists the new files before they are swapped in, so a kill
+    # before it records them leaves a folder the next run still owns
     with replacing_folder(folder, lambda: check_replaceable_folder(
-            folder, "--out: the patching folder"), record_intent_in_run) as staging:
+            folder, "--out: the patching folder"), intent_in(run_folder, folder)) as staging:
         (staging / "samples").mkdir()
         (staging / "figures").mkdir()
         (staging / SUMMARY_FILE).write_text(json.dumps(document, indent=1, ensure_ascii=False,

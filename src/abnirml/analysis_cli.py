@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from abnirml.errors import ConfigError
-from abnirml.files.output_folders import check_output_folder
+from abnirml.files.output_folders import check_output_folder, check_owned_files, write_owned_files
 
 
 def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
@@ -49,14 +49,14 @@ def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
 
 
 def cmd_rank_origin(args: argparse.Namespace) -> int:
-    from abnirml.data.trec import read_qrels, read_run, write_run
+    from abnirml.data.trec import read_qrels, read_run, run_text
     from abnirml.evaluation.rank_origin import (
+        csv_text,
         parse_ranges,
         ranges_for_depth,
         rank_origin,
         rerank_in_workspace,
         run_depth,
-        write_csv,
     )
     from abnirml.report import plots
     from abnirml.report.html import Figure, Section, page
@@ -86,18 +86,18 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     ranges = (parse_ranges(args.ranges) if args.ranges
               else ranges_for_depth(run_depth(reference, run)))
     origin = rank_origin(reference, run, qrels, ranges)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "rank_origin.csv", out / "rank_origin.json", out / "rank_origin.html"]
+    contents: dict[str, bytes] = {}
     if args.rerank:
         from abnirml.rankers.base import file_label
 
-        write_run(out / "reranked.run", run, tag=file_label(spec.label))   # the ranker's name
-        written.append(out / "reranked.run")
-    write_csv(origin, out / "rank_origin.csv")
+        # the ranker's name as the run's tag
+        contents["reranked.run"] = run_text(run, tag=file_label(spec.label)).encode("utf-8")
+    contents["rank_origin.csv"] = csv_text(origin).encode("utf-8")
     meta = {"reference": Path(args.reference).name, "run": run_label,
             "ranges": [r.label for r in ranges], "queries": origin.queries,
             "skipped": origin.skipped}
-    (out / "rank_origin.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    contents["rank_origin.json"] = (json.dumps(meta, indent=2, allow_nan=False)
+                                    + "\n").encode("utf-8")
     section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
                       f"{origin.queries} queries.")
     for subset in origin.subsets():
@@ -108,15 +108,15 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         png = plots.heatmap(origin.matrix(subset), rows, origin.columns, title,
                             "reference rank", "run rank")
         name = "rank_origin_" + "".join(c if c.isalnum() else "-" for c in subset) + ".png"
-        (out / name).write_bytes(png)
-        written.append(out / name)
+        contents[name] = png
         section.figures.append(Figure(title, png, title))
-    (out / "rank_origin.html").write_text(page("abnirml rank origin", [section]),
-                                          encoding="utf-8")
-    from abnirml.files.ownership import record_written
+    contents["rank_origin.html"] = page("abnirml rank origin", [section]).encode("utf-8")
+    from abnirml.files.ownership import write_recorded
 
-    # written into an ``abnirml run`` folder: the next run may replace them like its own
-    record_written(out, written)
+    # into an ``abnirml run`` folder: recorded in its manifest before and after writing, so
+    # the next run replaces them like its own whenever this command is killed
+    out.mkdir(parents=True, exist_ok=True)
+    write_recorded(out, contents)
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
     print(f"abnirml: rank origin over {origin.queries} queries"
           + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")
@@ -171,6 +171,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     dir_a = Path(args.dir_a)
     dir_b = Path(args.dir_b) if args.dir_b else dir_a
+    if args.out:     # before any work: a hand-edited compare.md is never replaced
+        check_owned_files(Path(args.out), COMPARE_FILES)
     store_a = load_scores(dir_a / "scores.npz")
     store_b = store_a if dir_b == dir_a else load_scores(dir_b / "scores.npz")
     if dir_b != dir_a:
@@ -202,16 +204,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
         out = Path(args.out)
-        check_output_folder(out, COMPARE_FILES)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.csv").write_text(to_csv(table), encoding="utf-8")
-        (out / "compare.md").write_text(f"# {table.title}\n\n{table.note}\n\n"
-                                        f"{to_markdown(table)}\n", encoding="utf-8")
+        check_owned_files(out, COMPARE_FILES)      # again: nobody put one there meanwhile
+        write_owned_files(out, {
+            "compare.csv": to_csv(table),
+            "compare.md": f"# {table.title}\n\n{table.note}\n\n{to_markdown(table)}\n"})
     return 0
 
 
-COMPARE_FILES = {"compare.csv": b"Probe,Subset,", "compare.md": b"# Behaviour comparison"}
-"""The files ``compare --out`` writes, each with the start of its first line."""
+COMPARE_FILES = ("compare.csv", "compare.md")
+"""The files ``compare --out`` writes (recorded in the folder's manifest)."""
 
 RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json": b"{",
                      "rank_origin.html": b"<!DOCTYPE html>", "rank_origin_*.png": b"\x89PNG",

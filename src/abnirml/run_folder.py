@@ -25,6 +25,7 @@ from abnirml.files.run_names import (
     RESULTS,
     RUN_INFO,
     SCORES,
+    table_file,
 )
 
 
@@ -52,6 +53,7 @@ class RunFolder:
         from abnirml.errors import InputError
         from abnirml.report.run_outputs import read_results
 
+        self.finish_interrupted_write()
         records = read_results(self.path / RESULTS)
         if not records:
             raise InputError("holds no result records (an 'abnirml run' writes one per probe "
@@ -70,15 +72,36 @@ class RunFolder:
                       ) -> list[Path]:
         """(Re)write report.md, report.html and tables/* from the folder's files (what
         ``abnirml report DIR`` does); returns the paths written."""
-        from abnirml.files.ownership import check_overwritable, record_written
+        from abnirml.files.ownership import check_overwritable, write_recorded
         from abnirml.report.analyses import render_reports
 
         rendered = render_reports(self.path, records, run_info)
         # before writing anything: never through a linked tables/, never over an edited file
         check_overwritable(self.path, rendered, "report")
-        written = _write_rendered(self.path, rendered)
-        record_written(self.path, written)
-        return written
+        # recorded in the manifest before and after writing: a kill in between leaves
+        # files the manifest still names (old or new), never a folder the tool refuses
+        return write_recorded(self.path, {rel: text.encode("utf-8")
+                                          for rel, text in rendered.items()})
+
+    def check_reports_overwritable(self) -> None:
+        """Refuse, before any work, a folder whose report files (``report.md``,
+        ``report.html``, ``tables/*``) were edited: what a command that ends by rewriting
+        the report (``patch``) checks first."""
+        from abnirml.files.ownership import check_overwritable, kind_of
+        from abnirml.files.run_names import PER_QUERY, REPORT_HTML, REPORT_MD, TABLES_DIR
+
+        tables = self.path / TABLES_DIR
+        names = [REPORT_MD, REPORT_HTML, table_file(PER_QUERY, "csv")]
+        if kind_of(tables, follow=False) == "folder":
+            names += [f"{TABLES_DIR}/{name}" for name in sorted(os.listdir(tables))]
+        check_overwritable(self.path, names, "report")
+
+    def finish_interrupted_write(self) -> None:
+        """Complete or roll back a swap of this folder that a killed command left half
+        done (:func:`abnirml.files.ownership.finish_interrupted_swap`)."""
+        from abnirml.files.ownership import finish_interrupted_swap
+
+        finish_interrupted_swap(self.real_path)
 
     def check_replaceable(self) -> None:
         """Refuse (before any work) a path that is a file or holds anything this tool did not

@@ -153,7 +153,7 @@ def _lines(probes: Sequence[Any], tables, scores, deltas, ranker_name: str | Non
             if s_pos is not None and s_neg is not None:
                 line.update(ranker=ranker_name, score_positive=float(s_pos[i]),
                             score_negative=float(s_neg[i]))
-            yield json.dumps(line, ensure_ascii=False)
+            yield json.dumps(line, ensure_ascii=False, allow_nan=False)
 
 
 def _docnos(meta: Any, side: str) -> tuple[Any, Any]:

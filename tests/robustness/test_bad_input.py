@@ -4,6 +4,7 @@ silent mis-parse. One case per bullet of the issue."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,25 @@ def test_report_refuses_a_run_json_folder_and_an_empty_results_file(finished_run
     assert "results.jsonl: holds no result records" in one_error_line(
         capsys, "report", str(out))
     assert (out / "report.md").read_text() == earlier_report   # left as it was
+
+
+def test_one_liners_name_what_is_really_wrong(tmp_path, capsys):
+    """A symbolic-link loop above --cache, a FIFO as --out and queries BM25 cannot match
+    (all stopwords, no run file) each say what they are."""
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    line = one_error_line(capsys, "run", "--probe", "mmp:tf:length", "--quiet", "--cache",
+                          str(loop / "scores.sqlite"), "--out", str(tmp_path / "o"))
+    assert f"{loop} is a symbolic link that loops (loop), not a folder" in line
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    line = one_error_line(capsys, "run", "--probe", "mmp:tf:length", "--quiet", "--no-cache",
+                          "--out", str(fifo))
+    assert "is a named pipe (FIFO), a special file, not a directory" in line
+    stopwords = write_collection_dir(
+        tmp_path / "coll", {"q1": "the of and", "q2": "to be or not"},
+        {"d1": "apple pie", "d2": "a pie", "d3": "river bank", "d4": "bank loans"},
+        {"q1": {"d1": 2, "d2": 1}, "q2": {"d3": 3, "d4": 0}})
+    line = one_error_line(capsys, "run", "--collection", str(stopwords), "--probe", "tmp:*",
+                          "--quiet", "--no-cache", "--out", str(tmp_path / "o"))
+    assert "ranks no document for any of the 2 queries" in line and "run file" not in line

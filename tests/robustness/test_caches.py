@@ -245,3 +245,33 @@ def test_the_parse_store_beside_the_cache_leaves_a_fifo_or_another_database_alon
                                             lambda v: v, lambda v: v)
     assert got == {"a": 1}
     assert snapshot(tmp_path) == before
+
+
+def _edited_cache(path: Path, statement: str) -> None:
+    """A healthy score cache (made by a run) that ``statement`` gave a schema of another
+    version: nothing in it is damaged, SQLite's integrity check passes."""
+    conn = sqlite3.connect(path)
+    conn.executescript(statement)
+    conn.close()
+    for side in ("-wal", "-shm"):
+        Path(str(path) + side).unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("statement, expected", [
+    ("CREATE TABLE notes (text TEXT);", "unknown table(s) notes"),
+    ("DROP TABLE meta;", "no table meta"),
+    ("ALTER TABLE rankers ADD COLUMN origin TEXT;", "table rankers has unknown column(s) origin"),
+    ("ALTER TABLE scores DROP COLUMN chk; ALTER TABLE scores ADD COLUMN checksum BLOB;",
+     "table scores has unknown column(s) checksum"),
+    ("UPDATE meta SET value = '3' WHERE key = 'schema';",
+     "schema version '3', and this abnirml knows versions up to 2"),
+])
+def test_a_healthy_cache_of_another_schema_is_refused_untouched(cli, tmp_path, statement,
+                                                                 expected):
+    cache, out = tmp_path / "scores.sqlite", tmp_path / "out"
+    assert cli(*RUN, "--cache", cache, "--out", out, may_change=[cache, out]).code == 0
+    _edited_cache(cache, statement)
+    before = _sha(cache)
+    line = cli(*RUN, "--cache", cache, "--out", out).error_line()     # changes nothing
+    assert expected in line and "refusing to use or change it" in line
+    assert _sha(cache) == before and not list(tmp_path.glob("*.corrupt*"))

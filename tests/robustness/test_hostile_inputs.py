@@ -305,7 +305,7 @@ def test_compare_out_never_overwrites_a_users_file(two_runs, tmp_path, capsys, n
     (tmp_path / name).write_text("my own notes\n", encoding="utf-8")
     before = digests(tmp_path)
     line = one_error_line(capsys, *_compare(two_runs, tmp_path))   # was: replaced, exit 0
-    assert f"holds a {name} that abnirml did not write" in line
+    assert f"{name} was edited or not written by abnirml" in line
     assert digests(tmp_path) == before
 
 
@@ -314,7 +314,7 @@ def test_compare_out_replaces_its_own_files_and_names_a_blocking_file(two_runs, 
     out = tmp_path / "cmp"
     assert main(_compare(two_runs, out)) == 0
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert sorted(first) == ["compare.csv", "compare.md"]
+    assert sorted(first) == [".abnirml-manifest.json", "compare.csv", "compare.md"]
     assert main(_compare(two_runs, out)) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} == first
     capsys.readouterr()

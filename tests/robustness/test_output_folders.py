@@ -204,3 +204,42 @@ def test_rank_origin_files_in_a_run_folder_are_the_runs_to_replace_and_nothing_e
                may_change=[out]).code == 0
     (out / "rank_origin_notes.txt").write_text("mine\n")       # a user's file of like name
     assert "holds 'rank_origin_notes.txt'" in cli(*RUN, "--out", out).error_line()
+
+
+@pytest.mark.parametrize("entry", ["/etc/hostname", "../elsewhere.txt", "a/../../b", "./x",
+                                   "", "a//b"])
+def test_a_manifest_entry_outside_its_folder_is_refused_in_one_line(cli, tmp_path, entry):
+    from abnirml.files.ownership import MANIFEST
+
+    out = tmp_path / "out"
+    assert _run(cli, out).code == 0
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["files"][entry] = "0" * 64
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    line = cli(*RUN, "--out", out).error_line()          # at once, touching nothing
+    assert f"the entry {entry!r} is not a relative path inside" in line
+
+
+def test_a_leftover_retired_folder_with_an_absolute_entry_is_left_alone(cli, tmp_path):
+    from abnirml.files.ownership import MANIFEST
+
+    retired = tmp_path / ".abnirml-retired-out-999999999-0a1b2c3d"   # no such process
+    retired.mkdir()
+    (retired / MANIFEST).write_text(json.dumps({"format": "abnirml-manifest/1",
+                                                "files": {"/etc/hostname": "0" * 64}}))
+    out = tmp_path / "out"
+    assert _run(cli, out).code == 0 and retired.is_dir()
+    assert _run(cli, out).code == 0 and retired.is_dir()
+
+
+def test_compare_never_overwrites_a_hand_edited_compare_md(cli, tmp_path):
+    out = tmp_path / "a"
+    assert _run(cli, out).code == 0
+    folder = tmp_path / "cmp"
+    compare = ("compare", out, out, "--a", "bm25", "--b", "bm25", "--out", folder)
+    assert cli(*compare, may_change=[folder]).code == 0
+    assert cli(*compare, may_change=[folder]).code == 0           # its own files: rewritten
+    with (folder / "compare.md").open("a") as handle:             # starts as compare's does
+        handle.write("\nThe difference on tmp:typos is what my paper is about.\n")
+    line = cli(*compare).error_line()
+    assert "compare.md was edited or not written by abnirml" in line

@@ -223,11 +223,17 @@ def read_run(path: str | Path) -> Run:
 
 def write_run(path: str | Path, run: Run, tag: str) -> None:
     """Write a run in TREC format (ranks from 1, ties broken by docno for determinism)."""
-    with Path(path).open("w", encoding="utf-8") as handle:
-        for qid in sorted(run):
-            ranking = sorted(run[qid], key=lambda item: (-item[1], item[0]))
-            for rank, (docno, score) in enumerate(ranking, start=1):
-                handle.write(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+    Path(path).write_text(run_text(run, tag), encoding="utf-8")
+
+
+def run_text(run: Run, tag: str) -> str:
+    """A run in TREC format, as :func:`write_run` writes it."""
+    lines = []
+    for qid in sorted(run):
+        ranking = sorted(run[qid], key=lambda item: (-item[1], item[0]))
+        for rank, (docno, score) in enumerate(ranking, start=1):
+            lines.append(f"{qid} Q0 {docno} {rank} {score!r} {tag}\n")
+    return "".join(lines)
 
 
 def format_pairs(pairs: Iterable[tuple[str, str]]) -> str:

@@ -72,6 +72,12 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
     if run and not any(ranking.values()):
         from abnirml.errors import InputError
 
+        if not missing:      # nothing to look up: the run (or BM25) ranked no document
+            raise InputError(f"{source} ranks no document for any of the "
+                             f"{sum(q in collection.queries for q in run):,} queries (a query "
+                             "of stopwords only matches nothing under BM25); give queries "
+                             "with content words, or other --candidates",
+                             path=Path(spec) if Path(spec).is_file() else None)
         run_path = Path(spec) if Path(spec).is_file() else None
         raise InputError(f"none of the candidate documents of {source} has text in the "
                          f"collection ({missing:,} looked up); the run and the passages file "

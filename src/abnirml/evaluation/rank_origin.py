@@ -167,13 +167,16 @@ def rank_origin(reference: Run, run: Run, qrels: Qrels | None = None,
     return RankOrigin(ranges, columns, counts, queries, skipped)
 
 
-def write_csv(origin: RankOrigin, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS))
-        writer.writeheader()
-        for row in origin.csv_rows():
-            writer.writerow({**row, "fraction": f"{row['fraction']:.6f}"})
+def csv_text(origin: RankOrigin) -> str:
+    """``rank_origin.csv``'s text."""
+    import io
+
+    handle = io.StringIO(newline="")
+    writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS))
+    writer.writeheader()
+    for row in origin.csv_rows():
+        writer.writerow({**row, "fraction": f"{row['fraction']:.6f}"})
+    return handle.getvalue()
 
 
 def read_csv(path: Path) -> dict[str, dict[str, dict[str, float]]]:

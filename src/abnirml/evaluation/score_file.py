@@ -109,7 +109,7 @@ class ScoreStore:
                 name=name, family=str(record.get("family", "")),
                 symmetric=bool(record.get("symmetric", False)), digest=sample_digest(table),
                 skipped=tuple(sorted((str(k), int(v)) for k, v in table.skipped.items())),
-                record_extra=json.dumps(table.extra.get("record", {}))))
+                record_extra=json.dumps(table.extra.get("record", {}), allow_nan=False)))
         rankers = [RankerInfo(name) for name in summary.get("rankers", list(result.calibrations))]
         return cls(probes=probes, rankers=rankers, scores=dict(result.probe_scores),
                    calibrations=dict(result.calibrations),
@@ -181,7 +181,7 @@ def save_scores(path: Path, store: ScoreStore) -> None:
                      "source": store.calibrations[r.name].source,
                      "queries": store.calibrations[r.name].queries} for r in store.rankers],
     }
-    arrays["manifest"] = np.array(json.dumps(manifest, ensure_ascii=False))
+    arrays["manifest"] = np.array(json.dumps(manifest, ensure_ascii=False, allow_nan=False))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
@@ -221,7 +221,8 @@ def load_scores(path: str | Path) -> ScoreStore:
                 probes.append(ProbeInfo(p["name"], p["family"], bool(p["symmetric"]),
                                         p.get("digest", ""),
                                         tuple(sorted(p.get("skipped", {}).items())),
-                                        json.dumps(p.get("record_extra", {}))))
+                                        json.dumps(p.get("record_extra", {}),
+                                                   allow_nan=False)))
                 grade, s1, s2 = data[f"grade_{i}"], data[f"score1_{i}"], data[f"score2_{i}"]
                 # Older files have no query clusters: each sample is then its own cluster.
                 cluster = data[f"cluster_{i}"] if f"cluster_{i}" in data.files else None

@@ -9,6 +9,7 @@ entry (identical bytes, by construction of their keys) cannot corrupt it.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -22,6 +23,16 @@ def default_cache_path() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "abnirml" / "scores.sqlite"
+
+
+def store_json_quietly(path: Path, value: object, **options: object) -> None:
+    """Store ``value`` as strict JSON (no NaN or Infinity, which no JSON reader but
+    Python's accepts); a value that has none is not stored, only computed again."""
+    try:
+        text = json.dumps(value, allow_nan=False, **options)  # type: ignore[arg-type]
+    except ValueError:
+        return
+    store_quietly(path, text.encode("utf-8"))
 
 
 def store_quietly(path: Path, data: bytes) -> None:

@@ -40,6 +40,31 @@ def check_output_folder(out: Path, signatures: Mapping[str, bytes], flag: str = 
                                   "write; refusing to overwrite it (choose another folder)")
 
 
+def check_owned_files(out: Path, names: Iterable[str], flag: str = "--out") -> None:
+    """Refuse (before any work) an ``out`` that cannot be a folder, and any existing
+    ``out/NAME`` of ``names`` that is not the file abnirml wrote there: listed in the
+    folder's manifest with the digest it has now — the rule ``report`` follows, so a
+    hand-edited file is never replaced however it starts."""
+    from abnirml.files.ownership import check_overwritable
+
+    refuse_unusable_folder(out, flag)
+    if out.is_dir():
+        check_overwritable(out, names, flag)
+
+
+def write_owned_files(out: Path, contents: Mapping[str, str]) -> list[Path]:
+    """Write ``contents`` {name: text} into ``out`` and record them in its manifest (one is
+    created when the folder has none; it lists only the tool's files, so the user's files
+    beside them stay the user's), intent first: :func:`~abnirml.files.ownership.
+    write_recorded`."""
+    from abnirml.files.ownership import read_ownership, write_manifest, write_recorded
+
+    out.mkdir(parents=True, exist_ok=True)
+    if read_ownership(out) is None:
+        write_manifest(out, {})
+    return write_recorded(out, {name: text.encode("utf-8") for name, text in contents.items()})
+
+
 def refuse_unusable_folder(out: Path, flag: str = "--out") -> None:
     """One line for an output folder that cannot be one: a link to nothing, a file, or a
     path under a file (the checks every command with an output folder makes first)."""
@@ -47,7 +72,11 @@ def refuse_unusable_folder(out: Path, flag: str = "--out") -> None:
         raise ConfigError(f"{flag} {out} is a symbolic link to a missing folder "
                           f"({os.readlink(out)}); give a real folder")
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"{flag} {out} is a file, not a directory")
+        from abnirml.files.ownership import kind_of
+
+        kind = kind_of(out)
+        what = "a file" if kind == "regular file" else f"a {kind}, a special file"
+        raise ConfigError(f"{flag} {out} is {what}, not a directory")
     refuse_path_under_file(out, f"{flag} {out}")
 
 

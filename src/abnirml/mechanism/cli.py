@@ -33,7 +33,8 @@ def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
     patch.add_argument("--min-difference", type=float, default=None, metavar="X",
                        help="leave out samples whose two scores differ by less (default 1e-3)")
     patch.add_argument("--resamples", type=int, default=1000,
-                       help="bootstrap resamples for the intervals (0: none)")
+                       help="bootstrap resamples for the intervals (0: none; at most "
+                            "2,000,000, as --bootstrap)")
     patch.add_argument("--option", action="append", default=[], metavar="FAMILY.KEY=VALUE",
                        help="probe option, as for run")
     patch.add_argument("--candidates", metavar="NAME|FILE", help="as for run")
@@ -50,8 +51,6 @@ def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
     granularities = tuple(g.strip() for g in args.granularity.split(",") if g.strip())
     if args.limit < 0:
         raise ConfigError(f"--limit must be 0 (all) or more, got {args.limit}")
-    if args.resamples < 0:
-        raise ConfigError(f"--resamples must be 0 or more, got {args.resamples}")
     config = PatchConfig(
         ranker=args.ranker, probes=args.probes, collection=args.collection, out=args.out,
         limit=args.limit or None, granularities=granularities, seed=args.seed,

@@ -9,6 +9,7 @@ report is rebuilt with the patching section.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -23,6 +24,7 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.workspace import SessionSettings
 from abnirml.files.ownership import (
     check_replaceable_folder,
+    intent_in,
     kind_of,
     record_written,
     replacing_folder,
@@ -92,6 +94,29 @@ def refusal(result: ProbePatching) -> str | None:
             f"reason ({count} pairs): {reason}")
 
 
+def check_config(config: PatchConfig) -> None:
+    """Refuse, with one line and before any work, every setting that cannot be run: each
+    number finite and in its range (a NaN passes every ``<`` test and would be written
+    into patching.json), the resamples bounded as ``--bootstrap`` is."""
+    from abnirml.evaluation.bootstrap import MAX_RESAMPLES
+
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(f"--limit must be at least 1, got {config.limit}")
+    if not math.isfinite(config.min_difference) or config.min_difference < 0:
+        raise ConfigError(f"--min-difference must be a finite number ≥ 0, got "
+                          f"{config.min_difference}")
+    if not 0 <= config.resamples <= MAX_RESAMPLES:
+        raise ConfigError(f"--resamples must be 0 (no intervals) to {MAX_RESAMPLES:,} (the "
+                          f"limit --bootstrap has), got {config.resamples:,}")
+    if not 0.0 < config.level < 1.0:
+        raise ConfigError(f"level must be a coverage in (0, 1), e.g. 0.95, got {config.level}")
+    config.session.check()
+    unknown = [g for g in config.granularities if g not in GRANULARITIES]
+    if unknown or not config.granularities:
+        raise ConfigError(f"--granularity must be residual and/or heads, got "
+                          f"{', '.join(unknown) or 'nothing'}")
+
+
 def run_patching(config: PatchConfig) -> PatchOutput:
     """Patch every probe of ``config`` on its ranker; write the files when ``out`` is set."""
     from abnirml.evaluation.workspace import Workspace
@@ -100,15 +125,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
     from abnirml.probes.probe_registry import select_probes
 
     batch_size = config.session.batch_size
-    if config.limit is not None and config.limit < 1:
-        raise ConfigError(f"--limit must be at least 1, got {config.limit}")
-    if config.min_difference < 0:
-        raise ConfigError(f"--min-difference must be ≥ 0, got {config.min_difference}")
-    config.session.check()
-    unknown = [g for g in config.granularities if g not in GRANULARITIES]
-    if unknown or not config.granularities:
-        raise ConfigError(f"--granularity must be residual and/or heads, got "
-                          f"{', '.join(unknown) or 'nothing'}")
+    check_config(config)
     folder = _target_folder(config) if config.out else None
     names = [p.name for p in select_probes(config.probes)]
     options = resolve_options(dict(config.options))   # a bad --option stops before loading
@@ -173,7 +190,22 @@ def _target_folder(config: PatchConfig) -> Path:
                               "folder abnirml wrote; choose another --out")
     # replaced only when everything in it is what an earlier ``abnirml patch`` wrote there
     check_replaceable_folder(folder, "--out: the patching folder")
+    if _is_run_folder(out):
+        # the command ends by rewriting the run's report: an edited report.md, a broken
+        # results.jsonl… stop it now, not after the patching
+        from abnirml.run_folder import RunFolder
+
+        run = RunFolder(out)
+        run.read_records()
+        run.read_run_info()
+        run.check_reports_overwritable()
     return folder
+
+
+def _is_run_folder(out: Path) -> bool:
+    from abnirml.files.run_names import RESULTS, RUN_INFO
+
+    return (out / RUN_INFO).is_file() and (out / RESULTS).is_file()
 
 
 def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[str, Any]],
@@ -191,12 +223,16 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
         "batch_size": config.session.batch_size, "seconds": round(seconds, 1),
         "probes": summaries, "refused": refused,
     }
+    run_folder = folder.parent.parent
+    # an ``abnirml run`` folder lists the new files before they are swapped in, so a kill
+    # before it records them leaves a folder the next run still owns
     with replacing_folder(folder, lambda: check_replaceable_folder(
-            folder, "--out: the patching folder")) as staging:
+            folder, "--out: the patching folder"), intent_in(run_folder, folder)) as staging:
         (staging / "samples").mkdir()
         (staging / "figures").mkdir()
-        (staging / SUMMARY_FILE).write_text(json.dumps(document, indent=1, ensure_ascii=False)
-                                            + "\n", encoding="utf-8")
+        (staging / SUMMARY_FILE).write_text(json.dumps(document, indent=1, ensure_ascii=False,
+                                                       allow_nan=False) + "\n",
+                                            encoding="utf-8")
         (staging / "patching.md").write_text(markdown([document]), encoding="utf-8")
         for result, summary in zip(results, summaries, strict=True):
             slug = _slug(result.probe)
@@ -207,7 +243,6 @@ def _write(folder: Path, config: PatchConfig, target: Any, summaries: list[dict[
             except ImportError:
                 pass
     # an ``abnirml run`` folder stays replaceable by the next run: its manifest lists these
-    run_folder = folder.parent.parent
     record_written(run_folder, [path for path in folder.rglob("*") if path.is_file()])
 
 

@@ -225,9 +225,13 @@ class ParseCache:
             return
         from abnirml.rankers.cache import text_hash
 
-        rows = [(namespace, text_hash(t), json.dumps(v, ensure_ascii=False,
-                                                     separators=(",", ":")))
-                for t, v in encoded.items()]
+        rows = []
+        for t, v in encoded.items():
+            try:   # strict JSON: a value holding NaN is parsed again, never stored
+                text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            except ValueError:
+                continue
+            rows.append((namespace, text_hash(t), text))
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:

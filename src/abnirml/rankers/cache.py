@@ -10,6 +10,7 @@ a cached value that is not finite or fails its checksum is scored again, never r
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import os
@@ -29,6 +30,11 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: taken over only when it is empty or holds exactly the tables a cache holds
 APPLICATION_ID = 0x41424E4D
 _CACHE_TABLES = frozenset({"meta", "rankers", "scores"})
+#: every column of every table of a cache; version 1 lacks ``scores.chk`` (added on open)
+_CACHE_COLUMNS = {"meta": frozenset({"key", "value"}),
+                  "rankers": frozenset({"id", "fingerprint"}),
+                  "scores": frozenset({"ranker", "qhash", "dhash", "score", "chk"})}
+_ADDED_SINCE_1 = {"scores": frozenset({"chk"})}
 _SQLITE_DAMAGED_CODES = {11, 26}     # SQLITE_CORRUPT, SQLITE_NOTADB
 #: SQLITE_IOERR_SHORT_READ: the file is shorter than its own header says (cut off, or a
 #: header overwritten); unlike other I/O errors it describes the file, not the disk
@@ -129,8 +135,7 @@ def _is_damaged(exc: BaseException) -> bool:
     if code is not None:
         return code & 0xFF in _SQLITE_DAMAGED_CODES or code == _SQLITE_SHORT_READ
     message = str(exc).lower()
-    return any(m in message for m in ("malformed", "not a database", "integrity check failed",
-                                      "no scores table"))
+    return any(m in message for m in ("malformed", "not a database", "integrity check failed"))
 
 
 def _is_full(exc: BaseException) -> bool:
@@ -287,8 +292,10 @@ class ScoreCache:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
-            raise ConfigError(f"{where}: {_first_file(parent)} is a file, not a folder") from None
+            raise ConfigError(f"{where}: {_in_the_way(parent)}") from None
         except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise ConfigError(f"{where}: {_in_the_way(parent)}") from None
             raise ConfigError(f"{where}: cannot create its folder ({exc.strerror})") from None
         if not parent.is_dir():
             raise ConfigError(f"{where}: {parent} is not a folder")
@@ -332,12 +339,13 @@ class ScoreCache:
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
             needs_id = self._check_owner(conn)
-            if not self.read_only:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
             status = conn.execute("PRAGMA quick_check").fetchone()
             if status is None or status[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {status}")
+            self._check_schema(conn, marked=not needs_id)   # before anything is written
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
             if self.read_only:
                 self._checked_columns = self._has_check_column(conn)
                 self._overlay = ScoreCache(None)
@@ -350,6 +358,46 @@ class ScoreCache:
             conn.close()
             raise
         return conn
+
+    def _check_schema(self, conn: sqlite3.Connection, marked: bool) -> None:
+        """Refuse, touching nothing, a cache whose tables or columns are not the ones this
+        version knows, or that says it comes from a newer schema: that is not damage (SQLite
+        found none), so it is never moved aside, and never used as if it were ours to read.
+        An empty database becomes a cache; an unmarked one (written before the mark
+        existed) may lack tables, which are created."""
+        tables = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        if not tables:
+            return
+        where = f"--cache {self.path}"
+        unknown = sorted(tables - _CACHE_TABLES)
+        missing = sorted(_CACHE_TABLES - tables) if marked else []
+        if unknown or missing:
+            what = "; ".join([f"unknown table(s) {', '.join(unknown)}"] * bool(unknown)
+                             + [f"no table {', '.join(missing)}"] * bool(missing))
+            raise ConfigError(f"{where}: the score cache has {what} (a cache holds the tables "
+                              "meta, rankers and scores); refusing to use or change it (give "
+                              "another --cache, or move this one away)")
+        for table in sorted(tables):
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            expected = _CACHE_COLUMNS[table]
+            strange = sorted(columns - expected)
+            lacking = sorted(expected - columns - _ADDED_SINCE_1.get(table, frozenset()))
+            if strange or lacking:
+                what = "; ".join([f"unknown column(s) {', '.join(strange)}"] * bool(strange)
+                                 + [f"no column {', '.join(lacking)}"] * bool(lacking))
+                raise ConfigError(f"{where}: the score cache's table {table} has {what}; "
+                                  "refusing to use or change it (give another --cache, or "
+                                  "move this one away)")
+        if "meta" in tables:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            version = None if row is None else str(row[0])
+            if version is not None and (not version.isdigit() or
+                                        int(version) > SCHEMA_VERSION):
+                raise ConfigError(f"{where}: the score cache says it has schema version "
+                                  f"{version[:20]!r}, and this abnirml knows versions up to "
+                                  f"{SCHEMA_VERSION} (a newer abnirml wrote it?); refusing to "
+                                  "use or change it (give another --cache, or upgrade)")
 
     @staticmethod
     def _has_check_column(conn: sqlite3.Connection) -> bool:
@@ -531,12 +579,27 @@ def _move_without_overwriting(source: Path, target: Path) -> None:
     os.unlink(source)
 
 
-def _first_file(folder: Path) -> Path:
-    """The nearest ancestor of ``folder`` that exists (a file, when mkdir said it exists)."""
+def _in_the_way(folder: Path) -> str:
+    """What stops ``folder`` from being made, in words: the nearest ancestor that exists as
+    a name — a file, or a symbolic link that loops or points to nothing."""
+    from abnirml.files.ownership import kind_of
+
     for candidate in (folder, *folder.parents):
-        if candidate.exists():
-            return candidate
-    return folder
+        if not os.path.lexists(candidate):
+            continue
+        if candidate.is_symlink():
+            try:
+                os.stat(candidate)
+            except OSError as exc:
+                how = "loops" if exc.errno == errno.ELOOP else "points to nothing"
+                return (f"{candidate} is a symbolic link that {how} "
+                        f"({os.readlink(candidate)}), not a folder")
+            if candidate.is_dir():
+                continue         # a link to a folder: the loop is further down
+        kind = kind_of(candidate)
+        return f"{candidate} is {'a file' if kind == 'regular file' else 'a ' + str(kind)}, " \
+            "not a folder"
+    return f"{folder} cannot be made"
 
 
 class _Transaction:

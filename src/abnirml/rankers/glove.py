@@ -86,7 +86,7 @@ def cached_string_column(path: Path) -> list[str]:
     import json
 
     from abnirml.data.parquet import read_string_column
-    from abnirml.files.derived_values import store_quietly
+    from abnirml.files.derived_values import store_json_quietly
     from abnirml.rankers.cache import default_cache_path
 
     data = path.read_bytes()
@@ -100,7 +100,7 @@ def cached_string_column(path: Path) -> list[str]:
     except (OSError, ValueError):
         pass
     words = read_string_column(path)
-    store_quietly(entry, json.dumps(words, ensure_ascii=False).encode("utf-8"))
+    store_json_quietly(entry, words, ensure_ascii=False)
     return words
 
 

@@ -168,7 +168,7 @@ class HttpClient:
     def post_json(self, payload: Any) -> Any:
         """POST ``payload`` as JSON and return the decoded JSON answer (retrying 429/503);
         an answer's ``usage`` object, if any, is added to :attr:`usage`."""
-        body = json.dumps(payload).encode()
+        body = json.dumps(payload, allow_nan=False).encode()
         raw = self._exchange_retrying(body)
         try:
             answer = json.loads(raw.decode("utf-8"))

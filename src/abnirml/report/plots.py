@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
-from abnirml.files.derived_values import store_quietly
+from abnirml.files.derived_values import store_json_quietly, store_quietly
 
 DPI = 90
 FIGURE_VERSION = "6"          # bump when a drawing function changes what it draws
@@ -93,7 +93,7 @@ def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
     except (OSError, ValueError):
         pass
     value = compute()
-    store_quietly(path, json.dumps(value).encode("utf-8"))
+    store_json_quietly(path, value)
     return value
 
 

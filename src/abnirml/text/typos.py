@@ -62,7 +62,7 @@ def cached_parse(text: str) -> dict[str, tuple[str, ...]]:
     import hashlib
     import json
 
-    from abnirml.files.derived_values import default_cache_path, store_quietly
+    from abnirml.files.derived_values import default_cache_path, store_json_quietly
 
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16)
     digest.update(PARSE_FORMAT.encode())
@@ -76,5 +76,5 @@ def cached_parse(text: str) -> dict[str, tuple[str, ...]]:
     except (OSError, ValueError):
         pass
     parsed = parse_dictionary(text)
-    store_quietly(entry, json.dumps(parsed, ensure_ascii=False).encode("utf-8"))
+    store_json_quietly(entry, parsed, ensure_ascii=False)
     return parsed

@@ -57,8 +57,8 @@ class ModelManifest:
                 "queries": self.plan.to_json()}
 
     def write(self, directory: Path) -> None:
-        (directory / CONFIG_NAME).write_text(json.dumps(self.to_json(), indent=1,
-                                                        sort_keys=True) + "\n", "utf-8")
+        text = json.dumps(self.to_json(), indent=1, sort_keys=True, allow_nan=False)
+        (directory / CONFIG_NAME).write_text(text + "\n", "utf-8")
 
 
 def read_manifest(directory: Path, ranker: str, expected_kind: str | None = None

@@ -28,6 +28,12 @@ class Scorer:
         self._hashes: dict[str, bytes] = {}
         self.scored = 0        # pairs sent to rankers
         self.reused = 0        # pairs served from the cache
+        self.windows_ranked = 0    # listwise windows sent to rankers
+        self.windows_reused = 0    # listwise windows served from the cache
+
+    def text_key(self, text: str) -> bytes:
+        """The cache's hash of ``text`` (memoised for the scorer's lifetime)."""
+        return self._hash(text)
 
     def _hash(self, text: str) -> bytes:
         h = self._hashes.get(text)

@@ -206,12 +206,14 @@ class RankerSpec:
 
 def check_ranker_fields(obj: object, what: str) -> None:
     """Refuse an object that cannot be probed: a ``name`` and ``fingerprint`` that are
-    non-empty strings, and ``score`` (pointwise) or ``preferences`` (pairwise) to call.
-    Results, file names and the score cache all key on those two strings."""
-    if not callable(getattr(obj, "score", None)) and not callable(
-            getattr(obj, "preferences", None)):
+    non-empty strings, and ``score`` (pointwise), ``preferences`` (pairwise) or
+    ``rank_windows`` (listwise) to call. Results, file names and the score cache all key on
+    those two strings."""
+    if not any(callable(getattr(obj, method, None))
+               for method in ("score", "preferences", "rank_windows")):
         raise ConfigError(f"{what} gave {type(obj).__name__} {obj!r:.60}, which has no "
-                          "score(pairs) (nor preferences(triples)) method")
+                          "score(pairs) (nor preferences(triples), nor rank_windows(windows)) "
+                          "method")
     for field in ("name", "fingerprint"):
         value = getattr(obj, field, None)
         if not isinstance(value, str) or not value.strip():

@@ -158,6 +158,19 @@ class LMPairwiseParams(AnswerTokenParams):
 
 
 @dataclass(frozen=True)
+class ListwiseParams:
+    """What every listwise family takes: the sliding window that re-ranks a candidate list,
+    and how many passages a probe list holds. None of them changes how one window is
+    ranked, so none is part of a fingerprint."""
+
+    window: int = setting(20, minimum=2, help="passages per call when re-ranking candidates "
+                                              "(the sliding window)")
+    step: int = setting(10, minimum=1, help="places the window moves up between calls")
+    list_size: int = setting(10, minimum=2, help="passages per probe list: a sample's two "
+                                                 "documents and the query's candidates")
+
+
+@dataclass(frozen=True)
 class Doc2QueryParams:
     n: int = setting(4, minimum=1, help="queries generated per document")
     mode: str = setting("sample", choices=("sample", "greedy"), help="how queries are decoded")
@@ -271,6 +284,11 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                   "pairwise preference ranker (duoT5)", DuoT5Params),
     _torch_family("lm-pairwise", "abnirml.rankers.pairwise:lm_pairwise_from_spec",
                   "pairwise preference from a causal LM", LMPairwiseParams),
+    RankerFamily("listwise-of", "abnirml.rankers.listwise:listwise_of_from_spec",
+                 "a pointwise ranker presented as a listwise one: each window sorted by its "
+                 "scores, ties in input order (other parameters are the wrapped ranker's)",
+                 ListwiseParams, argument="SPEC", argument_required=True, open_params=True,
+                 offline="as the ranker it wraps"),
     _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
                   "T5 expansions, then BM25", Doc2QueryParams),
     RankerFamily("wmd", "abnirml.rankers.wmd:from_spec",

@@ -177,6 +177,9 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                                          config.seed, stats.resamples, stats.ci_level)
             if listwise:
                 analyses["listwise"] = listwise
+            # every window the run asked: probes, effectiveness and the position analyses
+            result.summary.update(windows_ranked=scorer.windows_ranked,
+                                  windows_from_cache=scorer.windows_reused)
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)

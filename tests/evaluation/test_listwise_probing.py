@@ -248,3 +248,12 @@ def test_given_delta_is_used(tmp_path):
                                   statistics=StatisticsSettings(delta=0.25)))
     assert out.run_info["rankers"][0]["delta"] == 0.25
     assert out.run_info["rankers"][0]["delta_source"] == "given"
+
+
+def test_commands_needing_scores_refuse_a_listwise_ranker():
+    from abnirml.errors import ConfigError
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.cache import ScoreCache
+
+    with ScoreCache(None) as cache, pytest.raises(ConfigError, match="echo is a listwise"):
+        Scorer(cache, progress=False).score(Echo(), [("q", "d")])

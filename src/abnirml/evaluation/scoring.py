@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ScoringError, user_line
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
 from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor, WorkerError
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
@@ -43,6 +43,10 @@ class Scorer:
 
     def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
         """Scores for ``pairs`` (which should be unique) in their order."""
+        if not callable(getattr(ranker, "score", None)):
+            raise ConfigError(f"ranker {ranker.name} is a listwise ranker: it orders a list of "
+                              "documents and has no per-document score; use it with "
+                              "`abnirml run`")
         keys = [(self._hash(q), self._hash(d)) for q, d in pairs]
         # A ranker that cannot be identified (cacheable=False) must neither reuse nor leave
         # scores under a fingerprint another scorer could share.

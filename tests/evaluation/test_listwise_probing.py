@@ -74,6 +74,7 @@ def test_echo_ranker_every_verdict_follows_the_position(tmp_path):
         assert row["n"] > 0 and row["score"] == 0.0 and row["pos"] == row["neg"] == 0
         if probe.startswith("qvp:"):          # one list under both queries: no position
             assert "position_bias" not in row
+            assert row["ndcg10_change"] is None     # a preference ranks nothing
         else:
             assert row["position_bias"] == 1.0
     assert out.run_info["rankers"][0]["delta_source"] == "listwise"
@@ -257,3 +258,20 @@ def test_commands_needing_scores_refuse_a_listwise_ranker():
 
     with ScoreCache(None) as cache, pytest.raises(ConfigError, match="echo is a listwise"):
         Scorer(cache, progress=False).score(Echo(), [("q", "d")])
+
+
+def test_a_probe_of_three_documents_has_no_listwise_samples(tmp_path):
+    """TFC2 compares three documents: a listwise ranker gets no samples of it, and the run
+    still writes its folder, examples and score file (read back as no samples)."""
+    from abnirml.evaluation.score_file import load_scores
+
+    out = run(dataclasses.replace(
+        _config(tmp_path, ["bm25", Echo()], probes=["axiom:tfc2", "tmp:append-query"]),
+        out=str(tmp_path / "out")))
+    rows = _rows(out)
+    assert rows[("axiom:tfc2", "echo", "all")]["n"] == 0
+    assert rows[("axiom:tfc2", "bm25", "all")]["n"] > 0
+    store = load_scores(tmp_path / "out" / "scores.npz")
+    assert store.scores[("axiom:tfc2", "echo")].score1.size == 0
+    assert np.array_equal(store.scores[("axiom:tfc2", "bm25")].score1,
+                          out.result.probe_scores[("axiom:tfc2", "bm25")].score1)

@@ -78,6 +78,8 @@ class ProbeScores:
     #: further subsets beyond the grade bands (name → mask): a sliding-window listwise
     #: ranker's window-inside / window-straddle samples
     subsets: Mapping[str, np.ndarray] | None = None
+    #: score1 is a pairwise or listwise ranker's preference p, compared with ½ (score2)
+    preferences: bool = False
 
 
 @dataclass
@@ -246,9 +248,11 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 used, cluster = np.unique(table.query, return_inverse=True)
                 queries = tuple(table.texts[i] for i in used.tolist())
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries)
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries,
+                    preferences=True)
             else:
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0))
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
+                                                                      preferences=True)
             position_flags[(probe_name, ranker_name)] = flags
     if listwise:
         from abnirml.evaluation import listwise_probing
@@ -264,9 +268,10 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 queries = tuple(table.texts[i] for i in used.tolist())
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(
                     p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries,
-                    scored.subsets)
+                    scored.subsets, preferences=True)
             else:
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0))
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
+                                                                      preferences=True)
             if scored.flags is not None or not p.size:
                 position_flags[(probe_name, ranker_name)] = (
                     scored.flags if scored.flags is not None else np.zeros(0, dtype=bool))
@@ -451,9 +456,12 @@ def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],
             out.append({
                 "probe": probe.name, "query": sample.query, "doc1": sample.doc1,
                 "doc2": sample.doc2, "meta": _jsonable(sample.meta),
+                # a ranker without samples of this probe (a pairwise or listwise ranker on a
+                # probe of three documents) has no scores to show
                 "scores": {r.name: [_round(float(probe_scores[(probe.name, r.name)].score1[i])),
                                     _round(float(probe_scores[(probe.name, r.name)].score2[i]))]
-                           for r in rankers},
+                           for r in rankers
+                           if probe_scores[(probe.name, r.name)].score1.shape[0] == len(table)},
             })
     return out
 

@@ -156,6 +156,31 @@ def test_listwise_of_bm25_reranking_matches_bm25_at_ten(demo_collection):
     assert untied >= 3
 
 
+def test_listwise_of_bm25_reranking_on_dl19(dl19):
+    """The same on TREC DL 2019's BM25 run: equal nDCG@10 on every query whose BM25 top 11
+    holds no tie, and the same scores in the same order at the top of every query."""
+    pytest.importorskip("ir_measures")
+    from abnirml.evaluation.effectiveness import evaluate_per_query, rerank_candidates
+    from abnirml.evaluation.workspace import Workspace
+
+    workspace = Workspace(str(dl19), SessionSettings(cache=None, progress=False))
+    rankers = workspace.build_rankers(["bm25", "listwise-of:bm25"])
+    runs = rerank_candidates(rankers, workspace.candidates().ranking, workspace.collection)
+    qrels = workspace.collection.qrels
+    bm25 = evaluate_per_query(runs["bm25"], qrels, ["nDCG@10"])
+    listed = evaluate_per_query(runs["listwise-of:bm25"], qrels, ["nDCG@10"])
+    untied = 0
+    for qid, values in bm25.items():
+        by_score = dict(runs["bm25"][qid])
+        assert [by_score[d] for d, _ in runs["listwise-of:bm25"][qid][:10]] \
+            == [s for _, s in runs["bm25"][qid][:10]]
+        top = [s for _, s in runs["bm25"][qid][:11]]
+        if len(set(top)) == len(top):
+            untied += 1
+            assert listed[qid]["nDCG@10"] == values["nDCG@10"], qid
+    assert untied >= 30
+
+
 def test_term_sorter_known_answers(tmp_path):
     sorter = TermSorter("sorter")
     out = run(_config(tmp_path, [sorter], probes=["tmp:append-query", "tmp:shuffle-words"]))
@@ -275,3 +300,9 @@ def test_a_probe_of_three_documents_has_no_listwise_samples(tmp_path):
     assert store.scores[("axiom:tfc2", "echo")].score1.size == 0
     assert np.array_equal(store.scores[("axiom:tfc2", "bm25")].score1,
                           out.result.probe_scores[("axiom:tfc2", "bm25")].score1)
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    for title in ("Identical-document null test", "Position-response curve",
+                  "Position bias per probe"):
+        assert f"## {title}" in report
+    assert "Requests and tokens this run sent" in report
+    assert "| Ranker | Requests | Prompt tokens |" in report

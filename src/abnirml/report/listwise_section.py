@@ -109,8 +109,8 @@ def usage_table(run_info: Mapping[str, Any]) -> Table | None:
             for ranker, counts in usage.items()]
     return Table("Requests and tokens", ["Ranker", *[k.replace("_", " ").capitalize()
                                                       for k in keys]], rows,
-                 "What this run sent to served rankers (tokens as the server reported "
-                 "them); answers read from the score cache cost nothing.")
+                 "Requests and tokens this run sent to served rankers (tokens as the "
+                 "server reported them); answers read from the score cache cost nothing.")
 
 
 def listwise_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

@@ -124,6 +124,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
             shown = r["name"] + (f" ({r['spec']})" if r.get("spec") else "")
             parts.append(f"| {escape_md(shown)} | {r['delta']:.6g} | "
                          f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
+    from abnirml.report.listwise_section import usage_table
+
+    usage = usage_table(run_info)
+    if usage is not None:            # what the served rankers cost, beside the rankers
+        parts += ["", usage.note, "", to_markdown(usage)]
     counts = run_info.get("counts", {})
     if counts:
         parts.append("")

@@ -132,18 +132,26 @@ def rank_cached(scorer: Any, ranker: Any, windows: Sequence[Window]) -> list[Per
     missing = [w for w in unique if w not in found]
     if scorer is not None:
         scorer.windows_reused += len(unique) - len(missing)
-    for start in range(0, len(missing), WINDOW_BATCH):
-        batch = missing[start:start + WINDOW_BATCH]
-        for window, permutation in zip(batch, _call(ranker, batch), strict=True):
-            found[window] = permutation
-        if scorer is not None:
-            scorer.windows_ranked += len(batch)
-        if cacheable:
-            rows = []
-            for window in batch:
-                rank = {index: r for r, index in enumerate(found[window])}
-                rows += [(q, d, float(rank[i])) for i, (q, d) in enumerate(keys[window])]
-            scorer.cache.store(ranker.fingerprint, rows)
+    from abnirml.evaluation.scoring import progress_bar
+
+    bar = progress_bar(len(missing), f"ranking {ranker.name}",
+                       scorer is not None and scorer.progress, unit="window")
+    try:
+        for start in range(0, len(missing), WINDOW_BATCH):
+            batch = missing[start:start + WINDOW_BATCH]
+            for window, permutation in zip(batch, _call(ranker, batch), strict=True):
+                found[window] = permutation
+            if scorer is not None:
+                scorer.windows_ranked += len(batch)
+            if cacheable:
+                rows = []
+                for window in batch:
+                    rank = {index: r for r, index in enumerate(found[window])}
+                    rows += [(q, d, float(rank[i])) for i, (q, d) in enumerate(keys[window])]
+                scorer.cache.store(ranker.fingerprint, rows)
+            bar.update(len(batch))
+    finally:
+        bar.close()
     return [found[w] for w in windows]
 
 

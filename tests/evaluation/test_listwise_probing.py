@@ -306,3 +306,24 @@ def test_a_probe_of_three_documents_has_no_listwise_samples(tmp_path):
         assert f"## {title}" in report
     assert "Requests and tokens this run sent" in report
     assert "| Ranker | Requests | Prompt tokens |" in report
+
+
+def test_lists_without_candidates_hold_the_sample_alone():
+    """With no candidate to fill them, a document-side list holds d1 and d2 and a
+    query-side list the document alone; the verdicts are still defined."""
+    from abnirml.evaluation.listwise_probing import FillerPool, order_lists, probe_lists, verdicts
+    from abnirml.probes.base import SampleTable
+
+    table = SampleTable(texts=["q", "cat", "dog", "q2"], query=np.array([0]),
+                        doc1=np.array([1]), doc2=np.array([2]), grade=np.array([np.nan]))
+    lists = probe_lists("p", table, 10, FillerPool({}), [None], seed=0)
+    assert {len(passages) for _, passages in lists.a} == {2}
+    echo = Echo()
+    p, flags = verdicts(lists, order_lists(None, echo, lists.a), order_lists(None, echo, lists.b))
+    assert p.tolist() == [0.5] and flags.tolist() == [True]
+    varied = SampleTable(texts=["q", "cat", "q2"], query=np.array([0]), doc1=np.array([1]),
+                         doc2=np.array([1]), grade=np.array([np.nan]), query1=np.array([2]))
+    lists = probe_lists("v", varied, 10, FillerPool({}), [None], seed=0)
+    assert lists.a == [("q2", ("cat",)), ("q2", ("cat",))]
+    p, flags = verdicts(lists, order_lists(None, echo, lists.a), order_lists(None, echo, lists.b))
+    assert p.tolist() == [0.5] and flags is None

@@ -257,7 +257,8 @@ def probe_lists(name: str, table: Any, size: int, pool: FillerPool, qids: Sequen
         d1, d2 = texts[int(table.doc1[s])], texts[int(table.doc2[s])]
         fillers = pool.draw(qids[s], {d1, d2}, size - (1 if query_side else 2), rng)
         k = len(fillers) + (1 if query_side else 2)
-        i, j = (int(x) for x in rng.choice(k, size=2, replace=False))
+        # a query-side list without fillers holds the document alone: both halves at 0
+        i, j = (int(x) for x in rng.choice(k, size=2, replace=False)) if k > 1 else (0, 0)
         first[s], second[s], sizes[s] = i, j, k
         if query_side:
             varied = texts[int(table.query1[s])]

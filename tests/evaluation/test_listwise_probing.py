@@ -206,8 +206,9 @@ def test_rerun_with_the_cache_asks_nothing(tmp_path):
 
 def test_sliding_window_subsets_and_calls(tmp_path):
     """Lists of 10 through a window of 6: the window-boundary subsets split every sample."""
-    out = run(_config(tmp_path, ["listwise-of:bm25+window=6+step=3"],
-                      probes=["tmp:append-query"]))
+    out = run(dataclasses.replace(_config(tmp_path, ["listwise-of:bm25+window=6+step=3"],
+                                          probes=["tmp:append-query"]),
+                                  out=str(tmp_path / "out")))
     rows = _rows(out)
     name = "listwise-of:bm25+window=6+step=3"
     every = rows[("tmp:append-query", name, "all")]
@@ -215,6 +216,12 @@ def test_sliding_window_subsets_and_calls(tmp_path):
     straddle = rows[("tmp:append-query", name, "window-straddle")]
     assert inside["n"] + straddle["n"] == every["n"] and min(inside["n"], straddle["n"]) > 0
     assert "significant" in straddle and "tests_in_table" in straddle
+    # the report shows them in the listwise section, not in the family's table
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    family = report.split("## Textual-manipulation probes")[1].split("\n## ")[0]
+    assert "window-inside" not in family and "| relevant |" in family
+    windows = report.split("## Sliding-window boundaries")[1].split("\n## ")[0]
+    assert f"| tmp:append-query | {name} | {inside['score']:+.3f} ({inside['n']})" in windows
 
 
 def test_order_lists_takes_rank_llm_windows_in_batches():

@@ -66,6 +66,7 @@ __all__ = ["is_listwise", "order_lists", "rank_cached", "rerank_run", "score_pro
 WINDOW_BATCH = 32
 #: the subsets of samples whose lists a sliding window cuts (lists longer than the window)
 INSIDE, STRADDLE = "window-inside", "window-straddle"
+WINDOW_SUBSETS = (INSIDE, STRADDLE)
 _ROW_TAG = b"abnirml listwise window\x00"
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from abnirml.evaluation.listwise_probing import WINDOW_SUBSETS
 from abnirml.report.html import Figure, Section
 from abnirml.report.tables import Table
 
 TITLE = "Listwise rankers: position bias"
-WINDOW_SUBSETS = ("window-inside", "window-straddle")
 
 
 def _percent(value: Any) -> str:

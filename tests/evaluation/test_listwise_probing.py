@@ -254,6 +254,7 @@ def test_listwise_of_reverses_a_reversed_window():
     ("listwise-of:bm25+list_size=1", "list_size=1 must be >= 2"),
     ("listwise-of", "needs the pointwise ranker"),
     ("listwise-of:listwise-of:bm25", "not a plain pointwise ranker"),
+    ("listwise-of:bm25+window=4+step=5", "step=5 must not exceed window=4"),
 ])
 def test_listwise_of_refuses_bad_specs(spec, message):
     from abnirml.errors import ConfigError

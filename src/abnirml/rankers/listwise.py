@@ -190,4 +190,14 @@ def listwise_of_from_spec(spec: Any, env: Any) -> ListwiseOf:
                           "pointwise ranker (listwise-of wraps rankers that score one "
                           "document at a time, without per-query models)")
     p = parameters(spec)
+    check_window(spec.canonical, p.window, p.step)
     return ListwiseOf(inner, spec.canonical, p.window, p.step, p.list_size)
+
+
+def check_window(name: str, window: int, step: int) -> None:
+    """A step longer than the window would leave candidates between two windows unranked."""
+    if step > window:
+        from abnirml.errors import ConfigError
+
+        raise ConfigError(f"ranker {name}: step={step} must not exceed window={window} (a "
+                          "longer step skips the candidates between two windows)")

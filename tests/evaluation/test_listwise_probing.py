@@ -335,3 +335,34 @@ def test_lists_without_candidates_hold_the_sample_alone():
     assert lists.a == [("q2", ("cat",)), ("q2", ("cat",))]
     p, flags = verdicts(lists, order_lists(None, echo, lists.a), order_lists(None, echo, lists.b))
     assert p.tolist() == [0.5] and flags is None
+
+
+@pytest.mark.parametrize("size", [1, 2, 10, 13, 14, 20, 100])
+def test_window_rows_pack_every_permutation_exactly(size):
+    from abnirml.evaluation.listwise_probing import _packed, _unpacked
+
+    rng = np.random.default_rng(size)
+    for _ in range(20):
+        permutation = tuple(int(i) for i in rng.permutation(size))
+        values = _packed(permutation)
+        assert len(values) == -(-size // (53 // max(1, (size - 1).bit_length())))
+        assert _unpacked(values, size) == permutation
+    if size > 1:      # a value that packs no permutation (two equal ranks) is not trusted
+        assert _unpacked([0.0] * len(_packed(tuple(range(size)))), size) is None
+
+
+def test_a_cached_window_that_holds_no_permutation_is_asked_again():
+    from abnirml.evaluation.listwise_probing import _row_keys, rank_cached
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.cache import ScoreCache
+
+    echo = Echo()
+    window = Window("q", ("a", "b", "c"))
+    with ScoreCache(None) as cache:
+        scorer = Scorer(cache, progress=False)
+        assert rank_cached(scorer, echo, [window, window]) == [(0, 1, 2)] * 2
+        assert echo.calls == 1 and scorer.windows_ranked == 1
+        assert rank_cached(scorer, echo, [window]) == [(0, 1, 2)] and echo.calls == 1
+        [(q, d)] = _row_keys(scorer, window)
+        cache.store(echo.fingerprint, [(q, d, 0.0)])          # ranks 0, 0, 0
+        assert rank_cached(scorer, echo, [window]) == [(0, 1, 2)] and echo.calls == 2

@@ -31,9 +31,11 @@ the prompt. Definitions (docs/guide/rankers.md, *Listwise rankers*):
   candidate list; run scores are the number of candidates minus the rank.
 
 **Cache.** Each distinct window (query and every passage, in order) is asked once per
-ranker: its permutation is stored in the ordinary score cache as one row per passage,
-keyed by (ranker fingerprint, query, hash of the whole ordered window and the passage's
-index) and holding the passage's output rank. A rerun with the same cache asks nothing.
+ranker: its permutation is stored in the ordinary score cache, keyed by (ranker
+fingerprint, query, hash of the whole ordered window and a part number). Each row's value
+packs the output ranks of consecutive passages as an integer below 2⁵³ (exact in a
+float): a window of up to 13 passages is one row, RankGPT's 20 are two. A rerun with the
+same cache asks nothing.
 Probes whose samples compare more than two documents (TFC2) are not defined for lists and
 get no samples.
 """
@@ -67,7 +69,9 @@ WINDOW_BATCH = 32
 #: the subsets of samples whose lists a sliding window cuts (lists longer than the window)
 INSIDE, STRADDLE = "window-inside", "window-straddle"
 WINDOW_SUBSETS = (INSIDE, STRADDLE)
-_ROW_TAG = b"abnirml listwise window\x00"
+_ROW_TAG = b"abnirml listwise window v2\x00"
+#: integers up to 2**53 are exact in a float64 (the cache's value)
+_EXACT_BITS = 53
 
 
 def listwise_calibration(delta: float | None) -> Calibration:
@@ -101,15 +105,49 @@ def _call(ranker: Any, windows: Sequence[Window]) -> list[Permutation]:
             for reply, window in zip(replies, windows, strict=True)]
 
 
+def _packing(size: int) -> tuple[int, int]:
+    """(bits per rank, ranks per cache row) for a window of ``size`` passages."""
+    bits = max(1, (size - 1).bit_length())
+    return bits, _EXACT_BITS // bits
+
+
 def _row_keys(scorer: Any, window: Window) -> list[tuple[bytes, bytes]]:
-    """The cache rows of one window: (query hash, hash of (ordered window, index))."""
+    """The cache rows of one window: (query hash, hash of (ordered window, part))."""
     digest = hashlib.blake2b(_ROW_TAG, digest_size=16)
     for passage in window.passages:
         digest.update(scorer.text_key(passage))
     whole = digest.digest()
     query = scorer.text_key(window.query)
-    return [(query, hashlib.blake2b(whole + i.to_bytes(4, "little"), digest_size=16).digest())
-            for i in range(len(window.passages))]
+    per = _packing(len(window.passages))[1]
+    parts = -(-len(window.passages) // per)
+    return [(query, hashlib.blake2b(whole + r.to_bytes(4, "little"), digest_size=16).digest())
+            for r in range(parts)]
+
+
+def _packed(permutation: Permutation) -> list[float]:
+    """The output rank of each input index, packed ``ranks per row`` to a row."""
+    bits, per = _packing(len(permutation))
+    rank = [0] * len(permutation)
+    for r, index in enumerate(permutation):
+        rank[index] = r
+    return [float(sum(value << (bits * offset)
+                      for offset, value in enumerate(rank[start:start + per])))
+            for start in range(0, len(rank), per)]
+
+
+def _unpacked(values: Sequence[float], size: int) -> Permutation | None:
+    """The permutation packed in ``values``, or None for values that do not hold one."""
+    bits, per = _packing(size)
+    rank: list[int] = []
+    for value in values:
+        if not float(value).is_integer() or not 0 <= value < 2 ** _EXACT_BITS:
+            return None
+        number = int(value)
+        rank += [(number >> (bits * offset)) & ((1 << bits) - 1) for offset in range(per)]
+    rank = rank[:size]
+    if sorted(rank) != list(range(size)):
+        return None
+    return tuple(sorted(range(size), key=rank.__getitem__))
 
 
 def rank_cached(scorer: Any, ranker: Any, windows: Sequence[Window]) -> list[Permutation]:
@@ -124,12 +162,12 @@ def rank_cached(scorer: Any, ranker: Any, windows: Sequence[Window]) -> list[Per
         stored = scorer.cache.lookup(ranker.fingerprint,
                                      [k for w in unique for k in keys[w]])
         for window in unique:
-            ranks = [stored.get(k) for k in keys[window]]
-            if any(r is None for r in ranks):
+            values = [stored.get(k) for k in keys[window]]
+            if any(v is None for v in values):
                 continue
-            order = sorted(range(len(ranks)), key=lambda i: ranks[i])
-            if sorted(int(r) for r in ranks) == list(range(len(ranks))):   # type: ignore[arg-type]
-                found[window] = tuple(order)
+            permutation = _unpacked(values, len(window.passages))    # type: ignore[arg-type]
+            if permutation is not None:
+                found[window] = permutation
     missing = [w for w in unique if w not in found]
     if scorer is not None:
         scorer.windows_reused += len(unique) - len(missing)
@@ -145,10 +183,9 @@ def rank_cached(scorer: Any, ranker: Any, windows: Sequence[Window]) -> list[Per
             if scorer is not None:
                 scorer.windows_ranked += len(batch)
             if cacheable:
-                rows = []
-                for window in batch:
-                    rank = {index: r for r, index in enumerate(found[window])}
-                    rows += [(q, d, float(rank[i])) for i, (q, d) in enumerate(keys[window])]
+                rows = [(q, d, value) for window in batch
+                        for (q, d), value in zip(keys[window], _packed(found[window]),
+                                                 strict=True)]
                 scorer.cache.store(ranker.fingerprint, rows)
             bar.update(len(batch))
     finally:

@@ -88,9 +88,9 @@ def window_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     for (probe, ranker), by in cells.items():
         row = [probe, ranker]
         for subset in WINDOW_SUBSETS:
-            r = by.get(subset)
-            row.append("–" if r is None or r.get("score") is None else
-                       f"{r['score']:+.3f} ({r['n']:,})")
+            shown = by.get(subset)
+            row.append("–" if shown is None or shown.get("score") is None else
+                       f"{shown['score']:+.3f} ({shown['n']:,})")
         rows.append(row)
     return Table("Sliding-window boundaries", ["Probe", "Ranker", "Both in one window",
                                                "Straddling windows"], rows,

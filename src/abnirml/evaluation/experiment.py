@@ -265,9 +265,9 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             table, p = tables[probe_name], scored.p
             if p.size:
                 used, cluster = np.unique(table.query, return_inverse=True)
-                queries = tuple(table.texts[i] for i in used.tolist())
+                cluster_texts = tuple(table.texts[i] for i in used.tolist())
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries,
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), cluster_texts,
                     scored.subsets, preferences=True)
             else:
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),

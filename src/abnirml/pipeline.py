@@ -168,6 +168,18 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
+        from abnirml.rankers.listwise import is_listwise
+
+        if any(is_listwise(r) for r in rankers):
+            from abnirml.evaluation.position_analyses import listwise_analyses
+
+            listwise = listwise_analyses(rankers, scorer, collection, candidates().ranking,
+                                         config.seed, stats.resamples, stats.ci_level)
+            if listwise:
+                analyses["listwise"] = listwise
+            # every window the run asked: probes, effectiveness and the position analyses
+            result.summary.update(windows_ranked=scorer.windows_ranked,
+                                  windows_from_cache=scorer.windows_reused)
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
@@ -194,7 +206,9 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                                               result.summary.get("candidates")),
         "skipped": skipped,
         "counts": {k: result.summary[k] for k in ("samples", "pair_slots", "unique_pairs",
-                                                  "scored", "from_cache")},
+                                                  "scored", "from_cache", "windows_ranked",
+                                                  "windows_from_cache")
+                   if k in result.summary},
         "options": {"alpha": statistics.alpha, "seed": config.seed,
                     "stopwords": shown_path(session.stopwords),
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
@@ -203,12 +217,24 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
+    usage = _usage(rankers)
+    if usage:
+        run_info["usage"] = usage
     if omitted:
         run_info[OMITTED_KEY] = omitted
     run_info.update(analyses)
     if folder is not None:
         folder.write(result, run_info)
     return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
+    """Per ranker that counts what it costs (a served model's ``usage()``: requests,
+    prompt and completion tokens), its counts for this run."""
+    from abnirml.rankers.listwise import usage
+
+    counted = {r.name: usage(r) for r in rankers}
+    return {name: counts for name, counts in counted.items() if counts}
 
 
 def _spec_field(ranker: Any) -> dict[str, str]:

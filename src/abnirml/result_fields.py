@@ -19,7 +19,10 @@ FIELDS: dict[str, tuple[str, str]] = {
     "ranker": (EVERY_RECORD, "the ranker's name: its spec, or the display name given with "
                              "`@name`"),
     "subset": (EVERY_RECORD, "`all`, or a grade band (`non-relevant`, `relevant` by "
-                             "default; `--grade-bands` changes them)"),
+                             "default; `--grade-bands` changes them); for a listwise ranker "
+                             "whose probe lists are longer than its window also "
+                             "`window-inside` and `window-straddle` (the sample's two "
+                             "positions share a window of the sliding pass, or not)"),
     "score": (EVERY_RECORD, "mean effect in [−1, 1]: +1 per sample where R(q,d1) − R(q,d2) "
                             "> δ, −1 where < −δ, else 0 (symmetric probes: the share with "
                             "|diff| > δ, in [0, 1]); null without samples"),
@@ -98,6 +101,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "synonym_content_words": ("`qvp:synonym`", "content words of the queries that were "
                                                "looked up"),
     "synonym_words_without": ("`qvp:synonym`", "content words with no synonym in the source"),
-    "position_bias": ("pairwise rankers", "share of samples whose verdict follows the input "
-                                          "position"),
+    "position_bias": ("pairwise and listwise rankers (not on `qvp:` probes for listwise "
+                      "ones)", "share of samples whose verdict follows the input position: "
+                               "the same verdict for the first (pairwise) or the "
+                               "earlier-placed (listwise) document in both orders"),
 }

@@ -177,6 +177,8 @@ def attach_overlap_split(result: Any, collection: Any, analyzer: Any, seed: int 
         if record["probe"] not in qids or record["subset"] != "all":
             continue
         scores = result.probe_scores[(record["probe"], record["ranker"])]
+        if scores.score1.shape[0] != qids[record["probe"]].shape[0]:
+            continue     # a pairwise or listwise ranker has no samples of TFC2's triples
         rows = overlap_split(qids[record["probe"]], scores.score1, scores.score2, buckets,
                              overlap, len(unsplit))
         by_group = effectiveness.get(record["ranker"])

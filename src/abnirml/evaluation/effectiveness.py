@@ -72,16 +72,23 @@ def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT
 def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
                       scorer=None) -> dict[str, Run]:
     """Each ranker's re-ranking of the candidate documents (through the score cache)."""
+    from abnirml.evaluation import listwise_probing
     from abnirml.evaluation.preference_probing import is_pairwise, rerank_run
     from abnirml.evaluation.rank_origin import rerank
 
     run = {qid: [(d, 0.0) for d in docnos] for qid, docnos in candidates.items()}
     depth = max((len(v) for v in candidates.values()), default=0)
-    return {ranker.name: (rerank_run(ranker, scorer, candidates, collection.queries,
-                                     collection.docs) if is_pairwise(ranker)
-                          else rerank(run, collection.queries, collection.docs, ranker,
-                                      depth=depth, scorer=scorer))
-            for ranker in rankers}
+
+    def reranked(ranker: Any) -> Run:
+        if listwise_probing.is_listwise(ranker):      # one sliding-window pass
+            return listwise_probing.rerank_run(ranker, scorer, candidates, collection.queries,
+                                               collection.docs)
+        if is_pairwise(ranker):
+            return rerank_run(ranker, scorer, candidates, collection.queries, collection.docs)
+        return rerank(run, collection.queries, collection.docs, ranker, depth=depth,
+                      scorer=scorer)
+
+    return {ranker.name: reranked(ranker) for ranker in rankers}
 
 
 def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all",

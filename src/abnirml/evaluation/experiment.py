@@ -75,6 +75,11 @@ class ProbeScores:
     grade: np.ndarray
     cluster: np.ndarray | None = None   # per-sample query code (bootstrap clusters); None: own
     queries: tuple[str, ...] = ()       # query text of each cluster code (per-query tables)
+    #: further subsets beyond the grade bands (name → mask): a sliding-window listwise
+    #: ranker's window-inside / window-straddle samples
+    subsets: Mapping[str, np.ndarray] | None = None
+    #: score1 is a pairwise or listwise ranker's preference p, compared with ½ (score2)
+    preferences: bool = False
 
 
 @dataclass
@@ -140,10 +145,13 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         codes[name] = (np.stack(queries), np.stack(docs))
         slots += len(columns) * len(table)
 
+    from abnirml.rankers.listwise import is_listwise
     from abnirml.rankers.pairwise import is_pairwise
 
-    pairwise = [r for r in rankers if is_pairwise(r)]   # probed directly: .pairwise
-    all_rankers, rankers = rankers, [r for r in rankers if not is_pairwise(r)]
+    listwise = [r for r in rankers if is_listwise(r)]   # probed in lists: .listwise_probing
+    pairwise = [r for r in rankers if is_pairwise(r) and not is_listwise(r)]   # .pairwise
+    all_rankers = rankers
+    rankers = [r for r in rankers if not is_pairwise(r) and not is_listwise(r)]
     needs_calibration = [r for r in rankers
                          if config.delta_all is None and r.name not in config.deltas]
     calib_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -240,10 +248,33 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                 used, cluster = np.unique(table.query, return_inverse=True)
                 queries = tuple(table.texts[i] for i in used.tolist())
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries)
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries,
+                    preferences=True)
             else:
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0))
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
+                                                                      preferences=True)
             position_flags[(probe_name, ranker_name)] = flags
+    if listwise:
+        from abnirml.evaluation import listwise_probing
+
+        list_calibrations, verdicts = listwise_probing.score_probes(
+            listwise, tables, scorer, lambda name: config.delta_all if config.delta_all
+            is not None else config.deltas.get(name), context)
+        calibrations.update(list_calibrations)
+        for (probe_name, ranker_name), scored in verdicts.items():
+            table, p = tables[probe_name], scored.p
+            if p.size:
+                used, cluster = np.unique(table.query, return_inverse=True)
+                cluster_texts = tuple(table.texts[i] for i in used.tolist())
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), cluster_texts,
+                    scored.subsets, preferences=True)
+            else:
+                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
+                                                                      preferences=True)
+            if scored.flags is not None or not p.size:
+                position_flags[(probe_name, ranker_name)] = (
+                    scored.flags if scored.flags is not None else np.zeros(0, dtype=bool))
     rankers = list(all_rankers)
     outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
@@ -252,7 +283,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         from abnirml.evaluation.preference_probing import add_position_bias
 
         add_position_bias(records, position_flags, probe_scores,
-                          lambda grade: subset_masks(grade, context.grade_bands))
+                          lambda ps: subset_masks(ps.grade, context.grade_bands, ps.subsets))
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     summary = {
@@ -260,6 +291,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "samples": int(sum(len(t) for t in tables.values())),
         "pair_slots": int(slots), "unique_pairs": len(pairs),
         "scored": scorer.scored, "from_cache": scorer.reused,
+        **({"windows_ranked": scorer.windows_ranked, "windows_from_cache": scorer.windows_reused}
+           if listwise else {}),
         "candidates": None if candidates is None else candidates.source,
         "skipped": dict(candidates.skipped) if candidates is not None else {},
         "alpha": config.alpha, "stats": config.stats.as_dict(),
@@ -294,13 +327,15 @@ def _rounds_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"test_rounds": {"test_rounds": dict(sorted(used.items()))}} if used else {}
 
 
-def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]]
-                 ) -> list[tuple[str, np.ndarray]]:
-    """``all`` plus one mask per grade band, when the probe's samples carry grades."""
+def subset_masks(grade: np.ndarray, bands: Sequence[tuple[str, int, int]],
+                 extra: Mapping[str, np.ndarray] | None = None) -> list[tuple[str, np.ndarray]]:
+    """``all`` plus one mask per grade band, when the probe's samples carry grades, plus
+    the ``extra`` subsets of one ranker's samples (a listwise ranker's window subsets)."""
     masks = [(ALL, np.ones(grade.shape[0], dtype=bool))]
     if grade.size and not np.isnan(grade).all():
         for name, lo, hi in bands:
             masks.append((name, (grade >= lo) & (grade <= hi)))
+    masks += list((extra or {}).items())
     return masks
 
 
@@ -326,7 +361,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
         for ranker in rankers:
             delta = (delta_for or {}).get(ranker, calibrations[ranker].delta)
             ps = probe_scores[(probe.name, ranker)]
-            for subset, mask in subset_masks(ps.grade, grade_bands):
+            for subset, mask in subset_masks(ps.grade, grade_bands, ps.subsets):
                 s1, s2 = ps.score1[mask], ps.score2[mask]
                 summary = summarize(s1, s2, delta, probe.symmetric)
                 cluster = None if ps.cluster is None else ps.cluster[mask]
@@ -367,9 +402,9 @@ def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     tests: dict[str, int] = {}
     for probe in probes:
         for ranker in rankers:
-            grade = probe_scores[(probe.name, ranker)].grade
-            tests[probe.family] = tests.get(probe.family, 0) + len(subset_masks(grade,
-                                                                                grade_bands))
+            ps = probe_scores[(probe.name, ranker)]
+            tests[probe.family] = tests.get(probe.family, 0) + len(subset_masks(
+                ps.grade, grade_bands, ps.subsets))
     rounds = {family: test_rounds(stats, m, alpha) for family, m in tests.items()}
     blocked = sorted(f for f, m in tests.items() if cannot_reject(stats, rounds[f], m, alpha))
     if blocked:
@@ -421,9 +456,12 @@ def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],
             out.append({
                 "probe": probe.name, "query": sample.query, "doc1": sample.doc1,
                 "doc2": sample.doc2, "meta": _jsonable(sample.meta),
+                # a ranker without samples of this probe (a pairwise or listwise ranker on a
+                # probe of three documents) has no scores to show
                 "scores": {r.name: [_round(float(probe_scores[(probe.name, r.name)].score1[i])),
                                     _round(float(probe_scores[(probe.name, r.name)].score2[i]))]
-                           for r in rankers},
+                           for r in rankers
+                           if probe_scores[(probe.name, r.name)].score1.shape[0] == len(table)},
             })
     return out
 

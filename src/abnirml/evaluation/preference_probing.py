@@ -187,13 +187,14 @@ def add_position_bias(records: list[dict[str, Any]],
                       flags: Mapping[tuple[str, str], np.ndarray],
                       probe_scores: Mapping[tuple[str, str], Any],
                       masks_for: Any) -> None:
-    """``position_bias`` (fraction of order-dependent verdicts) on each pairwise record;
-    ``masks_for(grade)`` gives the subsets' masks (the engine's own breakdown)."""
+    """``position_bias`` (fraction of order-dependent verdicts) on each pairwise or listwise
+    record; ``masks_for(probe_scores)`` gives the subsets' masks (the engine's own
+    breakdown)."""
     for record in records:
         key = (record["probe"], record["ranker"])
         if key not in flags:
             continue
-        masks = dict(masks_for(probe_scores[key].grade))
+        masks = dict(masks_for(probe_scores[key]))
         mask = masks.get(record["subset"])
         chosen = flags[key][mask] if mask is not None and flags[key].size else flags[key]
         record["position_bias"] = float(chosen.mean()) if chosen.size else None

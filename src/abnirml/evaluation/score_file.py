@@ -156,14 +156,17 @@ def save_scores(path: Path, store: ScoreStore) -> None:
     names = store.ranker_names
     for i, probe in enumerate(store.probes):
         per_ranker = [store.scores[(probe.name, r)] for r in names]
-        grade = per_ranker[0].grade if per_ranker else np.zeros(0)
+        # A pairwise or listwise ranker has no samples of a probe of three documents (TFC2):
+        # its rows are NaN, which no ranker's checked scores ever are.
+        n = max((ps.score1.shape[0] for ps in per_ranker), default=0)
+        full = [ps for ps in per_ranker if ps.score1.shape[0] == n]
+        grade = full[0].grade if full else np.zeros(0)
         arrays[f"grade_{i}"] = np.asarray(grade, dtype=np.float64)
-        n = grade.shape[0]
-        arrays[f"score1_{i}"] = np.stack([ps.score1 for ps in per_ranker]).astype(np.float64) \
-            if per_ranker else np.zeros((0, n))
-        arrays[f"score2_{i}"] = np.stack([ps.score2 for ps in per_ranker]).astype(np.float64) \
-            if per_ranker else np.zeros((0, n))
-        cluster = per_ranker[0].cluster if per_ranker else None
+        for column in ("score1", "score2"):
+            arrays[f"{column}_{i}"] = np.stack([
+                getattr(ps, column) if ps.score1.shape[0] == n else np.full(n, np.nan)
+                for ps in per_ranker]).astype(np.float64) if per_ranker else np.zeros((0, n))
+        cluster = full[0].cluster if full else None
         if cluster is not None:
             arrays[f"cluster_{i}"] = np.asarray(cluster, dtype=np.int64)
             arrays[f"queries_{i}"] = np.array(per_ranker[0].queries, dtype=np.str_)
@@ -229,6 +232,10 @@ def load_scores(path: str | Path) -> ScoreStore:
                 queries = (tuple(data[f"queries_{i}"].tolist())
                            if f"queries_{i}" in data.files else ())
                 for j, ranker in enumerate(rankers):
+                    if s1[j].size and np.isnan(s1[j]).all():     # no samples for this ranker
+                        scores[(p["name"], ranker.name)] = ProbeScores(
+                            np.zeros(0), np.zeros(0), np.zeros(0))
+                        continue
                     scores[(p["name"], ranker.name)] = ProbeScores(s1[j], s2[j], grade, cluster,
                                                                    queries)
     except (KeyError, ValueError, OSError, TypeError, AttributeError, IndexError, EOFError,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ScoringError, user_line
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
 from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor, WorkerError
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
@@ -28,6 +28,12 @@ class Scorer:
         self._hashes: dict[str, bytes] = {}
         self.scored = 0        # pairs sent to rankers
         self.reused = 0        # pairs served from the cache
+        self.windows_ranked = 0    # listwise windows sent to rankers
+        self.windows_reused = 0    # listwise windows served from the cache
+
+    def text_key(self, text: str) -> bytes:
+        """The cache's hash of ``text`` (memoised for the scorer's lifetime)."""
+        return self._hash(text)
 
     def _hash(self, text: str) -> bytes:
         h = self._hashes.get(text)
@@ -37,6 +43,10 @@ class Scorer:
 
     def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
         """Scores for ``pairs`` (which should be unique) in their order."""
+        if not callable(getattr(ranker, "score", None)):
+            raise ConfigError(f"ranker {ranker.name} is a listwise ranker: it orders a list of "
+                              "documents and has no per-document score; use it with "
+                              "`abnirml run`")
         keys = [(self._hash(q), self._hash(d)) for q, d in pairs]
         # A ranker that cannot be identified (cacheable=False) must neither reuse nor leave
         # scores under a fingerprint another scorer could share.

@@ -176,7 +176,7 @@ def as_ranker(obj: Any, taken: Sequence[str]) -> Any:
     if isinstance(obj, type):
         raise ConfigError(f"ranker {obj.__name__} is a class; pass an instance, e.g. "
                           f"{obj.__name__}()")
-    if isinstance(obj, Ranker):
+    if isinstance(obj, Ranker) or callable(getattr(obj, "rank_windows", None)):
         check_ranker_fields(obj, f"ranker {type(obj).__name__}")
         return obj
     if callable(getattr(obj, "transform", None)):

@@ -350,6 +350,11 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                   "pairwise preference ranker (duoT5)", DuoT5Params),
     _torch_family("lm-pairwise", "abnirml.rankers.pairwise:lm_pairwise_from_spec",
                   "pairwise preference from a causal LM", LMPairwiseParams),
+    RankerFamily("listwise-of", "abnirml.rankers.listwise:listwise_of_from_spec",
+                 "a pointwise ranker presented as a listwise one: each window sorted by its "
+                 "scores, ties in input order (other parameters are the wrapped ranker's)",
+                 ListwiseParams, argument="SPEC", argument_required=True, open_params=True,
+                 offline="as the ranker it wraps"),
     _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
                   "T5 expansions, then BM25", Doc2QueryParams),
     RankerFamily("wmd", "abnirml.rankers.wmd:from_spec",

@@ -93,3 +93,111 @@ def sliding_window_order(ranker: ListwiseRanker, query: str, passages: Sequence[
         permutation = checked_permutation(ranker.name, permutation, len(inside))
         order[start:end] = [inside[i] for i in permutation]
     return tuple(order)
+
+
+#: passages per probe list (a sample's two documents and k − 2 of the query's candidates)
+DEFAULT_LIST_SIZE = 10
+#: RankGPT's sliding window: 20 passages per call, moved up 10 places at a time
+DEFAULT_WINDOW = 20
+DEFAULT_STEP = 10
+
+
+def list_size(ranker: Any) -> int:
+    """How many passages the engine puts in one probe list for ``ranker`` (``list_size``,
+    a ``+list_size`` parameter of the listwise families; default :data:`DEFAULT_LIST_SIZE`)."""
+    return int(getattr(ranker, "list_size", DEFAULT_LIST_SIZE))
+
+
+def window_step(ranker: Any) -> int:
+    """The sliding window's step for ``ranker``: its ``step``, else half its window."""
+    step = getattr(ranker, "step", None)
+    return int(step) if step else max(1, int(ranker.window_size) // 2)
+
+
+def usage(ranker: Any) -> dict[str, int] | None:
+    """What a served ranker reports it cost (``usage()``: ``requests``, ``prompt_tokens``,
+    ``completion_tokens``), as non-negative integers; None for a ranker without counters."""
+    counter = getattr(ranker, "usage", None)
+    if not callable(counter):
+        return None
+    try:
+        counts = counter()
+    except Exception:      # a counter must never end a run whose scores are computed
+        return None
+    if not isinstance(counts, dict):
+        return None
+    out: dict[str, int] = {}
+    for key, value in counts.items():
+        if isinstance(key, str) and isinstance(value, int) and not isinstance(value, bool) \
+                and value >= 0:
+            out[key] = value
+    return out or None
+
+
+class ListwiseOf:
+    """A pointwise ranker presented as a listwise one: each window sorted by the wrapped
+    ranker's scores, best first; equal scores keep their input order (a stable sort), so a
+    tie is decided by position exactly as a listwise model's would be.
+
+    It is the oracle that makes listwise probing testable — its verdict on two documents is
+    the wrapped ranker's wherever their scores differ — and it shows what presenting a
+    model's documents as a list changes (only ties, here). Every distinct (query, passage)
+    of one ``rank_windows`` call is scored once. The window, step and list size decide which
+    windows are asked, not how one is ranked, so the fingerprint is the wrapped ranker's.
+    """
+
+    def __init__(self, inner: Any, name: str, window_size: int = DEFAULT_WINDOW,
+                 step: int = DEFAULT_STEP, list_size: int = DEFAULT_LIST_SIZE):
+        self.inner = inner
+        self.name = name
+        self.window_size = window_size
+        self.step = step
+        self.list_size = list_size
+        self.fingerprint = f"ListwiseOf[{inner.fingerprint}]"
+
+    def rank_windows(self, windows: Sequence[Window]) -> list[Permutation]:
+        import numpy as np
+
+        from abnirml.rankers.base import checked_scores
+
+        pairs = list(dict.fromkeys((w.query, p) for w in windows for p in w.passages))
+        scores = checked_scores(self.inner.name, self.inner.score(pairs), len(pairs)) \
+            if pairs else np.zeros(0)
+        lookup = dict(zip(pairs, scores.tolist(), strict=True))
+        out: list[Permutation] = []
+        for window in windows:
+            values = [lookup[(window.query, p)] for p in window.passages]
+            out.append(tuple(sorted(range(len(values)), key=lambda i: -values[i])))
+        return out
+
+
+def listwise_of_from_spec(spec: Any, env: Any) -> ListwiseOf:
+    """Registry factory for ``listwise-of:<inner spec>``: parameters other than the
+    listwise ones go to the wrapped ranker, as ``maxp:`` does."""
+    from abnirml.errors import ConfigError
+    from abnirml.rankers.base import is_query_routed
+    from abnirml.rankers.registry import build_ranker, parameters
+
+    if not spec.argument:
+        raise ConfigError("listwise-of needs the pointwise ranker to present as a list, e.g. "
+                          "listwise-of:bm25")
+    own = {"window", "step", "list_size"}
+    inner_spec = spec.argument + "".join(f"+{k}={v}" for k, v in spec.params if k not in own)
+    inner = build_ranker(inner_spec, env)
+    if not callable(getattr(inner, "score", None)) or is_listwise(inner) \
+            or callable(getattr(inner, "preferences", None)) or is_query_routed(inner):
+        raise ConfigError(f"listwise-of:{spec.argument}: {inner.name} is not a plain "
+                          "pointwise ranker (listwise-of wraps rankers that score one "
+                          "document at a time, without per-query models)")
+    p = parameters(spec)
+    check_window(spec.canonical, p.window, p.step)
+    return ListwiseOf(inner, spec.canonical, p.window, p.step, p.list_size)
+
+
+def check_window(name: str, window: int, step: int) -> None:
+    """A step longer than the window would leave candidates between two windows unranked."""
+    if step > window:
+        from abnirml.errors import ConfigError
+
+        raise ConfigError(f"ranker {name}: step={step} must not exceed window={window} (a "
+                          "longer step skips the candidates between two windows)")

@@ -345,6 +345,11 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     table = rankers_table(run_info)
     if table is not None:
         summary.tables.append(("rankers", table))
+    from abnirml.report.listwise_section import listwise_section, usage_table
+
+    usage = usage_table(run_info)
+    if usage is not None:
+        summary.tables.append(("usage", usage))
     counts = run_info.get("counts") or {}
     if counts:
         summary.intro = f"Samples: {counts.get('samples', 0):,}; {pairs_sentence(run_info)}"
@@ -386,6 +391,12 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         sections.append(stats_section)
         if per_query is not None:
             data_files[table_file(PER_QUERY, "csv")] = per_query
+
+    listwise, draw_curve = listwise_section(records, run_info)
+    if listwise is not None:
+        if draw_curve is not None:
+            _add_figure(listwise, draw_curve)
+        sections.append(listwise)
 
     origin_section = _origin_section(directory, run_info)
     if origin_section is not None:

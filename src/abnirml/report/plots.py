@@ -292,3 +292,29 @@ def _percent_image(ax: Any, data: Any) -> Any:
             ax.text(j, i, text, ha="center", va="center", fontsize=8,
                     color="white" if value > 0.6 else "black")
     return image
+
+
+def position_response(curves: Mapping[str, Sequence[float]]) -> bytes:
+    """Mean output rank (1 = top, drawn at the top) against input position, one line per
+    ranker: a ranker blind to position draws a flat line."""
+    shown = {name: [float(x) for x in values] for name, values in curves.items()}
+    return cached_png("position-response", lambda: _draw_position_response(shown), shown)
+
+
+def _draw_position_response(curves: Mapping[str, Sequence[float]]) -> bytes:
+    width = max(len(v) for v in curves.values())
+    figure = _figure(5.2, 3.2)
+    ax = figure.add_subplot()
+    markers = ("o", "x", "^", "s", "v", "D", "P")
+    for i, (name, values) in enumerate(curves.items()):
+        ax.plot(range(1, len(values) + 1), values, marker=markers[i % len(markers)],
+                markersize=4, linewidth=1.2, markerfacecolor="none",
+                color=OKABE_ITO[i % (len(OKABE_ITO) - 1)], label=name)
+    ax.set_xlim(0.5, width + 0.5)
+    ax.set_ylim(width + 0.5, 0.5)           # rank 1 at the top
+    ax.set_xticks(range(1, width + 1))
+    ax.set_xlabel("input position of the relevant passage", fontsize=8)
+    ax.set_ylabel("mean output rank", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, frameon=False)
+    return _png(figure)

@@ -124,6 +124,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
             shown = r["name"] + (f" ({r['spec']})" if r.get("spec") else "")
             parts.append(f"| {escape_md(shown)} | {r['delta']:.6g} | "
                          f"{escape_md(r['delta_source'])} | `{escape_md_code(r['fingerprint'])}` |")
+    from abnirml.report.listwise_section import usage_table
+
+    usage = usage_table(run_info)
+    if usage is not None:            # what the served rankers cost, beside the rankers
+        parts += ["", usage.note, "", to_markdown(usage)]
     counts = run_info.get("counts", {})
     if counts:
         parts.append("")
@@ -173,9 +178,13 @@ def pairs_sentence(run_info: Mapping[str, Any]) -> str:
     counts = run_info.get("counts") or {}
     rankers = len(run_info.get("rankers") or []) or None
     over = f"{rankers} ranker{'s' if rankers != 1 else ''}" if rankers else "the rankers"
-    return (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each scored "
-            f"by every ranker; scores over {over}: {counts.get('scored', 0):,} computed, "
-            f"{counts.get('from_cache', 0):,} read from the cache.")
+    sentence = (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each "
+                f"scored by every ranker; scores over {over}: {counts.get('scored', 0):,} "
+                f"computed, {counts.get('from_cache', 0):,} read from the cache.")
+    if "windows_ranked" in counts:
+        sentence += (f" Listwise windows: {counts['windows_ranked']:,} ranked, "
+                     f"{counts.get('windows_from_cache', 0):,} read from the cache.")
+    return sentence
 
 
 def heading_anchor(heading: str) -> str:

@@ -171,8 +171,11 @@ def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
                  labels: Mapping[str, Sequence[str]]) -> Table | None:
     """Rows: probes (× subsets), columns: rankers; the first row label cell is shown once
     per run of equal values (the papers' grouping of MMP variables)."""
+    from abnirml.evaluation.listwise_probing import WINDOW_SUBSETS
+
     family = view.key
-    chosen = [r for r in records if r["family"] == family]
+    # one listwise ranker's window subsets have their own table (the listwise section)
+    chosen = [r for r in records if r["family"] == family and r["subset"] not in WINDOW_SUBSETS]
     if not chosen:
         return None
 

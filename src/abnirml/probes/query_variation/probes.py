@@ -331,6 +331,12 @@ def attach_ndcg_change(result: Any) -> None:
         key = (record["probe"], record["ranker"])
         if key not in cache:
             scores = result.probe_scores[key]
-            cache[key] = ndcg_change(result.tables[record["probe"]], scores.score1,
-                                     scores.score2)
+            if getattr(scores, "preferences", False):
+                # a pairwise or listwise ranker's preference against ½ ranks nothing
+                cache[key] = {"ndcg10_ideal": NDCG_IDEAL, "ndcg10_original": None,
+                              "ndcg10_variation": None, "ndcg10_change": None,
+                              "ndcg10_queries": 0}
+            else:
+                cache[key] = ndcg_change(result.tables[record["probe"]], scores.score1,
+                                         scores.score2)
         record.update(cache[key])

@@ -168,6 +168,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
+        report = getattr(scorer.executor, "report", None)
+        ray_record = report() if report is not None else None
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
@@ -203,6 +205,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
     }
+    if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
+        run_info["scoring"] = {"ray": ray_record}
     if omitted:
         run_info[OMITTED_KEY] = omitted
     run_info.update(analyses)

@@ -61,7 +61,11 @@ class Scorer:
         bar = progress_bar(len(missing), f"scoring {ranker.name}", self.progress)
         index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
         pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
-        results = self.executor.run(ranker, pair_batches)
+        # An executor that sees tasks return out of order (Ray) moves the bar as each one
+        # returns; the others as each batch is stored.
+        on_return = getattr(self.executor, "counts_returns", False)
+        results = (self.executor.run(ranker, pair_batches, returned=bar.update)  # type: ignore[call-arg]
+                   if on_return else self.executor.run(ranker, pair_batches))
         try:
             for idx, raw in zip(index_batches, results, strict=True):
                 scores = checked_scores(ranker.name, raw, len(idx))
@@ -71,7 +75,8 @@ class Scorer:
                                      [(keys[i][0], keys[i][1], s)
                                       for i, s in zip(idx, scores, strict=True)])
                 self.scored += len(idx)
-                bar.update(len(idx))
+                if not on_return:
+                    bar.update(len(idx))
         except SystemExit as exc:
             # A plugin's sys.exit() would end the run with its exit code and no word.
             raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"

@@ -15,12 +15,14 @@ one worker node and stops them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,18 +67,33 @@ def loopback_up() -> None:
         fcntl.ioctl(sock, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
 
 
-def group_members(pgid: int) -> list[int]:
-    """Running (not zombie) processes of process group ``pgid``."""
-    members = []
+def _processes() -> dict[int, tuple[str, int, int]]:
+    """pid → (state, parent pid, process group) of every process /proc shows."""
+    table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+        except (OSError, IndexError, ValueError):
             continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
+    return table
+
+
+def family(pid: int) -> set[int]:
+    """``pid``, its process group and all its descendants, running (not zombies): Ray's
+    worker processes may leave the group of the node that started them."""
+    table = _processes()
+    members = {p for p, (state, _, group) in table.items() if group == pid and state != "Z"}
+    frontier = {pid} | members
+    while frontier:
+        children = {p for p, (state, parent, _) in table.items()
+                    if parent in frontier and state != "Z"} - members
+        members |= children
+        frontier = children
+    if pid in table and table[pid][0] != "Z":
+        members.add(pid)
     return members
 
 
@@ -117,6 +134,9 @@ class LoopbackCluster:
         self.worker_env = dict(worker_env or {})
         self.worker_gpus = worker_gpus
         self.processes: dict[str, subprocess.Popen] = {}
+        self._known: dict[int, set[int]] = {}      # node's pid → the pids it started
+        # Ray's sockets live under its temp dir, and a socket path may not exceed 107 bytes
+        self.ray_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
 
     def auth_env(self) -> dict[str, str]:
         """What a driver needs to join: token mode and the token."""
@@ -140,12 +160,12 @@ class LoopbackCluster:
                  "--metrics-export-port": free_port()}
         command = [str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
                    f"--num-cpus={self.cpus}", "--object-store-memory=200000000",
-                   f"--temp-dir={self.root / 'ray'}", "--disable-usage-stats",
+                   f"--temp-dir={self.ray_dir}", "--disable-usage-stats",
                    *(f"{flag}={port}" for flag, port in ports.items()), *args]
-        log = open(self.root / f"{name}.log", "w")
-        self.processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=log,
-                                                stdin=subprocess.DEVNULL,
-                                                start_new_session=True)
+        with open(self.root / f"{name}.log", "w") as log:    # the child keeps its copy
+            self.processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=log,
+                                                    stdin=subprocess.DEVNULL,
+                                                    start_new_session=True)
         self._wait_started(name)
 
     def _wait_started(self, name: str, timeout: float = 180.0) -> None:
@@ -171,36 +191,40 @@ class LoopbackCluster:
         return self
 
     def kill_worker(self) -> None:
-        """SIGKILL the worker node's whole process group, as a machine failure would."""
-        self._kill_group(self.processes["worker"], signal.SIGKILL)
+        """SIGKILL the worker node's processes at once, as a machine failure would."""
+        self._signal(self.processes["worker"], signal.SIGKILL)
 
-    @staticmethod
-    def _kill_group(process: subprocess.Popen, sig: int) -> None:
-        try:
+    def _signal(self, process: subprocess.Popen, sig: int) -> None:
+        """Signal a node: its process group, and every process it started (remembered,
+        so that they are found again once their parent is gone)."""
+        known = self._known.setdefault(process.pid, set())
+        known |= family(process.pid)
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
+        for pid in known:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
 
     def stop(self) -> list[int]:
-        """Stop both nodes by process group; the processes of those groups still running
-        afterwards (none, unless something went wrong)."""
+        """Stop both nodes by process id; the pids of theirs still running afterwards
+        (none, unless something went wrong)."""
         for process in self.processes.values():
-            self._kill_group(process, signal.SIGTERM)
+            self._signal(process, signal.SIGTERM)
         deadline = time.monotonic() + 15
         for process in self.processes.values():
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
         for process in self.processes.values():      # whatever ignored SIGTERM
-            self._kill_group(process, signal.SIGKILL)
-            try:
+            self._signal(process, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         time.sleep(0.5)
-        return [pid for process in self.processes.values()
-                for pid in group_members(process.pid)]
+        running = set(_processes())
+        table = _processes()
+        left = sorted(pid for pids in self._known.values() for pid in pids
+                      if pid in running and table[pid][0] != "Z")
+        shutil.rmtree(self.ray_dir, ignore_errors=True)
+        return left
 
     def __enter__(self) -> LoopbackCluster:
         return self.start()

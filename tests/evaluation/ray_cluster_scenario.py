@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +29,8 @@ from benchmarks._ray_loopback import (  # noqa: E402
     write_delayed_ranker,
 )
 
+# Ray's sockets live under its temp dir, and a socket path may not exceed 107 bytes
+DRIVER_TMP = tempfile.mkdtemp(prefix="rayd-", dir="/tmp")
 BATTERY = ["--probe", "mmp:*", "--no-cache", "--quiet", "--no-effectiveness",
            "--batch-size", "10", "--ranker", "bm25", "--ranker", "ql"]
 
@@ -38,17 +42,18 @@ def abnirml(out: Path, name: str, plugin: Path, delay: float, *extra: str,
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith(("RAY_", "ABNIRML_TEST"))}
     environment.update({"PYTHONPATH": str(SRC), "HOME": str(out / "driver-home"),
-                        "RAY_TMPDIR": str(out / "driver-tmp"), **(env or {})})
+                        "RAY_TMPDIR": DRIVER_TMP, **(env or {})})
     (out / "driver-home").mkdir(exist_ok=True)
-    (out / "driver-tmp").mkdir(exist_ok=True)
     process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    process.started = time.monotonic()    # type: ignore[attr-defined]
     return process if background else finished(name, process)
 
 
 def finished(name: str, process: subprocess.Popen, timeout: float = 300) -> dict:
     stdout, stderr = process.communicate(timeout=timeout)
-    return {"name": name, "code": process.returncode, "stdout": stdout, "stderr": stderr}
+    return {"name": name, "code": process.returncode, "stdout": stdout, "stderr": stderr,
+            "seconds": round(time.monotonic() - process.started, 1)}  # type: ignore[attr-defined]
 
 
 def main(out: Path) -> None:
@@ -64,7 +69,9 @@ def main(out: Path) -> None:
                                                     "ABNIRML_TEST_NODE": "head"},
                               worker_env={"ABNIRML_TEST_NODE": "worker"})
     try:
+        started = time.monotonic()
         cluster.start()
+        summary["cluster_start_s"] = round(time.monotonic() - started, 1)
         summary["address"] = cluster.address
         summary["worker_address"] = f"127.0.0.1:{cluster.worker_port}"
         auth = cluster.auth_env()
@@ -73,14 +80,14 @@ def main(out: Path) -> None:
         # --ray local must start its own Ray all the same (no token: joining would fail)
         runs.append(abnirml(out, "local", plugin, 0, "--ray", "local",
                             env={"RAY_ADDRESS": cluster.address,
-                                 "RAY_TMPDIR": str(cluster.root / "ray")}))
+                                 "RAY_TMPDIR": str(cluster.ray_dir)}))
         runs.append(abnirml(out, "wrong-token", plugin, 0, "--ray", cluster.address,
                             env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 32}))
         log.write_text("")
         killed = abnirml(out, "killed", plugin, 0.3, "--ray", cluster.address, env=auth,
                          background=True)
         deadline = time.monotonic() + 120
-        while ("worker" not in log.read_text() and killed.poll() is None
+        while (log.read_text().count("worker") < 3 and killed.poll() is None
                and time.monotonic() < deadline):
             time.sleep(0.05)
         cluster.kill_worker()
@@ -90,6 +97,7 @@ def main(out: Path) -> None:
         summary["lingering_groups"] = cluster.stop()
         time.sleep(1)
         reap_children()
+        shutil.rmtree(DRIVER_TMP, ignore_errors=True)
         # the namespace's /proc: every process but this one is one the runs left behind
         summary["processes_left"] = sorted(_command(int(p)) for p in os.listdir("/proc")
                                            if p.isdigit() and int(p) != os.getpid())
@@ -98,7 +106,9 @@ def main(out: Path) -> None:
 
 def _command(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:200]
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+        command = Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+        return f"{pid} {' '.join(stat)} {command.strip()[:120]}"
     except OSError:
         return f"{pid} (gone)"
 

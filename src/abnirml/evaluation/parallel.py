@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ConfigError, ScoringError, install_hint, user_line
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
 from abnirml.rankers.base import Pair, Ranker
 
 _WORKER_RANKER: Ranker | None = None

@@ -8,8 +8,10 @@ each batch runs. So a run on any cluster gives byte-identical results to a seria
 * **How many tasks in flight**: one per CPU of the cluster, or, for a GPU ranker, as many
   as its GPUs hold at ``gpus_per_task`` each (``--ray-tasks N`` overrides). Fewer starve
   the cluster; far more only queue in Ray's scheduler and hold batches in memory.
-* **Every node busy**: tasks are spread over the nodes (Ray's default fills the driver's
-  node first).
+* **Every node busy**: each task is placed on the node with the fewest tasks in flight
+  for its size. Ray's default fills the driver's node first (where the ranker's object
+  is), and with short batches the other nodes' workers are still starting when the run
+  ends.
 * **GPUs**: a task asks Ray for ``gpus_per_task`` GPUs (a fraction shares one card); Ray
   sets ``CUDA_VISIBLE_DEVICES`` in the worker to the cards it assigned, so a ranker on
   ``cuda`` (the first visible card) runs on the worker's own card.
@@ -137,21 +139,24 @@ class RayExecutor:
 
     # -- scoring ------------------------------------------------------------------------
 
-    def in_flight(self, ray: Any) -> int:
-        """Tasks to keep submitted: ``--ray-tasks``, else one per CPU of the cluster or
-        as many as its GPUs hold at ``gpus_per_task`` each."""
-        if self.tasks is not None:
-            return self.tasks
-        resources = ray.cluster_resources()
-        if self.gpus_per_task:
-            gpus = float(resources.get("GPU", 0))
-            if gpus < self.gpus_per_task:
-                raise ConfigError(f"--ray: each task asks for {self.gpus_per_task:g} GPU, and "
-                                  f"the cluster at {self.address} has {gpus:g}; start its "
-                                  "nodes with GPUs (ray start --num-gpus N) or score on CPUs "
-                                  "(--device cpu)")
-            return max(1, int(gpus / self.gpus_per_task + 1e-9))
-        return max(1, int(resources.get("CPU", 1)))
+    def slots(self, ray: Any) -> dict[str, int]:
+        """Node id → tasks it runs at once: its CPUs, or for a GPU ranker how many
+        ``gpus_per_task`` shares its GPUs hold; nodes with none are left out."""
+        slots = {}
+        for node in ray.nodes():
+            if not node.get("Alive"):
+                continue
+            resources = node.get("Resources") or {}
+            count = (resources.get("GPU", 0) / self.gpus_per_task + 1e-9
+                     if self.gpus_per_task else resources.get("CPU", 0))
+            if int(count) >= 1:
+                slots[node["NodeID"]] = int(count)
+        if not slots and self.gpus_per_task:
+            raise ConfigError(f"--ray: each task asks for {self.gpus_per_task:g} GPU and no "
+                              f"node of the cluster at {self.address} has that many; start "
+                              "its nodes with GPUs (ray start --num-gpus N) or score on "
+                              "CPUs (--device cpu)")
+        return slots
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]],
             returned: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
@@ -167,28 +172,43 @@ class RayExecutor:
         check_device(ranker, self.gpus_per_task)
         # SPREAD: Ray's default packs tasks onto the driver's node first, and with short
         # batches the other nodes' workers are still starting when the run ends.
-        options: dict[str, Any] = {"max_retries": 0, "scheduling_strategy": "SPREAD"}
+        options: dict[str, Any] = {"max_retries": 0}
         if self.gpus_per_task:
             options["num_gpus"] = self.gpus_per_task
-        remote = ray.remote(_score_task).options(**options)
-        limit = self.record.tasks_in_flight = self.in_flight(ray)
+        remote = ray.remote(_score_task)
+        slots = self.slots(ray)
+        limit = self.tasks if self.tasks is not None else max(1, sum(slots.values()))
+        self.record.tasks_in_flight = limit
         self.record.gpus_per_task = self.gpus_per_task
+        load = dict.fromkeys(slots, 0)      # node → its tasks in flight
         ranker_ref = ray.put(ranker)
-        pending: dict[Any, int] = {}        # task → batch index
+        pending: dict[Any, tuple[int, str | None]] = {}     # task → (batch, node asked)
         attempts = [0] * len(batches)
         done: dict[int, np.ndarray | WorkerFailure] = {}
+
+        def submit(index: int) -> None:
+            node = least_loaded(load, slots, self._lost())
+            strategy = {} if node is None else {"scheduling_strategy": node_affinity(node)}
+            if node is not None:
+                load[node] += 1
+            task = remote.options(**options, **strategy).remote(ranker_ref,
+                                                                 list(batches[index]))
+            pending[task] = index, node
+
         submitted = emitted = 0
         while emitted < len(batches):
             while submitted < len(batches) and len(pending) < limit:
-                pending[remote.remote(ranker_ref, list(batches[submitted]))] = submitted
+                submit(submitted)
                 submitted += 1
             if emitted not in done:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
-                    index = pending.pop(ref)
+                    index, asked = pending.pop(ref)
+                    if asked is not None:
+                        load[asked] -= 1
                     result = self._result(ray, ref, index, attempts)
                     if result is None:         # its node or worker died: submit it again
-                        pending[remote.remote(ranker_ref, list(batches[index]))] = index
+                        submit(index)
                         continue
                     node, done[index] = result
                     self.record.tasks_per_node[node] = \
@@ -225,6 +245,9 @@ class RayExecutor:
                                f"{self.address}: {type(cause).__name__}: "
                                f"{str(cause).strip().splitlines()[-1:] or ''}"[:400]) from None
 
+    def _lost(self) -> set[str]:
+        return {lost["node"] for lost in self.record.nodes_lost}
+
     def _note_lost_nodes(self, ray: Any, wait: float = 0.0) -> None:
         """Warn once for each node that was alive at the start and is gone now; with
         ``wait``, give the cluster that long to notice a node that died (its health check
@@ -235,8 +258,7 @@ class RayExecutor:
         deadline = time.monotonic() + wait
         while True:
             alive = alive_nodes(ray)
-            lost = [n for n in self._nodes if n not in alive
-                    and n not in {lost["node"] for lost in self.record.nodes_lost}]
+            lost = [n for n in self._nodes if n not in alive and n not in self._lost()]
             for node in lost:
                 where = self._nodes[node]
                 self.record.nodes_lost.append({"node": node, "address": where})
@@ -245,6 +267,20 @@ class RayExecutor:
             if self.record.nodes_lost or time.monotonic() >= deadline:
                 return
             time.sleep(0.5)
+
+
+def least_loaded(load: dict[str, int], slots: dict[str, int], lost: set[str]) -> str | None:
+    """The node with the fewest tasks in flight for its size (ties: the smaller id), so
+    every node is kept busy in proportion to what it can run; None when none is left."""
+    nodes = [n for n in load if n not in lost]
+    return min(nodes, key=lambda n: (load[n] / slots[n], n)) if nodes else None
+
+
+def node_affinity(node: str) -> Any:
+    """Ask Ray for ``node``, softly: if it is gone, Ray runs the task elsewhere."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
 
 
 def alive_nodes(ray: Any) -> dict[str, str]:

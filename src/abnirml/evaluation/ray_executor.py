@@ -89,7 +89,7 @@ class RayExecutor:
     """Batches as Ray tasks, yielded in batch order; see the module docstring."""
 
     name = "ray"
-    counts_returns = True     # run() reports each task as it returns (the progress bar)
+    counts_returns = True     # run() hands over each batch as its task returns
 
     def __init__(self, address: str = "local", tasks: int | None = None,
                  gpus_per_task: float | None = None):
@@ -159,9 +159,10 @@ class RayExecutor:
         return slots
 
     def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]],
-            returned: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
-        """Each batch's scores in batch order; ``returned(len(batch))`` as each task comes
-        back, in whatever order they finish."""
+            returned: Callable[[int, np.ndarray | WorkerFailure], None] | None = None
+            ) -> Iterator[np.ndarray]:
+        """Each batch's scores in batch order; ``returned(batch number, result)`` as each
+        task comes back, in whatever order they finish (the engine caches it then)."""
         ray = self._ray()
         from abnirml.plugins import file_plugin_modules
 
@@ -214,7 +215,7 @@ class RayExecutor:
                     self.record.tasks_per_node[node] = \
                         self.record.tasks_per_node.get(node, 0) + 1
                     if returned is not None:
-                        returned(len(batches[index]))
+                        returned(index, done[index])
             while emitted in done:
                 yield raised_if_failed(done.pop(emitted))
                 emitted += 1

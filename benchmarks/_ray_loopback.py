@@ -152,32 +152,50 @@ class LoopbackCluster:
                 "RAY_health_check_timeout_ms": "1000",
                 "RAY_health_check_failure_threshold": "3"}
 
-    def _start(self, name: str, args: list[str], env: dict[str, str]) -> None:
-        ports = {"--node-manager-port": self.worker_port if name == "worker" else free_port(),
-                 "--object-manager-port": free_port(), "--runtime-env-agent-port": free_port(),
-                 "--dashboard-agent-grpc-port": free_port(),
-                 "--dashboard-agent-listen-port": free_port(),
-                 "--metrics-export-port": free_port()}
-        command = [str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
-                   f"--num-cpus={self.cpus}", "--object-store-memory=200000000",
-                   f"--temp-dir={self.ray_dir}", "--disable-usage-stats",
-                   *(f"{flag}={port}" for flag, port in ports.items()), *args]
-        with open(self.root / f"{name}.log", "w") as log:    # the child keeps its copy
-            self.processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=log,
-                                                    stdin=subprocess.DEVNULL,
-                                                    start_new_session=True)
-        self._wait_started(name)
-
-    def _wait_started(self, name: str, timeout: float = 180.0) -> None:
-        deadline = time.monotonic() + timeout
+    def _start(self, name: str, args: list[str], env: dict[str, str],
+               attempts: int = 3) -> None:
+        """Start a node; again (after killing what the failed try left) when it did not
+        come up: on busy cores ``ray start`` gives its node 30 s to register, fixed."""
         log = self.root / f"{name}.log"
-        while time.monotonic() < deadline:
-            if "Ray runtime started" in log.read_text(errors="replace"):
+        for _ in range(attempts):
+            ports = {"--node-manager-port": (self.worker_port if name == "worker"
+                                             else free_port()),
+                     "--object-manager-port": free_port(),
+                     "--runtime-env-agent-port": free_port(),
+                     "--dashboard-agent-grpc-port": free_port(),
+                     "--dashboard-agent-listen-port": free_port(),
+                     "--metrics-export-port": free_port()}
+            command = [str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
+                       f"--num-cpus={self.cpus}", "--object-store-memory=200000000",
+                       f"--temp-dir={self.ray_dir}", "--disable-usage-stats",
+                       *(f"{flag}={port}" for flag, port in ports.items()), *args]
+            offset = log.stat().st_size if log.exists() else 0
+            with open(log, "a") as handle:       # the child keeps its own copy
+                process = subprocess.Popen(command, env=env, stdout=handle, stderr=handle,
+                                           stdin=subprocess.DEVNULL, start_new_session=True)
+            self.processes[name] = process
+            if self._started(process, log, offset):
                 return
-            if self.processes[name].poll() is not None:
-                break
-            time.sleep(0.5)
+            self._signal(process, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)
         raise RuntimeError(f"Ray {name} did not start: {log.read_text(errors='replace')[-2000:]}")
+
+    @staticmethod
+    def _started(process: subprocess.Popen, log: Path, offset: int,
+                 timeout: float = 180.0) -> bool:
+        """Whether ``ray start`` said (in ``log`` after ``offset``) that the node is up;
+        False when it gave up or hung."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(log, "rb") as handle:
+                handle.seek(offset)
+                if b"Ray runtime started" in handle.read():
+                    return True
+            if process.poll() is not None:
+                return False
+            time.sleep(0.5)
+        return False
 
     def start(self) -> LoopbackCluster:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -253,7 +271,8 @@ class Delayed:
         log = os.environ.get("ABNIRML_TEST_LOG")
         if log:
             with open(log, "a") as handle:
-                handle.write(os.environ.get("ABNIRML_TEST_NODE", "?") + "\\n")
+                handle.write(f"{os.environ.get('ABNIRML_TEST_NODE', '?')} "
+                             f"{os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\\n")
         time.sleep(self.delay)
         return [zlib.crc32(f"{q}\\0{d}".encode()) / 2**32 for q, d in pairs]
 

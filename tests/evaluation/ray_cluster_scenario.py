@@ -3,7 +3,8 @@
 ``python ray_cluster_scenario.py OUT`` (started by the test through ``unshare``) brings up
 loopback, starts a two-node Ray cluster with token auth and runs one small battery:
 serially, on the cluster, with ``--ray local`` while ``RAY_ADDRESS`` names the cluster,
-with a wrong token, and on the cluster while its worker node is killed. Each run's folder,
+with a wrong token, with half a GPU a task (the worker node claims two GPUs), and on
+the cluster while its worker node is killed. Each run's folder,
 exit status and stderr land in OUT (``summary.json``); the test compares them.
 """
 
@@ -67,7 +68,7 @@ def main(out: Path) -> None:
     cluster = LoopbackCluster(out / "ray-cluster",
                               env={"ABNIRML_TEST_LOG": str(log),
                                                     "ABNIRML_TEST_NODE": "head"},
-                              worker_env={"ABNIRML_TEST_NODE": "worker"})
+                              worker_env={"ABNIRML_TEST_NODE": "worker"}, worker_gpus=2)
     try:
         started = time.monotonic()
         cluster.start()
@@ -82,7 +83,14 @@ def main(out: Path) -> None:
                             env={"RAY_ADDRESS": cluster.address,
                                  "RAY_TMPDIR": str(cluster.ray_dir)}))
         runs.append(abnirml(out, "wrong-token", plugin, 0, "--ray", cluster.address,
-                            env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 32}))
+                            env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 32,
+                                 # Ray's own retry budget: 3 one-second tries, not 20
+                                 "RAY_gcs_server_port_wait_time_s": "3"}))
+        # the worker node claims two GPUs (Ray takes its word): half a GPU a task
+        log.write_text("")
+        runs.append(abnirml(out, "gpu", plugin, 0, "--ray", cluster.address,
+                            "--ray-gpus", "0.5", env=auth))
+        summary["gpu_batches"] = log.read_text().splitlines()
         log.write_text("")
         killed = abnirml(out, "killed", plugin, 0.3, "--ray", cluster.address, env=auth,
                          background=True)

@@ -43,7 +43,7 @@ def _ray_record(out: Path, name: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cluster", "local", "killed"])
+@pytest.mark.parametrize("name", ["cluster", "local", "gpu", "killed"])
 def test_results_are_byte_identical_to_a_serial_run(scenario, name):
     out, summary = scenario
     run = summary["runs"][name]
@@ -76,6 +76,19 @@ def test_ray_local_ignores_ray_address_and_the_current_cluster_file(scenario):
     (node,) = local["tasks_per_node"]
     assert node not in cluster["tasks_per_node"]                   # a Ray of its own
     assert local["node_addresses"][node].startswith("127.0.0.1:")
+
+
+@pytest.mark.slow
+def test_gpu_tasks_run_where_the_gpus_are_on_the_card_ray_assigned(scenario):
+    """Only the worker node has GPUs (two): at half a GPU a task, four tasks in flight,
+    all on it, each seeing the card Ray gave it as its only visible device."""
+    out, summary = scenario
+    record = _ray_record(out, "gpu")
+    assert record["gpus_per_task"] == 0.5 and record["tasks_in_flight"] == 4
+    assert list(record["node_addresses"].values()) == [summary["worker_address"]]
+    batches = summary["gpu_batches"]
+    assert batches and {line.split()[0] for line in batches} == {"worker"}
+    assert {line.split()[1] for line in batches} <= {"0", "1"}
 
 
 @pytest.mark.slow

@@ -136,3 +136,26 @@ def test_batches_are_cached_as_their_tasks_return_not_in_order(tmp_path):
         rerun = Scorer(cache, batch_size=3, progress=False)
         assert list(rerun.score(_Echo(), pairs)) == [float(len(d)) for _, d in pairs]
         assert (rerun.scored, rerun.reused) == (3, 7)
+
+
+class _FakeRay:
+    """What :meth:`RayExecutor.slots` reads of a cluster: ``ray.nodes()``."""
+
+    def __init__(self, *resources):
+        self._nodes = [{"NodeID": f"n{i}", "Alive": alive, "Resources": r}
+                       for i, (r, alive) in enumerate(resources)]
+
+    def nodes(self):
+        return self._nodes
+
+
+def test_slots_count_cpus_or_gpu_shares_of_live_nodes():
+    cluster = _FakeRay(({"CPU": 8.0}, True), ({"CPU": 16.0, "GPU": 2.0}, True),
+                       ({"CPU": 4.0, "GPU": 4.0}, False), ({"CPU": 0.0}, True))
+    assert RayExecutor("head:6379").slots(cluster) == {"n0": 8, "n1": 16}
+    assert RayExecutor("head:6379", gpus_per_task=1).slots(cluster) == {"n1": 2}
+    assert RayExecutor("head:6379", gpus_per_task=0.5).slots(cluster) == {"n1": 4}
+    assert RayExecutor("head:6379", gpus_per_task=0.3).slots(cluster) == {"n1": 6}
+    with pytest.raises(ConfigError, match="each task asks for 4 GPU and no node of the "
+                                          "cluster at head:6379 has that many"):
+        RayExecutor("head:6379", gpus_per_task=4).slots(cluster)

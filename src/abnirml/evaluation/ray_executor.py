@@ -118,6 +118,7 @@ class RayExecutor:
             else:
                 connect(ray, self.address)
             self._started = True
+        if not self._nodes:
             self._nodes = alive_nodes(ray)
             self.record.nodes = len(self._nodes)
             self.record.node_addresses.update(self._nodes)
@@ -242,9 +243,11 @@ class RayExecutor:
             return None
         except rx.RayTaskError as exc:     # the task could not run (unpickling, imports)
             cause = exc.cause if isinstance(exc.cause, BaseException) else exc
-            raise ScoringError(f"--ray: a task could not run on the cluster at "
-                               f"{self.address}: {type(cause).__name__}: "
-                               f"{str(cause).strip().splitlines()[-1:] or ''}"[:400]) from None
+            lines = str(cause).strip().splitlines()
+            raise ScoringError(f"--ray: a task could not run on the cluster at {self.address}"
+                               f" ({type(cause).__name__}: {lines[-1] if lines else ''}"[:300]
+                               + "); every node needs the same environment as the driver "
+                               "(abnirml, its extras and plugins)") from None
 
     def _lost(self) -> set[str]:
         return {lost["node"] for lost in self.record.nodes_lost}

@@ -8,7 +8,10 @@ nothing. Ray's worker processes start once, in a warm-up round on other pairs, a
 would once per run; the timed rounds reuse them. The cluster runs in a private network
 namespace (see ``_ray_loopback.py``).
 
-Run: ``python benchmarks/ray_scaling.py [--delay 0.5] [--batches 96]``.
+``--dl19`` measures instead how the DL19 battery's run divides between scoring (what the
+cluster divides) and the driver's sample building and statistics, with BM25.
+
+Run: ``python benchmarks/ray_scaling.py [--delay 0.5] [--batches 96] [--dl19]``.
 """
 
 from __future__ import annotations
@@ -89,16 +92,59 @@ def inside(delay: float, batches: int) -> None:
     print(f"  parallel efficiency    {efficiency:8.3f}   (target ≥ 0.8)")
 
 
+def dl19_split() -> None:
+    """The DL19 battery with BM25 through the loopback cluster: how much of the run is
+    scoring (what Ray divides) and how much the driver's sample building and statistics."""
+    from benchmarks.common import require_dl19
+
+    dl19 = require_dl19()
+    if dl19 is None:
+        return
+    loopback_up()
+    from abnirml.evaluation import scoring
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    spent = [0.0]
+    score = scoring.Scorer.score
+
+    def timed_score(self: object, ranker: object, pairs: list) -> object:
+        started = time.perf_counter()
+        try:
+            return score(self, ranker, pairs)  # type: ignore[arg-type]
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    scoring.Scorer.score = timed_score  # type: ignore[method-assign]
+    with tempfile.TemporaryDirectory(prefix="ray-bench-") as tmp, \
+            LoopbackCluster(Path(tmp) / "cluster") as cluster:
+        os.environ.update(cluster.auth_env())
+        started = time.perf_counter()
+        output = run(RunConfig(collection=str(dl19), rankers=["bm25"], probes=["all"],
+                               out=None, session=SessionSettings(
+                                   cache=None, progress=False, ray_address=cluster.address)))
+        total = time.perf_counter() - started
+    counts = output.run_info["counts"]
+    nodes = sorted(output.run_info["scoring"]["ray"]["tasks_per_node"].values())
+    print(f"DL19 battery, BM25, two loopback nodes of 2 CPUs: {counts['samples']:,} samples, "
+          f"{counts['unique_pairs']:,} unique pairs, tasks per node {nodes}")
+    print(f"  whole run {total:7.1f} s; scoring through Ray {spent[0]:6.1f} s "
+          f"({spent[0] / total:.0%}); sample building and statistics on the driver "
+          f"{total - spent[0]:6.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per batch")
     parser.add_argument("--batches", type=int, default=96, help="batches per round")
+    parser.add_argument("--dl19", action="store_true",
+                        help="instead: the DL19 battery's scoring against the rest of its run")
     args = parser.parse_args()
     if os.environ.get(INSIDE):
-        inside(args.delay, args.batches)
+        dl19_split() if args.dl19 else inside(args.delay, args.batches)
         return
     done = in_private_network([__file__, "--delay", str(args.delay),
-                               "--batches", str(args.batches)], timeout=900)
+                               "--batches", str(args.batches),
+                               *(["--dl19"] if args.dl19 else [])], timeout=1800)
     if done is None:
         print("skipped: the loopback cluster needs a private network namespace (unshare "
               "--user --net --pid), which this machine does not allow")

@@ -40,6 +40,7 @@ OTHER_FLAGS = {
     "--install": "benchmarks/demo_timing.py",
     "--in-memory": "benchmarks/scale.py",
     "--computed-candidates": "benchmarks/scale.py",
+    "--dl19": "benchmarks/ray_scaling.py",
     "--check": "docs/gen_reference.py",
     "--strict": "mkdocs",
 }

@@ -198,14 +198,19 @@ class LoopbackCluster:
         return False
 
     def start(self) -> LoopbackCluster:
+        """Start the head, then the worker; on failure stop what started and re-raise."""
         self.root.mkdir(parents=True, exist_ok=True)
         env = self._env()
-        self._start("head", ["--head", f"--port={self.port}", "--include-dashboard=false"],
-                    env)
         worker = [f"--address={self.address}"]
         if self.worker_gpus:
             worker.append(f"--num-gpus={self.worker_gpus}")
-        self._start("worker", worker, {**env, **self.worker_env})
+        try:
+            self._start("head", ["--head", f"--port={self.port}",
+                                 "--include-dashboard=false"], env)
+            self._start("worker", worker, {**env, **self.worker_env})
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def kill_worker(self) -> None:

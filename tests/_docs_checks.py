@@ -40,11 +40,18 @@ OTHER_FLAGS = {
     "--install": "benchmarks/demo_timing.py",
     "--in-memory": "benchmarks/scale.py",
     "--computed-candidates": "benchmarks/scale.py",
+    "--dl19": "benchmarks/ray_scaling.py",
     "--check": "docs/gen_reference.py",
     "--strict": "mkdocs",
 }
 PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target",
              "--force-reinstall", "--index-url"}
+#: Flags of the tools the scaling guide's cluster recipes call: ``ray start``, Slurm's
+#: ``#SBATCH``/``srun`` and ``hostname``.
+CLUSTER_FLAGS = {"--head", "--address", "--port", "--node-ip-address", "--num-cpus",
+                 "--object-store-memory", "--include-dashboard", "--block",
+                 "--job-name", "--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task",
+                 "--gpus-per-node", "--time", "--ip-address"}
 #: The misspelling the errors page shows being answered with "did you mean --ranker?".
 MISSPELT = "--rankers"
 #: Names the pages' own examples register (a plugin axiom, a user's pairs probe).
@@ -106,7 +113,8 @@ def cli_flags() -> set[str]:
 
 def unknown_flags(text: str) -> list[str]:
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
-    unknown = sorted(named - cli_flags() - set(OTHER_FLAGS) - PIP_FLAGS - {MISSPELT})
+    unknown = sorted(named - cli_flags() - set(OTHER_FLAGS) - PIP_FLAGS - CLUSTER_FLAGS
+                     - {MISSPELT})
     for flag, path in OTHER_FLAGS.items():
         if flag in named and path.endswith(".py"):
             assert f'"{flag}"' in read(ROOT / path), (flag, path)

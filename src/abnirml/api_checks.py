@@ -91,6 +91,10 @@ def _checked_session(session: Any) -> Any:
         _check_int(f"{where}.{name}", getattr(session, name))
     if session.batch_size is not None:
         _check_int(f"{where}.batch_size", session.batch_size)
+    if session.ray_tasks is not None:
+        _check_int(f"{where}.ray_tasks", session.ray_tasks)
+    if session.ray_gpus is not None:
+        _check_real(f"{where}.ray_gpus", session.ray_gpus)
     check_progress(session.progress, f"{where}.progress")
     _check_bool(f"{where}.allow_pickle", session.allow_pickle)
     if not isinstance(session.device, str):

@@ -187,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="score each ranker's batches in N worker processes")
     run.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                      help="score batches as Ray tasks ('local' or a cluster address)")
+    run.add_argument("--ray-tasks", type=int, metavar="N",
+                     help="Ray tasks in flight (default: one per CPU of the cluster, or per "
+                          "GPU share for a GPU ranker)")
+    run.add_argument("--ray-gpus", type=float, metavar="F",
+                     help="GPUs each Ray task asks for, a fraction shares one (default: 1 "
+                          "with --device cuda, else none)")
     run.add_argument("--variant-group", action="append", default=[], metavar="NAME=SPEC,SPEC,…",
                      help="rankers that are seeds/checkpoints of one model (variance table)")
     run.add_argument("--no-effectiveness", action="store_true",
@@ -256,6 +262,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from abnirml.evaluation.parallel import check_ray_address
 
         check_ray_address(args.ray)
+    if args.ray_tasks is not None:
+        _check_count(args.ray_tasks, "--ray-tasks", 1)
+    if (args.ray_tasks is not None or args.ray_gpus is not None) and args.ray is None:
+        raise ConfigError("--ray-tasks and --ray-gpus describe Ray tasks; give --ray too")
 
     delta_all: float | None = None
     deltas: dict[str, float] = {}

@@ -180,6 +180,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
             # every window the run asked: probes, effectiveness and the position analyses
             result.summary.update(windows_ranked=scorer.windows_ranked,
                                   windows_from_cache=scorer.windows_reused)
+        report = getattr(scorer.executor, "report", None)
+        ray_record = report() if report is not None else None
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
@@ -220,6 +222,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     usage = _usage(rankers)
     if usage:
         run_info["usage"] = usage
+    if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
+        run_info["scoring"] = {"ray": ray_record}
     if omitted:
         run_info[OMITTED_KEY] = omitted
     run_info.update(analyses)

@@ -164,10 +164,12 @@ def test_every_scoring_command_reads_its_flags_into_one_session_record():
     run = parser.parse_args(["run", "--no-cache", "--quiet", "--workers", "2", "--ray", "local",
                              "--device", "cuda", "--batch-size", "8", "--stopwords", "none",
                              "--allow-pickle", "--candidates", "bm25", "--candidate-depth", "5",
-                             "--test", "permutation", "--alpha", "0.05", "--ci", "0.9"])
+                             "--test", "permutation", "--alpha", "0.05", "--ci", "0.9",
+                             "--ray-tasks", "16", "--ray-gpus", "0.5"])
     assert SessionSettings.from_args(run) == SessionSettings(
         stopwords="none", candidates="bm25", candidate_depth=5, cache=None, device="cuda",
-        batch_size=8, allow_pickle=True, progress=False, workers=2, ray_address="local")
+        batch_size=8, allow_pickle=True, progress=False, workers=2, ray_address="local",
+        ray_tasks=16, ray_gpus=0.5)
     assert StatisticsSettings.from_args(run, 0.5, {"bm25": 0.1}) == StatisticsSettings(
         alpha=0.05, delta=0.5, deltas={"bm25": 0.1}, test="permutation", ci=0.9)
     assert SessionSettings.from_args(parser.parse_args(["run"])) == SessionSettings()

@@ -7,9 +7,10 @@ same results as a serial run and an interruption loses at most the batches in fl
 * :class:`SerialExecutor` — the default.
 * :class:`ProcessExecutor` — ``--workers N``: N forked processes share the already-built
   ranker (no pickling of models on Linux); suited to CPU-bound rankers.
-* :class:`RayExecutor` — ``--ray [ADDRESS]``: the ranker is put in Ray's object store once
-  and batches run as remote tasks; ``ADDRESS`` connects to an existing cluster, ``local``
-  starts Ray in-process (what the tests use).
+* :class:`~abnirml.evaluation.ray_executor.RayExecutor` — ``--ray [ADDRESS]``: the ranker
+  is put in Ray's object store once and batches run as remote tasks, as many in flight as
+  the cluster has CPUs (or GPUs); ``ADDRESS`` joins an existing cluster, ``local`` starts
+  a loopback Ray in-process.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ConfigError, ScoringError, install_hint, user_line
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
 from abnirml.rankers.base import Pair, Ranker
 
 _WORKER_RANKER: Ranker | None = None
@@ -193,53 +194,6 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class RayExecutor:
-    """Batches as Ray tasks (``address='local'`` starts Ray inside this process)."""
-
-    name = "ray"
-
-    def __init__(self, address: str = "local", max_in_flight: int = 8):
-        self.address = address
-        self.max_in_flight = max(1, max_in_flight)
-
-    def _init(self) -> Any:
-        try:
-            import ray
-        except ImportError:
-            raise ConfigError(f"--ray needs Ray: {install_hint('ray')}") from None
-        if not ray.is_initialized():
-            if self.address == "local":
-                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
-            else:
-                check_reachable(self.address)
-                try:
-                    ray.init(address=self.address, log_to_driver=False)
-                except (ConnectionError, ValueError, RuntimeError) as exc:
-                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                    raise ConfigError(f"cannot reach the Ray cluster at {self.address}: "
-                                      f"{type(exc).__name__}: {first}"[:300]) from None
-        return ray
-
-    def run(self, ranker: Ranker, batches: Sequence[Sequence[Pair]]) -> Iterator[np.ndarray]:
-        ray = self._init()
-        from abnirml.plugins import file_plugin_modules
-
-        # A ranker class from a ``--plugin FILE`` lives in a module no worker can import;
-        # pickling that module by value sends its code along with the ranker.
-        for module in file_plugin_modules():
-            ray.cloudpickle.register_pickle_by_value(module)
-        score_remote = ray.remote(score_or_failure)
-        ranker_ref = ray.put(ranker)
-        pending: list[Any] = []
-        for batch in batches:
-            pending.append(score_remote.remote(ranker_ref, list(batch)))
-            if len(pending) >= self.max_in_flight:
-                yield raised_if_failed(ray.get(pending.pop(0)))
-        while pending:
-            yield raised_if_failed(ray.get(pending.pop(0)))
-
-
 RAY_CONNECT_TIMEOUT_S = 10.0
 
 
@@ -296,10 +250,16 @@ def check_ray_address(address: object, where: str = "--ray") -> None:
                           "'ray://head:10001', 'head:6379', 'auto' or 'local'")
 
 
-def make_executor(workers: int = 1, ray_address: str | None = None) -> ScoringExecutor:
+def make_executor(workers: int = 1, ray_address: str | None = None,
+                  ray_tasks: int | None = None,
+                  ray_gpus: float | None = None) -> ScoringExecutor:
+    """The executor a session's settings ask for: Ray (``ray_tasks`` in flight, else sized
+    from the cluster; ``ray_gpus`` per task), worker processes, or this process."""
     if ray_address is not None:
+        from abnirml.evaluation.ray_executor import RayExecutor
+
         check_ray_address(ray_address)
-        return RayExecutor(ray_address)
+        return RayExecutor(ray_address, ray_tasks, ray_gpus)
     if workers > 1:
         return ProcessExecutor(workers)
     if workers < 1:

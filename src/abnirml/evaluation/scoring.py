@@ -13,7 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
-from abnirml.evaluation.parallel import ScoringExecutor, SerialExecutor, WorkerError
+from abnirml.evaluation.parallel import (
+    ScoringExecutor,
+    SerialExecutor,
+    WorkerError,
+    WorkerFailure,
+)
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
 from abnirml.rankers.cache import ScoreCache, text_hash
 
@@ -71,17 +76,38 @@ class Scorer:
         bar = progress_bar(len(missing), f"scoring {ranker.name}", self.progress)
         index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
         pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
-        results = self.executor.run(ranker, pair_batches)
+        stored: set[int] = set()
+
+        def store(number: int, raw: object) -> None:
+            """Check a batch's scores, cache them (one commit) and move the bar."""
+            idx = index_batches[number]
+            scores = checked_scores(ranker.name, raw, len(idx))
+            out[idx] = scores
+            if cacheable:
+                self.cache.store(ranker.fingerprint,
+                                 [(keys[i][0], keys[i][1], s)
+                                  for i, s in zip(idx, scores, strict=True)])
+            self.scored += len(idx)
+            stored.add(number)
+            bar.update(len(idx))
+
+        def returned(number: int, raw: object) -> None:
+            if not isinstance(raw, WorkerFailure):   # raised in batch order, below
+                store(number, raw)
+
+        # An executor whose tasks return out of order (Ray) hands each batch over as it
+        # returns, so it is cached at once and an interruption loses only the batches
+        # still running; the batches also come back in order, as from every executor.
+        results = (self.executor.run(ranker, pair_batches, returned=returned)  # type: ignore[call-arg]
+                   if getattr(self.executor, "counts_returns", False)
+                   else self.executor.run(ranker, pair_batches))
         try:
-            for idx, raw in zip(index_batches, results, strict=True):
-                scores = checked_scores(ranker.name, raw, len(idx))
-                out[idx] = scores
-                if cacheable:
-                    self.cache.store(ranker.fingerprint,
-                                     [(keys[i][0], keys[i][1], s)
-                                      for i, s in zip(idx, scores, strict=True)])
-                self.scored += len(idx)
-                bar.update(len(idx))
+            for number, raw in enumerate(results):
+                if number not in stored:
+                    store(number, raw)
+            if len(stored) != len(index_batches):
+                raise ScoringError(f"ranker {ranker.name}: the executor returned "
+                                   f"{len(stored)} of {len(index_batches)} batches")
         except SystemExit as exc:
             # A plugin's sys.exit() would end the run with its exit code and no word.
             raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"

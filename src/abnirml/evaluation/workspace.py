@@ -41,6 +41,8 @@ class SessionSettings:
     progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0 (progress.py)
     workers: int = 1                       # processes scoring each ranker's batches
     ray_address: str | None = None         # score batches as Ray tasks ("local" or an address)
+    ray_tasks: int | None = None           # Ray tasks in flight; None: sized from the cluster
+    ray_gpus: float | None = None          # GPUs each Ray task asks for; None: 1 on cuda
 
     @classmethod
     def from_args(cls, args: Any) -> SessionSettings:
@@ -64,6 +66,19 @@ class SessionSettings:
             raise ConfigError(f"batch size must be ≥ 1, got {self.batch_size}")
         if self.workers < 1:
             raise ConfigError(f"workers must be ≥ 1, got {self.workers}")
+        if self.ray_tasks is not None and self.ray_tasks < 1:
+            raise ConfigError(f"Ray tasks in flight (--ray-tasks) must be ≥ 1, got "
+                              f"{self.ray_tasks}")
+        if self.ray_gpus is not None and not 0 < self.ray_gpus <= 64:
+            raise ConfigError(f"GPUs per Ray task (--ray-gpus) must be > 0 and ≤ 64 (a "
+                              f"fraction shares a GPU), got {self.ray_gpus}")
+
+    def gpus_per_task(self) -> float | None:
+        """GPUs each Ray task asks for: ``ray_gpus``, else one for a ranker on ``cuda``,
+        else none."""
+        if self.ray_gpus is not None:
+            return self.ray_gpus
+        return 1.0 if self.device.startswith("cuda") else None
 
 
 class Workspace:
@@ -162,11 +177,18 @@ class Workspace:
         from abnirml.evaluation.scoring import Scorer
         from abnirml.rankers.cache import ScoreCache
 
-        with ScoreCache(self.cache_path()) as store:
-            yield Scorer(store, batch_size=self.settings.batch_size,
-                         progress=self.progress if progress is None else progress,
-                         executor=make_executor(self.settings.workers,
-                                                   self.settings.ray_address))
+        settings = self.settings
+        executor = make_executor(settings.workers, settings.ray_address, settings.ray_tasks,
+                                 settings.gpus_per_task())
+        try:
+            with ScoreCache(self.cache_path()) as store:
+                yield Scorer(store, batch_size=settings.batch_size,
+                             progress=self.progress if progress is None else progress,
+                             executor=executor)
+        finally:
+            close = getattr(executor, "close", None)
+            if close is not None:
+                close()         # a Ray this session started stops with it
 
 
 def as_ranker(obj: Any, taken: Sequence[str]) -> Any:

@@ -256,3 +256,21 @@ def test_delta_curves_legend_names_each_ranker_once(monkeypatch):
     assert plots.delta_curves(points, "TMP")[:4] == b"\x89PNG"
     assert legends == [["bm25", "ql"]]
     assert notes == ["bm25 = ql"]
+
+
+def test_compare_table_names_the_rankers_and_never_says_no_to_an_interval_beyond_zero():
+    from types import SimpleNamespace
+
+    from abnirml.analysis_cli import comparison_table
+
+    def row(low, high, significant):
+        return SimpleNamespace(probe="p", subset="all", n=40, score_a=0.0, score_b=-0.3,
+                               diff_ci_low=low, diff_ci_high=high, changed=12, p_value=0.02,
+                               significant=significant, note="")
+
+    table = comparison_table([row(-0.45, -0.2, False), row(-0.45, 0.1, False),
+                              row(-0.45, -0.2, True)], "a", "b", names=("bm25", "biencoder"))
+    assert table.header[3:6] == ["bm25", "biencoder", "biencoder − bm25 interval"]
+    assert [r[8] for r in table.rows] == ["interval only", "no", "yes"]
+    same = comparison_table([row(0.0, 0.0, False)], "a", "b", names=("ql", "ql"))
+    assert same.header[3:5] == ["ql (A)", "ql (B)"]

@@ -139,3 +139,13 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
                                  c.changed, c.p_value, bool(flag), c.note, c.diff_ci_low,
                                  c.diff_ci_high)
     return out
+
+
+def ranker_pairs(store: ScoreStore, stats: StatsConfig | None = None
+                 ) -> dict[tuple[str, str], dict[str, ProbeComparison]]:
+    """Every pair of the run's rankers compared on the same samples (subset ``all``):
+    (A, B) in run order → probe → :func:`compare`'s row, whose ``score_b − score_a`` is
+    B's difference from A. The report's contrast findings read it both ways."""
+    names = store.ranker_names
+    return {(a, b): {row.probe: row for row in compare(store, a, store, b, stats=stats)}
+            for i, a in enumerate(names) for b in names[i + 1:]}

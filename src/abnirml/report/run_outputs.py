@@ -97,7 +97,10 @@ def read_run_info(path: Path) -> dict[str, Any]:
     return info
 
 
-def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any]) -> str:
+def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any],
+                    screen: Any = None) -> str:
+    """report.md's text; ``screen`` is the first screen the page shows
+    (:func:`~abnirml.report.findings.first_screen`), else the per-ranker key findings."""
     parts = ["# abnirml report", ""]
     collection = run_info.get("collection", {})
     if collection:
@@ -106,9 +109,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
-    from abnirml.report.findings import findings_markdown, key_findings
+    from abnirml.report.findings import findings_markdown, first_screen
 
-    findings = findings_markdown(key_findings(records, run_info))     # the answer first
+    if screen is None:
+        screen = first_screen(records, run_info)
+    findings = findings_markdown(screen.found, screen.shared, screen.criteria)  # answer first
     if findings:
         parts += ["", *findings, "", "## The run"]
 

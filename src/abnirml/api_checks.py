@@ -95,6 +95,10 @@ def _checked_session(session: Any) -> Any:
     _check_bool(f"{where}.allow_pickle", session.allow_pickle)
     if not isinstance(session.device, str):
         raise ConfigError(f"{where}.device must be a string, got {_described(session.device)}")
+    if isinstance(session.queries, int) and not isinstance(session.queries, bool):
+        changes["queries"] = str(session.queries)     # queries=5: a count, as --queries 5
+    else:
+        changes.update(_path_change(session, "queries", where))
     if session.ray_address is not None:
         from abnirml.evaluation.parallel import check_ray_address
 

@@ -111,6 +111,9 @@ def scoring_flags() -> argparse.ArgumentParser:
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--collection", default="demo",
                        help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    flags.add_argument("--queries", metavar="N|FILE",
+                       help="only these queries: N judged queries drawn with --seed, or a "
+                            "file of query ids, one a line (recorded in run.json)")
     flags.add_argument("--cache", default="default",
                        help="score cache file (default: $ABNIRML_CACHE, else "
                             "$XDG_CACHE_HOME/abnirml/scores.sqlite, ~/.cache/abnirml/scores.sqlite "
@@ -230,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--model", required=True, metavar="SPEC",
                        help="knrm, cknrm or lgbm, optionally with +key=value hyperparameters")
     train.add_argument("--out", required=True, help="model directory to write")
+    train.add_argument("--queries", metavar="N|FILE",
+                       help="train on these queries only: N judged queries drawn with "
+                            "--seed, or a file of query ids, one a line")
     train.add_argument("--seed", type=int, default=0, help="training seed")
     train.add_argument("--folds", type=int, default=5, help="query folds (5)")
     train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
@@ -371,7 +377,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     kind, path = train_from_spec(args.collection, args.model, args.out, seed=args.seed,
                                  folds=args.folds, stopwords=args.stopwords,
-                                 progress=False if args.quiet else None)
+                                 progress=False if args.quiet else None,
+                                 queries=args.queries)
     print(f"abnirml: wrote {path} (use it with --ranker {kind}:{path})")
     return 0
 

@@ -182,7 +182,9 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     run_info = {
         "collection": {"name": collection.name, "source": collection.source or config.collection,
                        "queries": len(collection.queries), "documents": len(collection.docs),
-                       "judgments": sum(len(j) for j in collection.qrels.values())},
+                       "judgments": sum(len(j) for j in collection.qrels.values()),
+                       **({} if workspace.query_subset is None
+                          else {"query_subset": workspace.query_subset.as_dict()})},
         "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,

@@ -41,6 +41,9 @@ class SessionSettings:
     progress: bool | None = None           # None: on unless ABNIRML_PROGRESS=0 (progress.py)
     workers: int = 1                       # processes scoring each ranker's batches
     ray_address: str | None = None         # score batches as Ray tasks ("local" or an address)
+    #: ``--queries``: a count of judged queries drawn with the seed, or a file of query ids;
+    #: None: every query (:mod:`abnirml.data.query_subset`)
+    queries: str | None = None
 
     @classmethod
     def from_args(cls, args: Any) -> SessionSettings:
@@ -82,6 +85,12 @@ class Workspace:
         self.seed = seed
         self.progress = progress_enabled(settings.progress)
         self.collection = load_collection(collection)
+        self.query_subset: Any = None
+        if settings.queries is not None:
+            from abnirml.data.query_subset import choose, restrict
+
+            self.query_subset = choose(self.collection, settings.queries, seed)
+            self.collection = restrict(self.collection, self.query_subset)
         self.analyzer = Analyzer(stopwords=settings.stopwords)
         self.env = RankerEnv(collection=self.collection, analyzer=self.analyzer,
                              device=settings.device, batch_size=settings.batch_size,

@@ -56,7 +56,7 @@ def checked_config(config: Any) -> Any:
         if not isinstance(key, str):
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
-    for name in ("effectiveness", "skip_unavailable"):
+    for name in ("effectiveness", "skip_unavailable", "keep"):
         _check_bool(f"RunConfig.{name}", getattr(config, name))
     _check_grade_bands(config.grade_bands)
     if not isinstance(config.session, SessionSettings):

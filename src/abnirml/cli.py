@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rankers that are seeds/checkpoints of one model (variance table)")
     run.add_argument("--no-effectiveness", action="store_true",
                      help="skip re-ranking the candidates for nDCG@10 / MAP / MRR")
+    run.add_argument("--keep", action="store_true",
+                     help="stop instead of replacing an --out folder that holds a run of "
+                          "other rankers or probes (without it, the replacement is named "
+                          "in one line)")
     run.add_argument("--skip-unavailable", action="store_true",
                      help="run the probes whose optional dependencies are installed and list "
                           "the others as left out (default: stop, naming what is missing)")
@@ -291,7 +295,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         probes=probes, out=args.out, options=options, seed=args.seed,
         session=SessionSettings.from_args(args),
         statistics=StatisticsSettings.from_args(args, delta_all, deltas),
-        examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable)
+        examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable,
+        keep=args.keep)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 

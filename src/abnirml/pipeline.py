@@ -51,6 +51,9 @@ class RunConfig:
     #: leave out (and list in run.json) probes whose optional dependencies are missing,
     #: instead of stopping before any work
     skip_unavailable: bool = False
+    #: stop, instead of replacing it, when ``out`` holds an earlier run of other rankers or
+    #: probes (``--keep``); without it the replacement is announced in one warning line
+    keep: bool = False
 
     def stats(self) -> StatsConfig:
         return self.statistics.stats(self.seed)
@@ -149,6 +152,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     unknown = sorted(set(statistics.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
+    if folder is not None:           # before any scoring: nothing is lost unannounced
+        _announce_replacement(folder, names, [p.name for p in probes], config.keep)
     context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = statistics.delta is None and any(n not in statistics.deltas
                                                         for n in names)
@@ -211,6 +216,20 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     if folder is not None:
         folder.write(result, run_info)
     return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],
+                          keep: bool) -> None:
+    """``--out`` holds a run of other rankers or probes: say in one line what this run
+    replaces (a warning), or stop with ``keep``."""
+    note = folder.replacement(rankers, probes, would=keep)
+    if note is None:
+        return
+    if keep:
+        raise ConfigError(f"{note}; --keep keeps it: give --out a new folder")
+    import warnings
+
+    warnings.warn(f"{note}; --keep stops instead, or give --out a new folder", stacklevel=3)
 
 
 def _spec_field(ranker: Any) -> dict[str, str]:

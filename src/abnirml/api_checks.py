@@ -56,6 +56,11 @@ def checked_config(config: Any) -> Any:
         if not isinstance(key, str):
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
+    from abnirml.report.tables import MARKS
+
+    if config.significance_mark not in MARKS:
+        raise ConfigError(f"RunConfig.significance_mark must be one of {', '.join(MARKS)}, "
+                          f"got {config.significance_mark!r}")
     for name in ("effectiveness", "skip_unavailable", "keep"):
         _check_bool(f"RunConfig.{name}", getattr(config, name))
     _check_grade_bands(config.grade_bands)

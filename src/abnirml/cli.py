@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rankers that are seeds/checkpoints of one model (variance table)")
     run.add_argument("--no-effectiveness", action="store_true",
                      help="skip re-ranking the candidates for nDCG@10 / MAP / MRR")
+    run.add_argument("--significance-mark", choices=("significant", "not-significant"),
+                     default="significant",
+                     help="what the report's * marks: significant scores (default, +0.40*) "
+                          "or, as ABNIRML printed them, scores that are not (* +0.40)")
     run.add_argument("--keep", action="store_true",
                      help="stop instead of replacing an --out folder that holds a run of "
                           "other rankers or probes (without it, the replacement is named "
@@ -205,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild report.md, report.html and tables/ "
                                            "from a results directory")
     report.add_argument("directory")
+    report.add_argument("--significance-mark", choices=("significant", "not-significant"),
+                        help="what the * marks (default: the run's choice, else "
+                             "significant scores)")
 
     from abnirml.analysis_cli import add_parsers
 
@@ -296,7 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         session=SessionSettings.from_args(args),
         statistics=StatisticsSettings.from_args(args, delta_all, deltas),
         examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable,
-        keep=args.keep)
+        keep=args.keep, significance_mark=args.significance_mark)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 
@@ -328,7 +335,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     folder = RunFolder(args.directory)
     directory = folder.path
     try:
-        folder.write_reports(folder.read_records(), folder.read_run_info())
+        run_info = folder.read_run_info()
+        if args.significance_mark is not None:
+            run_info = {**run_info, "report": {**(run_info.get("report") or {}),
+                                                "significance_mark": args.significance_mark}}
+        folder.write_reports(folder.read_records(), run_info)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # Hand-edited or foreign files of the right syntax but the wrong shape.
         raise InputError(f"run.json, results.jsonl or scores.npz do not have the shape "

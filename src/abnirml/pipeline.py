@@ -54,6 +54,9 @@ class RunConfig:
     #: stop, instead of replacing it, when ``out`` holds an earlier run of other rankers or
     #: probes (``--keep``); without it the replacement is announced in one warning line
     keep: bool = False
+    #: how the report's tables mark significance: "significant" (a * after each
+    #: significant score, the default) or "not-significant" (ABNIRML's * before the others)
+    significance_mark: str = "significant"
 
     def stats(self) -> StatsConfig:
         return self.statistics.stats(self.seed)
@@ -209,6 +212,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         "families": [get_family(key).describe()
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
+        "report": {"significance_mark": config.significance_mark},
     }
     if omitted:
         run_info[OMITTED_KEY] = omitted

@@ -4,6 +4,7 @@ score cells, alignment, δ curves merged when identical, rank-origin ranges and 
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import pytest
 
@@ -18,7 +19,7 @@ from abnirml.report.rank_origin_report import (
     origin_table,
     shown_columns,
 )
-from abnirml.report.tables import Table, format_score
+from abnirml.report.tables import MARK_NOT_SIGNIFICANT, Table, format_score, to_markdown
 
 
 def _record(score, significant, symmetric=False):
@@ -57,12 +58,22 @@ def test_score_columns_with_missing_cells_stay_numbers():
     assert label_columns(table) == 2
     html = table_html(table, "tmp")
     assert '<td class="label">relevant</td>' in html and "<td>12</td>" in html
-    assert 'class="sig pos" style="background:rgba(0,114,178,0.31)">+0.40<' in html
-    assert '<td class="ns">* -0.05</td>' in html
-    assert '<td class="sig">0.00†</td>' in html
+    # by default the star marks what is significant, and the legend says so
+    assert 'class="sig pos" style="background:rgba(0,114,178,0.31)">+0.40*<' in html
+    assert '<td class="ns">-0.05</td>' in html
+    assert '<td class="sig">0.00†*</td>' in html
+    assert "a * after a score marks it significant" in html
     assert "0.00† is a significant score of exactly 0" in html       # the legend, once needed
     assert r"\begin{tabular}{llrrr}" in to_latex(table)
-    assert r"$0.00^{\dagger}$" in to_latex(table)
+    assert r"$0.00^{\dagger}^{*}$" in to_latex(table) and r"$-0.05$" in to_latex(table)
+    assert "| tmp:a | all | +0.40* | -0.05 | 12 |" in to_markdown(table)
+    # ABNIRML's convention, on request: the star marks what is not significant
+    papers = replace(table, mark=MARK_NOT_SIGNIFICANT)
+    assert '<td class="ns">* -0.05</td>' in table_html(papers, "tmp")
+    assert ">+0.40<" in table_html(papers, "tmp") and "(ABNIRML&#x27;s convention)" in \
+        table_html(papers, "tmp")
+    assert r"$^{*}-0.05$" in to_latex(papers) and r"$0.00^{\dagger}$" in to_latex(papers)
+    assert "| tmp:a | all | +0.40 | * -0.05 | 12 |" in to_markdown(papers)
     header, rows = tidy_table(table)
     assert header == ["Probe", "Subset", "bm25", "bm25 significant", "ql", "ql significant",
                       "Samples"]

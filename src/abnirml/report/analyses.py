@@ -45,7 +45,9 @@ from abnirml.report.tables import (
     Table,
     family_table,
     family_views,
+    mark_words,
     probe_labels,
+    report_mark,
     signed_text,
     to_markdown,
 )
@@ -260,13 +262,14 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     caveats = [c.text for c in family_caveats(records, run_info, family)]
     if table is None and not caveats:
         return None
+    mark = report_mark(run_info)
     section = Section(f"family-{family}", view.title,
-                      "Cells: probe score; a leading * marks a score that is not "
-                      f"significant ({significance_phrase(run_info)}). Samples: per-row "
+                      f"Cells: probe score; {mark_words(mark)} "
+                      f"({significance_phrase(run_info)}). Samples: per-row "
                       "sample count. Intervals and effect sizes: section Statistics.",
                       notes=caveats)
     if table is not None:
-        section.tables.append((family, dataclasses.replace(table, title="")))
+        section.tables.append((family, dataclasses.replace(table, title="", mark=mark)))
     if view.layout == AXIOM_LAYOUT:
         own = [r for r in records if r["family"] == family]
         counts_table = axiom_counts_table(own)

@@ -128,27 +128,39 @@ POSITIVE_RGB = (0, 114, 178)
 NEGATIVE_RGB = (213, 94, 0)
 #: the text colour of scores that are not significant
 NOT_SIGNIFICANT = "#767676"
-COLOUR_LEGEND = ("Colour: a significant score, blue when positive, vermillion when negative, "
-                 "deeper for larger scores; grey text with * : not significant.")
+def colour_legend(mark: str) -> str:
+    """The legend of colours and of the significance mark under every score table."""
+    from abnirml.report.tables import MARK_SIGNIFICANT
+
+    star = ("a * after a score marks it significant" if mark == MARK_SIGNIFICANT
+            else "a * before a score marks it not significant (ABNIRML's convention)")
+    return ("Colour: a significant score, blue when positive, vermillion when negative, "
+            f"deeper for larger scores; grey text: not significant; {star}.")
 
 
-def _cell(text: str, label: bool, scored: bool) -> str:
+COLOUR_LEGEND = colour_legend("significant")
+
+
+def _cell(text: str, label: bool, scored: bool, mark: str = "significant") -> str:
+    from abnirml.report.tables import shown_score
+
     if label:
         return f'<td class="label">{esc(text)}</td>'
     match = _SCORE.match(text.strip()) if scored else None
     if match is None:
         return f"<td>{esc(text)}</td>"
     star, sign, number, _zero = match.groups()
+    shown = esc(shown_score(text, mark))
     if star:
-        return f'<td class="ns">{esc(text)}</td>'
+        return f'<td class="ns">{shown}</td>'
     value = float(number) * (-1 if sign in ("-", "−") else 1)
     if value == 0.0:
-        return f'<td class="sig">{esc(text)}</td>'
+        return f'<td class="sig">{shown}</td>'
     red, green, blue = POSITIVE_RGB if value > 0 else NEGATIVE_RGB
     alpha = 0.15 + 0.4 * min(1.0, abs(value))
     kind = "pos" if value > 0 else "neg"
     return (f'<td class="sig {kind}" style="background:rgba({red},{green},{blue},'
-            f'{alpha:.2f})">{esc(text)}</td>')
+            f'{alpha:.2f})">{shown}</td>')
 
 
 def table_html(table: Table, slug: str = "", title: bool = True) -> str:
@@ -159,7 +171,7 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     rows with example samples (``table.row_examples``) link to them; the table scrolls
     inside its own box when wider than the page."""
     from abnirml.report.export import text_columns
-    from abnirml.report.tables import SCORE_LEGEND, ZERO_MARK
+    from abnirml.report.tables import ZERO_MARK, score_legend
 
     text = text_columns(table)
     scored = set(table.scored)
@@ -172,7 +184,7 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     body_rows = []
     for i, row in enumerate(table.rows):
         small = samples is not None and samples < len(row) and _is_small(row[samples])
-        cells = [_cell(c, j in text, j in scored) for j, c in enumerate(row)]
+        cells = [_cell(c, j in text, j in scored, table.mark) for j, c in enumerate(row)]
         if small:
             cells[samples] = cells[samples].replace(
                 "</td>", f'<span class="smalln" title="fewer than {SMALL_N} samples">'
@@ -192,8 +204,8 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     if scored:
         zero = any(ZERO_MARK in row[j] or _rounds_small(row[j])
                    for row in table.rows for j in scored if j < len(row))
-        legend = (f'<p class="legend">{esc(COLOUR_LEGEND)}'
-                  + (f" {esc(SCORE_LEGEND)}" if zero else "") + "</p>")
+        legend = (f'<p class="legend">{esc(colour_legend(table.mark))}'
+                  + (f" {esc(score_legend(table.mark))}" if zero else "") + "</p>")
     exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '
                f"<code>tables/{esc(slug)}.tex</code></p>") if slug else ""
     return (f"{heading}{note}<div class=\"scroll\"><table data-table=\"{esc(slug)}\"><thead>"

@@ -123,3 +123,18 @@ def test_the_order_sensitive_ranker_is_told_apart_by_word_order(contrast_run):
     assert "**Shared:** all 3 rankers prefer the document changed by “append-query”" in md
     assert "Unlike bm25 and ql, bigrams prefers the original" in md
     assert "(`tmp:shuffle-words`)" in md
+
+
+def test_the_screen_never_draws_resampling_rounds_for_every_pair_of_rankers():
+    """A resampling test over every pair × probe would take minutes per report: the screen
+    tests pairs with the paired t-test then (the interval still has to exclude 0), and
+    says so; a cheap test of the run's own is kept."""
+    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.report.findings import screening_stats
+
+    for test in ("bootstrap", "permutation"):
+        chosen = screening_stats(StatsConfig(test=test, correction="holm", resamples=500))
+        assert (chosen.test, chosen.correction, chosen.resamples) == ("ttest", "holm", 500)
+    assert screening_stats(StatsConfig(test="wilcoxon")).test == "wilcoxon"
+    assert "the paired t-test with Holm correction" in contrasts.criteria(
+        3, StatsConfig(test="ttest", correction="holm"))

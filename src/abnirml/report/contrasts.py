@@ -207,15 +207,21 @@ def theirs_text(scores: Sequence[float]) -> str:
     return texts[0] if len(texts) == 1 else f"{texts[0]} to {texts[-1]}"
 
 
-def criteria(k: int) -> str:
-    """How the per-ranker findings were chosen, in words (the note above the cards)."""
+def criteria(k: int, stats: Any = None) -> str:
+    """How the per-ranker findings were chosen, in words (the note above the cards);
+    ``stats``: the statistics the pairs were compared with."""
+    from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
+
+    test = "the run's test and correction"
+    if stats is not None:
+        test = (f"the {TEST_LABELS.get(stats.test, stats.test)} with "
+                f"{CORRECTION_LABELS.get(stats.correction, stats.correction)} correction")
     return (f"the probes on which it differs from more than half of the other {k - 1} "
             f"rankers on the same samples, in one direction and by at least {MIN_CONTRAST:g} "
-            "from each (each pair compared as 'abnirml compare' does: the run's test and "
-            "correction on the paired per-sample effects, and a query-clustered interval of "
-            "the difference that excludes 0); the largest smallest difference first, at most "
-            "5 per ranker and 3 per probe family; a probe is listed for at most half of the "
-            "rankers")
+            f"from each (each pair compared as 'abnirml compare' does: {test} on the paired "
+            "per-sample effects, and a query-clustered interval of the difference that "
+            "excludes 0); the largest smallest difference first, at most 5 per ranker and 3 "
+            "per probe family; a probe is listed for at most half of the rankers")
 
 
 def queries_of(store: Any, probe: str, ranker: str) -> int | None:

@@ -220,8 +220,9 @@ def criteria(k: int, stats: Any = None) -> str:
             f"rankers on the same samples, in one direction and by at least {MIN_CONTRAST:g} "
             f"from each (each pair compared as 'abnirml compare' does: {test} on the paired "
             "per-sample effects, and a query-clustered interval of the difference that "
-            "excludes 0); the largest smallest difference first, at most 5 per ranker and 3 "
-            "per probe family; a probe is listed for at most half of the rankers")
+            "excludes 0); the clearest first (by the difference from the closest of them), "
+            "at most 5 per ranker and 3 per probe family; a probe is listed for at most half "
+            "of the rankers")
 
 
 def queries_of(store: Any, probe: str, ranker: str) -> int | None:

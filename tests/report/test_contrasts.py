@@ -138,3 +138,30 @@ def test_the_screen_never_draws_resampling_rounds_for_every_pair_of_rankers():
     assert screening_stats(StatsConfig(test="wilcoxon")).test == "wilcoxon"
     assert "the paired t-test with Holm correction" in contrasts.criteria(
         3, StatsConfig(test="ttest", correction="holm"))
+
+
+def test_report_marks_significant_scores_unless_asked_for_abnirmls_mark(contrast_run):
+    """The tables' default marks what is significant and says so; `--significance-mark
+    not-significant` (kept in run.json by `run`, given again to `report`) prints ABNIRML's
+    star on the scores that are not. The CSV is the same either way."""
+    import json
+
+    from abnirml.cli import main
+
+    info = json.loads((contrast_run / "run.json").read_text(encoding="utf-8"))
+    assert info["report"] == {"significance_mark": "significant"}
+    md = (contrast_run / "report.md").read_text(encoding="utf-8")
+    csv = (contrast_run / "tables" / "tmp.csv").read_text(encoding="utf-8")
+    row = next(line for line in md.splitlines() if line.startswith("| tmp:shuffle-words | all"))
+    assert row.startswith("| tmp:shuffle-words | all | 0.00 | 0.00 | -") and "| * " not in row
+    assert row.split(" | ")[4].endswith("*")                       # bigrams: significant
+    assert "`*` after a score marks it significant" in md
+    assert main(["report", str(contrast_run), "--significance-mark", "not-significant"]) == 0
+    papers = (contrast_run / "report.md").read_text(encoding="utf-8")
+    row = next(line for line in papers.splitlines()
+               if line.startswith("| tmp:shuffle-words | all"))
+    assert row.startswith("| tmp:shuffle-words | all | * 0.00 | * 0.00 | -")
+    assert "`*` before a score marks it not significant" in papers
+    assert (contrast_run / "tables" / "tmp.csv").read_text(encoding="utf-8") == csv
+    assert main(["report", str(contrast_run)]) == 0          # run.json's choice again
+    assert (contrast_run / "report.md").read_text(encoding="utf-8") == md

@@ -145,8 +145,8 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     md = (out / "report.md").read_text("utf-8")
     html = (out / "report.html").read_text("utf-8")
     assert md.count("## Echo probes") == 1 and "Positive: the ranker prefers the query" in md
-    row = ("| Echo | Queries | +1.00 | +1.00 | 12 | 0 |" if layout == "transfer"
-           else "| echo:query-vs-noise | +1.00 | +1.00 | 12 |")
+    row = ("| Echo | Queries | +1.00* | +1.00* | 12 | 0 |" if layout == "transfer"
+           else "| echo:query-vs-noise | +1.00* | +1.00* | 12 |")
     assert row in md
     section = html[html.index('<section id="family-echo">'):]
     section = section[:section.index("</section>")]

@@ -46,7 +46,8 @@ section>details[open]>summary{border-bottom:1px solid #e4e4e4;margin-bottom:.5em
 .card{background:#fff;border:1px solid #dde6f0;border-radius:5px;padding:.5em .8em}
 .findings ol{margin:.2em 0;padding-left:1.4em}.findings li{margin:.35em 0}
 .num{font-variant-numeric:tabular-nums;color:#555;font-size:.88em}
-.links{font-size:.88em}
+.links{font-size:.88em}abbr.hint{font-size:.85em;color:#a15c00;cursor:help;margin-left:.3em}
+.findings p.shared{margin:.3em 0 .5em}
 h3{font-size:1.05em;margin-top:1.4em}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}

@@ -68,7 +68,7 @@ $(VENV)/.demo-installed: pyproject.toml $(VENV)/.torch
 demo: demo-setup
 	$(VENV)/bin/abnirml run --collection demo $(DEMO_RANKERS) --probe all --transfer-data demo \
 	  --out $(OUT)
-	@echo "report: $(OUT)/report.md"
+	@echo "report: $(OUT)/report.html (and $(OUT)/report.md)"
 
 test: setup
 	-@$(MAKE) --no-print-directory browser-deps

@@ -147,7 +147,8 @@ def rankers_page() -> str:
            "Every built-in ranker family: its spec, every parameter it takes with its type, "
            "default and allowed values, what it needs installed, and how it runs offline. A "
            "spec is `family[:argument][+key=value…][@name]`; the "
-           "[rankers guide](../guide/rankers.md) describes each family in full. "
+           "[rankers guide](../guide/rankers.md) says what each family is for and how to "
+           "point it at your model. "
            "`abnirml rankers` prints the same, with whether each family is installed on the "
            "machine it runs on.\n"]
     for key in families():

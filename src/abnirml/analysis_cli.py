@@ -197,7 +197,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigError(f"nothing to compare between {dir_a} and {dir_b}: "
                           f"{'; '.join(reasons)}")
     table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})",
-                             stats)
+                             stats, (ranker_a, ranker_b))
     print(to_markdown(table))
     changed = sum(1 for r in rows if r.significant)
     print(f"\n{changed} of {sum(1 for r in rows if r.p_value is not None)} probe tests differ "
@@ -228,11 +228,19 @@ def _test_words(stats) -> str:
             "over the probes compared")
 
 
-def comparison_table(rows, label_a: str, label_b: str, stats=None):
+def comparison_table(rows, label_a: str, label_b: str, stats=None,
+                     names: tuple[str, str] = ("A", "B")):
+    """The comparison as a table whose columns name the two rankers (``names``; the same
+    ranker of two runs is ``bm25 (A)`` and ``bm25 (B)``). Differs: ``yes`` when the
+    corrected test rejects, ``interval only`` when only the difference's interval excludes
+    0 (it is per probe, not corrected), ``no`` when neither says so."""
     from abnirml.evaluation.significance import StatsConfig
     from abnirml.report.tables import Table, signed_text
 
     stats = stats if stats is not None else StatsConfig()
+    name_a, name_b = names
+    if name_a == name_b:
+        name_a, name_b = f"{name_a} (A)", f"{name_b} (B)"
 
     def fmt(value):
         return "–" if value is None else signed_text(value)
@@ -242,12 +250,22 @@ def comparison_table(rows, label_a: str, label_b: str, stats=None):
             return "–"
         return f"[{signed_text(r.diff_ci_low)}, {signed_text(r.diff_ci_high)}]"
 
+    def differs(r):
+        if r.significant:
+            return "yes"
+        excludes = (r.diff_ci_low is not None and r.diff_ci_high is not None
+                    and (r.diff_ci_low > 0 or r.diff_ci_high < 0))
+        return "interval only" if excludes else "no"
+
     body = [[r.probe, r.subset, str(r.n), fmt(r.score_a), fmt(r.score_b), interval(r),
              f"{r.changed:,}", "–" if r.p_value is None else f"{r.p_value:.3g}",
-             "yes" if r.significant else "no", r.note] for r in rows]
-    return Table("Behaviour comparison", ["Probe", "Subset", "Samples", "Score A", "Score B",
-                                          "B − A interval", "Effects changed", "p", "Differs",
-                                          "Note"], body,
-                 f"{label_a}; {label_b}. Differs: {_test_words(stats)} over the per-sample "
-                 f"effects and the compared probes. B − A interval: "
-                 f"{100 * stats.ci_level:g} % query-clustered bootstrap interval.")
+             differs(r), r.note] for r in rows]
+    return Table("Behaviour comparison", ["Probe", "Subset", "Samples", name_a, name_b,
+                                          f"{name_b} − {name_a} interval", "Effects changed",
+                                          "p", "Differs", "Note"], body,
+                 f"{label_a}; {label_b}. Differs: yes when the {_test_words(stats)} over "
+                 "the per-sample effects rejects; interval only when the difference's "
+                 "interval excludes 0 but the corrected test does not reject. "
+                 f"{name_b} − {name_a} interval: {100 * stats.ci_level:g} % query-clustered "
+                 "bootstrap interval (of zero width when every sample has the same effect "
+                 "under both).")

@@ -56,7 +56,12 @@ def checked_config(config: Any) -> Any:
         if not isinstance(key, str):
             raise ConfigError(f"RunConfig.options: keys are 'family.key' strings, got "
                               f"{_described(key)}")
-    for name in ("effectiveness", "skip_unavailable"):
+    from abnirml.report.tables import MARKS
+
+    if config.significance_mark not in MARKS:
+        raise ConfigError(f"RunConfig.significance_mark must be one of {', '.join(MARKS)}, "
+                          f"got {config.significance_mark!r}")
+    for name in ("effectiveness", "skip_unavailable", "keep"):
         _check_bool(f"RunConfig.{name}", getattr(config, name))
     _check_grade_bands(config.grade_bands)
     if not isinstance(config.session, SessionSettings):
@@ -99,6 +104,10 @@ def _checked_session(session: Any) -> Any:
     _check_bool(f"{where}.allow_pickle", session.allow_pickle)
     if not isinstance(session.device, str):
         raise ConfigError(f"{where}.device must be a string, got {_described(session.device)}")
+    if isinstance(session.queries, int) and not isinstance(session.queries, bool):
+        changes["queries"] = str(session.queries)     # queries=5: a count, as --queries 5
+    else:
+        changes.update(_path_change(session, "queries", where))
     if session.ray_address is not None:
         from abnirml.evaluation.parallel import check_ray_address
 

@@ -111,6 +111,9 @@ def scoring_flags() -> argparse.ArgumentParser:
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--collection", default="demo",
                        help="'demo' (shipped), a directory of TREC files, or irds:<id>")
+    flags.add_argument("--queries", metavar="N|FILE",
+                       help="only these queries: N judged queries drawn with --seed, or a "
+                            "file of query ids, one a line (recorded in run.json)")
     flags.add_argument("--cache", default="default",
                        help="score cache file (default: $ABNIRML_CACHE, else "
                             "$XDG_CACHE_HOME/abnirml/scores.sqlite, ~/.cache/abnirml/scores.sqlite "
@@ -197,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="rankers that are seeds/checkpoints of one model (variance table)")
     run.add_argument("--no-effectiveness", action="store_true",
                      help="skip re-ranking the candidates for nDCG@10 / MAP / MRR")
+    run.add_argument("--significance-mark", choices=("significant", "not-significant"),
+                     default="significant",
+                     help="what the report's * marks: significant scores (default, +0.40*) "
+                          "or, as ABNIRML printed them, scores that are not (* +0.40)")
+    run.add_argument("--keep", action="store_true",
+                     help="stop instead of replacing an --out folder that holds a run of "
+                          "other rankers or probes (without it, the replacement is named "
+                          "in one line)")
     run.add_argument("--skip-unavailable", action="store_true",
                      help="run the probes whose optional dependencies are installed and list "
                           "the others as left out (default: stop, naming what is missing)")
@@ -204,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="rebuild report.md, report.html and tables/ "
                                            "from a results directory")
     report.add_argument("directory")
+    report.add_argument("--significance-mark", choices=("significant", "not-significant"),
+                        help="what the * marks (default: the run's choice, else "
+                             "significant scores)")
 
     from abnirml.analysis_cli import add_parsers
 
@@ -236,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--model", required=True, metavar="SPEC",
                        help="knrm, cknrm or lgbm, optionally with +key=value hyperparameters")
     train.add_argument("--out", required=True, help="model directory to write")
+    train.add_argument("--queries", metavar="N|FILE",
+                       help="train on these queries only: N judged queries drawn with "
+                            "--seed, or a file of query ids, one a line")
     train.add_argument("--seed", type=int, default=0, help="training seed")
     train.add_argument("--folds", type=int, default=5, help="query folds (5)")
     train.add_argument("--stopwords", default="default", help="default, spacy, none or a file")
@@ -295,7 +312,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         probes=probes, out=args.out, options=options, seed=args.seed,
         session=SessionSettings.from_args(args),
         statistics=StatisticsSettings.from_args(args, delta_all, deltas),
-        examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable)
+        examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable,
+        keep=args.keep, significance_mark=args.significance_mark)
     if args.variant_group:
         from abnirml.evaluation.variance import parse_variant_group
 
@@ -327,7 +345,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     folder = RunFolder(args.directory)
     directory = folder.path
     try:
-        folder.write_reports(folder.read_records(), folder.read_run_info())
+        run_info = folder.read_run_info()
+        if args.significance_mark is not None:
+            run_info = {**run_info, "report": {**(run_info.get("report") or {}),
+                                                "significance_mark": args.significance_mark}}
+        folder.write_reports(folder.read_records(), run_info)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # Hand-edited or foreign files of the right syntax but the wrong shape.
         raise InputError(f"run.json, results.jsonl or scores.npz do not have the shape "
@@ -381,7 +403,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     kind, path = train_from_spec(args.collection, args.model, args.out, seed=args.seed,
                                  folds=args.folds, stopwords=args.stopwords,
-                                 progress=False if args.quiet else None)
+                                 progress=False if args.quiet else None,
+                                 queries=args.queries)
     print(f"abnirml: wrote {path} (use it with --ranker {kind}:{path})")
     return 0
 

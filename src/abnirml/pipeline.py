@@ -51,6 +51,12 @@ class RunConfig:
     #: leave out (and list in run.json) probes whose optional dependencies are missing,
     #: instead of stopping before any work
     skip_unavailable: bool = False
+    #: stop, instead of replacing it, when ``out`` holds an earlier run of other rankers or
+    #: probes (``--keep``); without it the replacement is announced in one warning line
+    keep: bool = False
+    #: how the report's tables mark significance: "significant" (a * after each
+    #: significant score, the default) or "not-significant" (ABNIRML's * before the others)
+    significance_mark: str = "significant"
 
     def stats(self) -> StatsConfig:
         return self.statistics.stats(self.seed)
@@ -149,6 +155,8 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     unknown = sorted(set(statistics.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
+    if folder is not None:           # before any scoring: nothing is lost unannounced
+        _announce_replacement(folder, names, [p.name for p in probes], config.keep)
     context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
     needs_candidates = statistics.delta is None and any(n not in statistics.deltas
                                                         for n in names)
@@ -196,7 +204,9 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     run_info = {
         "collection": {"name": collection.name, "source": collection.source or config.collection,
                        "queries": len(collection.queries), "documents": len(collection.docs),
-                       "judgments": sum(len(j) for j in collection.qrels.values())},
+                       "judgments": sum(len(j) for j in collection.qrels.values()),
+                       **({} if workspace.query_subset is None
+                          else {"query_subset": workspace.query_subset.as_dict()})},
         "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,
@@ -218,6 +228,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         "families": [get_family(key).describe()
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
+        "report": {"significance_mark": config.significance_mark},
     }
     usage = _usage(rankers)
     if usage:
@@ -239,6 +250,20 @@ def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
 
     counted = {r.name: usage(r) for r in rankers}
     return {name: counts for name, counts in counted.items() if counts}
+
+
+def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],
+                          keep: bool) -> None:
+    """``--out`` holds a run of other rankers or probes: say in one line what this run
+    replaces (a warning), or stop with ``keep``."""
+    note = folder.replacement(rankers, probes, would=keep)
+    if note is None:
+        return
+    if keep:
+        raise ConfigError(f"{note}; --keep keeps it: give --out a new folder")
+    import warnings
+
+    warnings.warn(f"{note}; --keep stops instead, or give --out a new folder", stacklevel=3)
 
 
 def _spec_field(ranker: Any) -> dict[str, str]:

@@ -112,6 +112,36 @@ class RunFolder:
         refuse_unusable_folder(self.path)
         check_replaceable_folder(self.path, "--out")
 
+    def replacement(self, rankers: Iterable[str], probes: Iterable[str], would: bool = False
+                    ) -> str | None:
+        """What a run of ``rankers`` over ``probes`` would replace here, in one clause —
+        ``out/ holds a run of bm25, ql over 110 probes; this run (biencoder over 3 probes)
+        drops bm25, ql and 107 probes`` — or None: no earlier run, or one of the same
+        rankers and probes (a rerun that only refreshes it)."""
+        try:
+            info = self.read_run_info()
+        except Exception:       # an unreadable run.json: check_replaceable has ruled on it
+            return None
+        earlier_rankers = [str(r.get("name", "")) for r in info.get("rankers") or []
+                           if isinstance(r, dict)]
+        earlier_probes = list(info.get("probe_labels") or {})
+        if not earlier_rankers:
+            return None
+        rankers, probes = list(rankers), list(probes)
+        if set(earlier_rankers) == set(rankers) and set(earlier_probes) == set(probes):
+            return None
+        gone_rankers = [r for r in earlier_rankers if r not in rankers]
+        gone_probes = [p for p in earlier_probes if p not in probes]
+        dropped = [", ".join(gone_rankers)] if gone_rankers else []
+        if gone_probes:
+            dropped.append(_probes_text(gone_probes))
+        lost = (f"drops the results of {' and '.join(dropped)}" if dropped
+                else "keeps every earlier ranker and probe")
+        return (f"{self.path} holds a run of {', '.join(earlier_rankers)} over "
+                f"{_probes_text(earlier_probes)}; this run ({', '.join(rankers)} over "
+                f"{_probes_text(probes)}) {'would replace' if would else 'replaces'} it "
+                f"and {lost}")
+
     def refuse_inside(self, path: str | Path | None, flag: str) -> None:
         """Refuse (before any work) a file that would sit inside this folder, which every run
         replaces whole: a ``--cache`` there would fail, or vanish, only after all scoring."""
@@ -130,6 +160,11 @@ class RunFolder:
         self.check_replaceable()
         with replacing_folder(self.real_path, self.check_replaceable) as staging:
             _write_all(staging, result, run_info)
+
+
+def _probes_text(probes: list[str]) -> str:
+    """``tmp:shuffle-words`` for one probe, else ``3 probes``."""
+    return probes[0] if len(probes) == 1 else f"{len(probes)} probes"
 
 
 def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:

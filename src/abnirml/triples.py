@@ -248,6 +248,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--only", choices=ONLY, default="all",
                         help="violated: the ranker prefers the negative by more than its δ")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--queries", metavar="N|FILE",
+                        help="only these queries: N judged queries drawn with --seed, or a "
+                             "file of query ids, one a line")
     parser.add_argument("--candidates", metavar="NAME|FILE")
     parser.add_argument("--candidate-depth", type=int, default=100)
     parser.add_argument("--cache", default="default", help="score cache file")

@@ -28,7 +28,8 @@ def test_rerun_into_the_same_folder_leaves_no_file_of_the_earlier_run(tmp_path):
 
     record_written(out, [out / "rank_origin.csv"])      # what rank-origin does after writing
 
-    _run(out, ["mmp:tf:length"])
+    with pytest.warns(UserWarning, match="drops the results of ql and axiom:rennings-tfc1"):
+        _run(out, ["mmp:tf:length"])
     second = _files(out)
     assert not [f for f in second if "axiom" in f or f.startswith("reranked/ql")]
     assert "rank_origin.csv" not in second
@@ -118,3 +119,28 @@ def test_no_report_module_writes_files():
                 found.append(f"{path.name}:{node.lineno} {name}")
     allowed = {"plots.py"}            # cached_png: the figure cache, and savefig to bytes
     assert [f for f in found if f.split(":")[0] not in allowed] == []
+
+
+def test_a_run_of_other_rankers_or_probes_says_what_it_replaces(tmp_path, capsys):
+    """Nothing is lost silently: one line names what the new run drops; --keep stops
+    before any work and leaves the earlier run as it was."""
+    from abnirml.cli import main
+    from tests.helpers import one_error_line
+
+    out = tmp_path / "out"
+    base = ["run", "--out", str(out), "--quiet", "--no-cache", "--no-effectiveness"]
+    assert main([*base, "--ranker", "bm25", "--ranker", "ql", "--probe", "mmp:tf:length"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--ranker", "bm25", "--probe", "mmp:tf:length"]) == 0  # same probe
+    warned = [line for line in capsys.readouterr().err.splitlines() if "holds a run" in line]
+    assert warned == [f"abnirml: warning: {out} holds a run of bm25, ql over mmp:tf:length; "
+                      "this run (bm25 over mmp:tf:length) replaces it and drops the results "
+                      "of ql; --keep stops instead, or give --out a new folder"]
+    assert main([*base, "--ranker", "bm25", "--probe", "mmp:tf:length"]) == 0   # a rerun
+    assert "holds a run" not in capsys.readouterr().err
+    before = _files(out), (out / "results.jsonl").read_bytes()
+    line = one_error_line(capsys, *base, "--keep", "--ranker", "ql", "--probe", "mmp:tf:length",
+                          "--probe", "tmp:shuffle-words")
+    assert line.endswith("would replace it and drops the results of bm25; --keep keeps it: "
+                         "give --out a new folder")
+    assert (_files(out), (out / "results.jsonl").read_bytes()) == before

@@ -145,8 +145,8 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
     md = (out / "report.md").read_text("utf-8")
     html = (out / "report.html").read_text("utf-8")
     assert md.count("## Echo probes") == 1 and "Positive: the ranker prefers the query" in md
-    row = ("| Echo | Queries | +1.00 | +1.00 | 12 | 0 |" if layout == "transfer"
-           else "| echo:query-vs-noise | +1.00 | +1.00 | 12 |")
+    row = ("| Echo | Queries | +1.00* | +1.00* | 12 | 0 |" if layout == "transfer"
+           else "| echo:query-vs-noise | +1.00* | +1.00* | 12 |")
     assert row in md
     section = html[html.index('<section id="family-echo">'):]
     section = section[:section.index("</section>")]
@@ -157,11 +157,11 @@ def test_a_user_family_gets_its_table_in_every_layout(tmp_path, layout):
         counts = (out / "tables" / "axiom-counts.csv").read_text().splitlines()
         assert counts[1] == "echo:query-vs-noise,12,0,0,12,0,0"
         assert 'data-table="axiom-satisfied"' in section
-    # the first screen says it in words: bm25 prefers d1, the query itself
+    # the first screen says it in words, once for both: they prefer d1, the query itself
     findings = html[html.index('<section id="findings"'):]
     findings = re.sub(r">\s+<", "><", findings[:findings.index("</section>")])
-    assert "<h3>bm25</h3><ol><li>Prefers d1 on echo:query-vs-noise (the ranker prefers the " \
-        "query itself)" in findings
+    assert "<b>Shared:</b> both rankers prefer d1 on echo:query-vs-noise (the ranker " \
+        "prefers the query itself) (" in findings
 
 
 def test_a_user_transfer_family_says_where_its_missing_data_was_looked_for():

@@ -413,23 +413,25 @@ def test_browser_shows_every_caveat_and_one_table_style(browser, demo_dir):
             text = cells[j].text.strip()
             align, numeric, background, colour = browser.execute_script(style, cells[j])
             assert align == "right" and "tabular-nums" in numeric, (text, align, numeric)
-            match = re.match(r"^(\* )?([+-]?)(\d+\.\d+)†?$", text)
+            # the default mark: a * after each significant score, none on the others
+            match = re.match(r"^([+-]?)(\d+\.\d+)†?(\*?)$", text)
             if match is None:
                 assert text == "–"
                 continue
-            if match[1]:                                      # not significant: grey, no tint
+            if not match[3]:                                  # not significant: grey, no tint
                 assert _rgba(colour)[:3] == (118, 118, 118) and _rgba(background)[3] == 0
                 seen["not significant"] += 1
-            elif float(match[3]) > 0:
-                rgb = POSITIVE_RGB if match[2] != "-" else NEGATIVE_RGB
+            elif float(match[2]) > 0:
+                rgb = POSITIVE_RGB if match[1] != "-" else NEGATIVE_RGB
                 tint = _rgba(background)
                 assert tint[:3] == rgb and tint[3] >= 0.15, (text, background)
-                seen["positive" if match[2] != "-" else "negative"] += 1
+                seen["positive" if match[1] != "-" else "negative"] += 1
         label = cells[0]
         assert browser.execute_script(style, label)[0] == "left"
     assert all(seen.values()), seen
     legend = table.find_element(By.XPATH, "../following-sibling::p[@class='legend']")
     assert "blue when positive" in legend.text and "grey" in legend.text
+    assert "a * after a score marks it significant" in legend.text
 
 
 #: the demo report's height at 1,400 px with every section folded, and the bound it keeps

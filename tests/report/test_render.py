@@ -4,6 +4,7 @@ score cells, alignment, δ curves merged when identical, rank-origin ranges and 
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import pytest
 
@@ -18,7 +19,7 @@ from abnirml.report.rank_origin_report import (
     origin_table,
     shown_columns,
 )
-from abnirml.report.tables import Table, format_score
+from abnirml.report.tables import MARK_NOT_SIGNIFICANT, Table, format_score, to_markdown
 
 
 def _record(score, significant, symmetric=False):
@@ -57,12 +58,22 @@ def test_score_columns_with_missing_cells_stay_numbers():
     assert label_columns(table) == 2
     html = table_html(table, "tmp")
     assert '<td class="label">relevant</td>' in html and "<td>12</td>" in html
-    assert 'class="sig pos" style="background:rgba(0,114,178,0.31)">+0.40<' in html
-    assert '<td class="ns">* -0.05</td>' in html
-    assert '<td class="sig">0.00†</td>' in html
+    # by default the star marks what is significant, and the legend says so
+    assert 'class="sig pos" style="background:rgba(0,114,178,0.31)">+0.40*<' in html
+    assert '<td class="ns">-0.05</td>' in html
+    assert '<td class="sig">0.00†*</td>' in html
+    assert "a * after a score marks it significant" in html
     assert "0.00† is a significant score of exactly 0" in html       # the legend, once needed
     assert r"\begin{tabular}{llrrr}" in to_latex(table)
-    assert r"$0.00^{\dagger}$" in to_latex(table)
+    assert r"$0.00^{\dagger}^{*}$" in to_latex(table) and r"$-0.05$" in to_latex(table)
+    assert "| tmp:a | all | +0.40* | -0.05 | 12 |" in to_markdown(table)
+    # ABNIRML's convention, on request: the star marks what is not significant
+    papers = replace(table, mark=MARK_NOT_SIGNIFICANT)
+    assert '<td class="ns">* -0.05</td>' in table_html(papers, "tmp")
+    assert ">+0.40<" in table_html(papers, "tmp") and "(ABNIRML&#x27;s convention)" in \
+        table_html(papers, "tmp")
+    assert r"$^{*}-0.05$" in to_latex(papers) and r"$0.00^{\dagger}$" in to_latex(papers)
+    assert "| tmp:a | all | +0.40 | * -0.05 | 12 |" in to_markdown(papers)
     header, rows = tidy_table(table)
     assert header == ["Probe", "Subset", "bm25", "bm25 significant", "ql", "ql significant",
                       "Samples"]
@@ -256,3 +267,21 @@ def test_delta_curves_legend_names_each_ranker_once(monkeypatch):
     assert plots.delta_curves(points, "TMP")[:4] == b"\x89PNG"
     assert legends == [["bm25", "ql"]]
     assert notes == ["bm25 = ql"]
+
+
+def test_compare_table_names_the_rankers_and_never_says_no_to_an_interval_beyond_zero():
+    from types import SimpleNamespace
+
+    from abnirml.analysis_cli import comparison_table
+
+    def row(low, high, significant):
+        return SimpleNamespace(probe="p", subset="all", n=40, score_a=0.0, score_b=-0.3,
+                               diff_ci_low=low, diff_ci_high=high, changed=12, p_value=0.02,
+                               significant=significant, note="")
+
+    table = comparison_table([row(-0.45, -0.2, False), row(-0.45, 0.1, False),
+                              row(-0.45, -0.2, True)], "a", "b", names=("bm25", "biencoder"))
+    assert table.header[3:6] == ["bm25", "biencoder", "biencoder − bm25 interval"]
+    assert [r[8] for r in table.rows] == ["interval only", "no", "yes"]
+    same = comparison_table([row(0.0, 0.0, False)], "a", "b", names=("ql", "ql"))
+    assert same.header[3:5] == ["ql (A)", "ql (B)"]

@@ -148,4 +148,4 @@ def test_compare_uses_the_chosen_test_and_gives_an_interval(stats_run, capsys):
     assert main(["compare", str(stats_run), "--test", "bootstrap", "--correction", "bh"]) == 0
     printed = capsys.readouterr().out
     assert "query-clustered bootstrap test, Benjamini–Hochberg correction" in printed
-    assert "B − A interval" in printed
+    assert "| bm25 | ql | ql − bm25 interval |" in printed

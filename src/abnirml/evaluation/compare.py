@@ -9,7 +9,8 @@ compared because two models' scores live on different scales; δ puts them on on
 The test and correction are the run's (``--test``, ``--correction``; paired t-test and
 Bonferroni by default) or chosen for the comparison, through the same machinery as the
 run's records (:mod:`.significance`); the difference of the two scores gets a
-query-clustered bootstrap interval.
+query-clustered bootstrap interval — of zero width when every sample has the same effect
+under both (a ranker compared with itself), since nothing is left to resample.
 
 Samples are matched by the digest stored with each probe's scores: two runs built from the
 same collection, probes, options and seed produce identical samples. Probes whose samples
@@ -112,8 +113,12 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
                                     stats.seed, key)
             low, high = (None, None) if interval is None else (float(interval[0]),
                                                                float(interval[1]))
-            if interval is not None and change.min() == change.max():
-                # every sample changed alike (often: none changed): not a point interval
+            if interval is not None and not change.any():
+                # identical effects on every sample: the two behave alike on exactly these
+                # samples, so their difference is 0 with no uncertainty to resample
+                low, high = 0.0, 0.0
+            elif interval is not None and change.min() == change.max():
+                # every sample changed alike: not a point interval (few queries, one value)
                 width = 1.0 if probe.symmetric else 2.0   # effects differ by at most this
                 low, high = unanimous_range(float(change[0]), cluster_codes(cluster, n)[1],
                                             stats.ci_level, -width, width)
@@ -134,3 +139,13 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
                                  c.changed, c.p_value, bool(flag), c.note, c.diff_ci_low,
                                  c.diff_ci_high)
     return out
+
+
+def ranker_pairs(store: ScoreStore, stats: StatsConfig | None = None
+                 ) -> dict[tuple[str, str], dict[str, ProbeComparison]]:
+    """Every pair of the run's rankers compared on the same samples (subset ``all``):
+    (A, B) in run order → probe → :func:`compare`'s row, whose ``score_b − score_a`` is
+    B's difference from A. The report's contrast findings read it both ways."""
+    names = store.ranker_names
+    return {(a, b): {row.probe: row for row in compare(store, a, store, b, stats=stats)}
+            for i, a in enumerate(names) for b in names[i + 1:]}

@@ -43,6 +43,9 @@ class SessionSettings:
     ray_address: str | None = None         # score batches as Ray tasks ("local" or an address)
     ray_tasks: int | None = None           # Ray tasks in flight; None: sized from the cluster
     ray_gpus: float | None = None          # GPUs each Ray task asks for; None: 1 on cuda
+    #: ``--queries``: a count of judged queries drawn with the seed, or a file of query ids;
+    #: None: every query (:mod:`abnirml.data.query_subset`)
+    queries: str | None = None
 
     @classmethod
     def from_args(cls, args: Any) -> SessionSettings:
@@ -97,6 +100,12 @@ class Workspace:
         self.seed = seed
         self.progress = progress_enabled(settings.progress)
         self.collection = load_collection(collection)
+        self.query_subset: Any = None
+        if settings.queries is not None:
+            from abnirml.data.query_subset import choose, restrict
+
+            self.query_subset = choose(self.collection, settings.queries, seed)
+            self.collection = restrict(self.collection, self.query_subset)
         self.analyzer = Analyzer(stopwords=settings.stopwords)
         self.env = RankerEnv(collection=self.collection, analyzer=self.analyzer,
                              device=settings.device, batch_size=settings.batch_size,

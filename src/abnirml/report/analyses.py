@@ -45,7 +45,9 @@ from abnirml.report.tables import (
     Table,
     family_table,
     family_views,
+    mark_words,
     probe_labels,
+    report_mark,
     signed_text,
     to_markdown,
 )
@@ -260,13 +262,14 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     caveats = [c.text for c in family_caveats(records, run_info, family)]
     if table is None and not caveats:
         return None
+    mark = report_mark(run_info)
     section = Section(f"family-{family}", view.title,
-                      "Cells: probe score; a leading * marks a score that is not "
-                      f"significant ({significance_phrase(run_info)}). Samples: per-row "
+                      f"Cells: probe score; {mark_words(mark)} "
+                      f"({significance_phrase(run_info)}). Samples: per-row "
                       "sample count. Intervals and effect sizes: section Statistics.",
                       notes=caveats)
     if table is not None:
-        section.tables.append((family, dataclasses.replace(table, title="")))
+        section.tables.append((family, dataclasses.replace(table, title="", mark=mark)))
     if view.layout == AXIOM_LAYOUT:
         own = [r for r in records if r["family"] == family]
         counts_table = axiom_counts_table(own)
@@ -329,10 +332,11 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
 
 def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                    run_info: Mapping[str, Any],
-                   examples: Sequence[Mapping[str, Any]] | None = None
-                   ) -> tuple[list[Section], list[str], dict[str, str]]:
+                   examples: Sequence[Mapping[str, Any]] | None = None,
+                   store: Any = None) -> tuple[list[Section], list[str], dict[str, str]]:
     """The page's sections, the markdown blocks that extend report.md, and the data files
-    the sections produce (relative path → text); ``examples`` defaults to the folder's."""
+    the sections produce (relative path → text); ``examples`` defaults to the folder's,
+    ``store`` (per-sample scores) to its scores.npz."""
     from abnirml.report import plots
     from abnirml.report.caveats import run_caveats
     from abnirml.report.run_outputs import pairs_sentence
@@ -379,12 +383,8 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         if section is not None:
             sections.append(section)
 
-    store = None
-    store_path = directory / SCORES
-    if store_path.is_file():
-        from abnirml.evaluation.score_file import load_scores
-
-        store = load_scores(store_path)
+    if store is None:
+        store = _store(directory)
     stats = statistics_section(store, records, run_info, with_examples)
     if stats is not None:
         stats_section, per_query = stats
@@ -445,6 +445,16 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))
     return sections, markdown, data_files
+
+
+def _store(directory: Path) -> Any:
+    """The folder's per-sample scores (scores.npz); None when the run wrote none."""
+    path = directory / SCORES
+    if not path.is_file():
+        return None
+    from abnirml.evaluation.score_file import load_scores
+
+    return load_scores(path)
 
 
 def _examples(directory: Path) -> list[dict[str, Any]]:
@@ -519,8 +529,13 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     if run_info is None:
         run_info = _load_json(directory / "run.json") or {}
     examples = _examples(directory)
+    store = _store(directory)
     sections, extra_markdown, data_files = build_sections(directory, records, run_info,
-                                                          examples)
+                                                          examples, store)
+    from abnirml.report.findings import findings_html, first_screen
+
+    screen = first_screen(records, run_info, {str(e.get("probe", "")) for e in examples},
+                          store)
     files: dict[str, str] = {}
     for section in sections:
         for slug, table in section.tables:
@@ -528,7 +543,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
             files[table_file(slug, "csv")] = to_csv(titled)
             files[table_file(slug, "tex")] = to_latex(titled, label=f"tab:{slug}")
     files.update(data_files)
-    markdown = markdown_report(list(records), run_info)
+    markdown = markdown_report(list(records), run_info, screen)
     if extra_markdown:
         markdown += "\n".join(extra_markdown) + "\n"
     files[REPORT_MD] = with_contents(markdown)
@@ -537,8 +552,6 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
                f'({esc(collection.get("source", ""))}); {esc(collection.get("queries", "?"))} '
                f'queries, {esc(collection.get("documents", "?"))} documents. Built from the '
                "files in this directory; <code>abnirml report DIR</code> rebuilds it.</p>")
-    from abnirml.report.findings import findings_html, key_findings
-
-    found = key_findings(records, run_info, {str(e.get("probe", "")) for e in examples})
-    files[REPORT_HTML] = page("abnirml report", sections, preface, findings_html(found))
+    files[REPORT_HTML] = page("abnirml report", sections, preface,
+                              findings_html(screen.found, screen.shared, screen.criteria))
     return files

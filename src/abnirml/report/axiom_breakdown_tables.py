@@ -52,7 +52,7 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
     for ranker in rankers:
         for k, group in enumerate(first):
             lo, hi = group["overlap_min"], group["overlap_max"]
-            span = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
+            span = "–" if lo is None else _span(lo, hi)
             row = [ranker if k == 0 else "", f"{group['bucket']} ({span}, "
                                              f"{group['queries']} queries)"]
             if effectiveness:
@@ -71,6 +71,12 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
     return Table(f"{what} by query–document term overlap (Câmara & Hauff, Fig. 1)",
                  ["Ranker", "Overlap group", *ndcg, *(label(p) for p in order)], rows,
                  parts=("satisfied", "instances"))
+
+
+def _span(low: float, high: float) -> str:
+    """``0.40–0.60``; one figure when both ends print alike (a group of one overlap)."""
+    low_text, high_text = f"{low:.2f}", f"{high:.2f}"
+    return low_text if low_text == high_text else f"{low_text}–{high_text}"
 
 
 def _number(value: Any) -> str:

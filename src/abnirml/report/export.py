@@ -226,16 +226,22 @@ def latex_escape(text: str) -> str:
     return "".join(_SPECIAL.get(ch, ch) for ch in text)
 
 
-def latex_cell(text: str) -> str:
+def latex_cell(text: str, mark: str | None = None) -> str:
+    """A cell in math mode; a score cell (``mark`` given: the table's significance mark)
+    gets its star where the mark puts it — after a significant score by default, before
+    one that is not under ABNIRML's convention."""
+    from abnirml.report.tables import MARK_SIGNIFICANT
+
     match = _NUMBER.match(text.strip())
     if match is None:
         return latex_escape(text)
     star, number, percent, zero = match.groups()
     number = number.replace("−", "-").replace(",", "{,}")
-    mark = "^{*}" if star else ""
+    before = "^{*}" if star and mark != MARK_SIGNIFICANT else ""
+    after = "^{*}" if mark == MARK_SIGNIFICANT and not star else ""
     pct = r"\%" if percent else ""
     dagger = r"^{\dagger}" if zero else ""
-    return f"${mark}{number}{pct}{dagger}$"
+    return f"${before}{number}{pct}{dagger}{after}$"
 
 
 def to_latex(table: Table, label: str = "") -> str:
@@ -245,7 +251,9 @@ def to_latex(table: Table, label: str = "") -> str:
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}",
              r"\toprule",
              " & ".join(latex_escape(h) for h in table.header) + r" \\", r"\midrule"]
-    lines += [" & ".join(latex_cell(c) for c in row) + r" \\" for row in table.rows]
+    scored = set(table.scored)
+    lines += [" & ".join(latex_cell(c, table.mark if j in scored else None)
+                         for j, c in enumerate(row)) + r" \\" for row in table.rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
     caption = latex_escape(table.title + (f". {table.note}" if table.note else ""))
     lines.append(rf"\caption{{{caption}}}")

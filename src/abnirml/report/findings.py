@@ -1,7 +1,11 @@
-"""The report's first screen: per ranker, its few significant, large effects in plain words.
+"""The report's first screen: what sets each ranker apart, and what they all share.
 
-A reader opening the report asks "what does this ranker do?" before any table. This module
-picks, per ranker, the effects that are significant, large (Cohen's |d_z| ≥ 0.8), visible
+A reader opening the report asks "how is this ranker different from the others?" before any
+table. With several rankers and their per-sample scores, the first screen answers by
+contrast (:mod:`abnirml.report.contrasts`): one line for the behaviours (nearly) all rankers
+share, then per ranker the probes on which it behaves unlike most of the others, each tested
+on the same samples. With one ranker (or a folder without scores.npz) it lists, per ranker,
+the effects that are significant, large (Cohen's |d_z| ≥ 0.8), visible
 in the score itself (|score| ≥ :data:`MIN_SCORE`: a large d_z over scores that are all ties
 within δ says little) and measured on at least :data:`~abnirml.report.tables.SMALL_N`
 samples, with an interval that excludes 0 — at most :data:`PER_FAMILY` per probe family,
@@ -21,6 +25,10 @@ LARGE = 0.8
 MIN_SCORE = 0.2
 PER_RANKER = 5
 PER_FAMILY = 2
+#: contrasts are rarer than large effects, and a family's probes often differ for one
+#: reason (word order: reversed, shuffled): one more per family before the cap
+PER_FAMILY_CONTRAST = 3
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -29,17 +37,33 @@ class Finding:
     ranker: str
     probe: str
     family: str
-    sentence: str          # plain text, no markup, without the ranker: "Prefers …"
+    #: plain text, no markup: "Prefers …" (the card names the ranker), or a contrast with
+    #: the ranker as its subject: "Unlike bm25 and ql, biencoder prefers …"
+    sentence: str
     numbers: str           # "score +0.41, 95 % CI [+0.30, +0.52]; d_z +1.20, n = 160"
     row_id: str
     examples_id: str       # "" when the page has no samples of the probe
+    #: why the interval is as wide as it is, when the numbers alone would puzzle ("" if not)
+    hint: str = ""
 
 
-def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str) -> str:
-    """What the ranker does, as words: the direction of the score read through the family
-    (the ranker is the heading the sentence stands under)."""
+@dataclass(frozen=True)
+class Screen:
+    """The whole first screen: the shared line, each ranker's findings, and the criteria
+    that chose them (in words, for the note above the cards)."""
+
+    found: Mapping[str, Sequence[Finding]]
+    shared: Sequence[Any] = ()          # contrasts.Shared entries
+    criteria: str = ""
+    by_contrast: bool = False
+
+
+def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str,
+            up: bool | None = None) -> str:
+    """What the ranker does, as words: the direction of the score (or ``up``) read through
+    the family (the ranker is the heading the sentence stands under)."""
     probe, family = str(record["probe"]), str(record.get("family", ""))
-    up = float(record["score"]) > 0
+    up = float(record["score"]) > 0 if up is None else up
     said = _family_finding(family)
     phrase = said(probe, labels, up) if said is not None else None
     if phrase is not None:
@@ -58,14 +82,13 @@ def _family_finding(key: str) -> Any:
 
 
 def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
-                 with_examples: Collection[str] = ()) -> dict[str, list[Finding]]:
-    """Ranker → its findings, largest |d_z| first; every ranker of the run is a key."""
-    from abnirml.report.tables import family_views, probe_labels
+                 with_examples: Collection[str] = (), store: Any = None
+                 ) -> dict[str, list[Finding]]:
+    """Ranker → its findings, largest |d_z| first; every ranker of the run is a key.
+    ``store`` (the run's per-sample scores) adds each probe's query count to the numbers."""
+    from abnirml.report.contrasts import queries_of
 
-    positive = {v.key: v.positive.removeprefix("Positive scores: ").removeprefix("Positive: ")
-                for v in family_views(records, run_info)}
-    labels = probe_labels(records, run_info)
-    level = float((run_info.get("statistics") or {}).get("ci", 0.95))
+    positive, labels, level = _context(records, run_info)
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     chosen = sorted((r for r in records if _qualifies(r)),
                     key=lambda r: (-abs(r["effect_size"]), r["probe"], r["ranker"]))
@@ -76,18 +99,116 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
         if len(mine) >= PER_RANKER or per_family.get(slot, 0) >= PER_FAMILY:
             continue
         per_family[slot] = per_family.get(slot, 0) + 1
-        interval = ""
-        if r.get("ci_low") is not None and r.get("ci_high") is not None:
-            interval = (f", {100 * level:g} % CI [{signed_text(r['ci_low'])}, "
-                        f"{signed_text(r['ci_high'])}]")
-        numbers = (f"score {signed_text(r['score'])}{interval}; d_z "
-                   f"{signed_text(r['effect_size'])}, n = {r['n']:,}")
+        queries = queries_of(store, r["probe"], r["ranker"])
+        numbers = (f"score {_scored(r, level)}; d_z {signed_text(r['effect_size'])}, "
+                   f"n = {r['n']:,}{_over(queries)}")
         mine.append(Finding(
             r["ranker"], r["probe"], str(r.get("family", "")),
             _phrase(r, labels.get(r["probe"], []), positive.get(r.get("family", ""), "")),
             numbers, anchor("row", r["probe"], r["ranker"]),
-            anchor("ex", r["probe"]) if r["probe"] in with_examples else ""))
+            anchor("ex", r["probe"]) if r["probe"] in with_examples else "",
+            _hint(r, queries)))
     return out
+
+
+def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+             ) -> tuple[dict[str, str], dict[str, list[str]], float]:
+    """Each family's "positive" note, each probe's row labels, and the interval level."""
+    from abnirml.report.tables import family_views, probe_labels
+
+    positive = {v.key: v.positive.removeprefix("Positive scores: ").removeprefix("Positive: ")
+                for v in family_views(records, run_info)}
+    return (positive, probe_labels(records, run_info),
+            float((run_info.get("statistics") or {}).get("ci", 0.95)))
+
+
+def _scored(record: Mapping[str, Any], level: float, comma: bool = True) -> str:
+    """``+0.41, 95 % CI [+0.30, +0.52]`` (``+0.41 [+0.30, +0.52]`` without ``comma``)."""
+    text = signed_text(record["score"])
+    if record.get("ci_low") is not None and record.get("ci_high") is not None:
+        bounds = f"[{signed_text(record['ci_low'])}, {signed_text(record['ci_high'])}]"
+        text += f", {100 * level:g} % CI {bounds}" if comma else f" {bounds}"
+    return text
+
+
+def _over(queries: int | None) -> str:
+    return "" if queries is None else f" from {queries:,} quer{'y' if queries == 1 else 'ies'}"
+
+
+FEW_QUERIES = SMALL_N
+"""A score every sample shares, from fewer queries than this, gets a hint on its interval."""
+
+
+def _hint(record: Mapping[str, Any], queries: int | None) -> str:
+    """Why a perfect score has a wide interval: every sample agrees, but the interval is
+    over queries, and few queries cannot rule out that others would disagree."""
+    score, low, high = record.get("score"), record.get("ci_low"), record.get("ci_high")
+    if score is None or low is None or high is None or abs(float(score)) < 1.0:
+        return ""
+    if queries is not None and queries >= FEW_QUERIES:
+        return ""
+    count = f"{queries} queries" if queries is not None else "few queries"
+    return (f"Every sample agrees, but they come from {count}: the interval is over "
+            "queries, and with so few it cannot rule out that other queries would disagree "
+            "(an exact Clopper–Pearson bound on the share of queries that agree).")
+
+
+def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                 with_examples: Collection[str] = (), store: Any = None) -> Screen:
+    """The first screen of the run: by contrast when there are several rankers and their
+    per-sample scores (``store``), else :func:`key_findings`."""
+    rankers = list(dict.fromkeys(r["ranker"] for r in records))
+    if len(rankers) < 2 or store is None or set(store.ranker_names) != set(rankers):
+        return Screen(key_findings(records, run_info, with_examples, store),
+                      criteria=f"Per ranker, the effects that are {CRITERIA}.")
+    from abnirml.evaluation.compare import ranker_pairs
+    from abnirml.report import contrasts
+
+    positive, labels, level = _context(records, run_info)
+    by_key = {(r["probe"], r["ranker"]): r for r in records if r.get("subset") == "all"}
+
+    def phrase_of(record: Mapping[str, Any], up: bool) -> str:
+        return _phrase(record, labels.get(record["probe"], []),
+                       positive.get(str(record.get("family", "")), ""), up)
+
+    stats = screening_stats(store.stats)
+    pairs = ranker_pairs(store, stats)
+    found: dict[str, list[Finding]] = {ranker: [] for ranker in rankers}
+    per_family: dict[tuple[str, str], int] = {}
+    for c in contrasts.candidates(records, pairs):
+        mine, slot = found[c.ranker], (c.ranker, c.family)
+        if len(mine) >= PER_RANKER or per_family.get(slot, 0) >= PER_FAMILY_CONTRAST:
+            continue
+        per_family[slot] = per_family.get(slot, 0) + 1
+        record = by_key[(c.probe, c.ranker)]
+        queries = contrasts.queries_of(store, c.probe, c.ranker)
+        weakest = f" from {c.weakest}" + (", the closest" if len(c.group) > 1 else "")
+        numbers = (f"{_scored(record, level, comma=False)} vs "
+                   f"{contrasts.theirs_text(c.theirs)}; difference {signed_text(c.difference)}"
+                   f" [{signed_text(c.low)}, {signed_text(c.high)}]{weakest}; "
+                   f"n = {record['n']:,}{_over(queries)}")
+        mine.append(Finding(
+            c.ranker, c.probe, c.family,
+            contrasts.sentence(c, lambda up, r=record: phrase_of(r, up), len(rankers) - 1),
+            numbers, anchor("row", c.probe, c.ranker),
+            anchor("ex", c.probe) if c.probe in with_examples else "", _hint(record, queries)))
+    shared = contrasts.shared(records, _qualifies, phrase_of)
+    return Screen(found, shared, f"Per ranker, {contrasts.criteria(len(rankers), stats)}.",
+                  by_contrast=True)
+
+
+def screening_stats(stats: Any) -> Any:
+    """The statistics the first screen compares rankers with: the run's, except that a
+    resampling test (permutation, bootstrap) is replaced by the paired t-test. Every pair
+    of rankers is tested on every probe — 21 pairs × 110 probes on the demo — and drawing
+    enough rounds for the correction to reject would make rendering a report take many
+    minutes; the query-clustered interval of the difference, which must exclude 0 as well,
+    keeps the screen as cautious as the run's test."""
+    import dataclasses
+
+    if stats.test in ("permutation", "bootstrap"):
+        return dataclasses.replace(stats, test="ttest")
+    return stats
 
 
 def _qualifies(record: Mapping[str, Any]) -> bool:
@@ -111,47 +232,89 @@ CRITERIA = (f"significant, large (|d_z| ≥ {LARGE}), a score of at least ±{MIN
             f"ranker and {PER_FAMILY} per probe family, largest d_z first")
 
 
-def findings_html(found: Mapping[str, Sequence[Finding]]) -> str:
-    """The first screen's block (escaped HTML): a card per ranker, a numbered list each."""
+def shared_text(item: Any, total: int) -> tuple[str, str]:
+    """One shared behaviour in words, without markup: who and what; the range of scores."""
+    who = (("both rankers" if total == 2 else f"all {total} rankers") if not item.exceptions
+           else f"all but {', '.join(item.exceptions)}")
+    scores = signed_text(item.low) if signed_text(item.low) == signed_text(item.high) \
+        else f"{signed_text(item.low)} to {signed_text(item.high)}"
+    return f"{who} {item.phrase}", scores
+
+
+def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
+                  criteria: str = "") -> str:
+    """The first screen's block (escaped HTML): the shared line, then a card per ranker, a
+    numbered list each; every finding names its probe in code, linked to its row."""
     from abnirml.report.html import esc
 
     if not found:
         return ""
-    parts = ['<section id="findings" class="findings"><h2>Key findings</h2>',
-             f'<p class="note">Per ranker, the effects that are {esc(CRITERIA)}. Every probe '
-             'and ranker is in the sections below.</p><div class="cards">']
-    for ranker, items in found.items():
-        parts.append(f'<div class="card"><h3>{esc(ranker)}</h3>')
-        if not items:
+    criteria = criteria or f"Per ranker, the effects that are {CRITERIA}."
+    parts = ['<section id="findings" class="findings"><h2>Key findings</h2>']
+    if shared:
+        items = []
+        for item in shared:
+            words, scores = shared_text(item, len(found))
+            items.append(f'{esc(words)} (<a href="#{esc(item.row_id)}"><code>'
+                         f"{esc(item.probe)}</code></a>, {esc(scores)})")
+        parts.append(f'<p class="shared"><b>Shared:</b> {"; ".join(items)}.</p>')
+    parts.append(f'<p class="note">{esc(criteria)} Every probe and ranker is in the '
+                 "sections below.</p><div class=\"cards\">")
+    for ranker, entries in found.items():
+        parts.append(f'<div class="card" data-ranker="{esc(ranker)}"><h3>{esc(ranker)}</h3>')
+        if not entries:
             parts.append('<p class="note">No effect meets these criteria; see '
                          '<a href="#statistics">Statistics</a>.</p></div>')
             continue
         parts.append("<ol>")
-        for f in items:
-            links = f'<a href="#{esc(f.row_id)}">detail</a>'
-            if f.examples_id:
-                links += f' · <a href="#{esc(f.examples_id)}">samples</a>'
+        for f in entries:
+            probe = (f'<a href="#{esc(f.row_id)}" class="probe" title="its row in the '
+                     f'statistics table"><code>{esc(f.probe)}</code></a>')
+            links = f' · <a href="#{esc(f.examples_id)}">samples</a>' if f.examples_id else ""
             numbers = esc(f.numbers).replace(" = ", "&nbsp;=&nbsp;").replace(" %", "&nbsp;%")
-            parts.append(f'<li>{esc(f.sentence)}<br><span class="num">{numbers}</span>'
-                         f' <span class="links">· {links}</span></li>')
+            hint = (f' <abbr class="hint" title="{esc(f.hint)}">why so wide?</abbr>'
+                    if f.hint else "")
+            parts.append(f'<li data-probe="{esc(f.probe)}">{esc(f.sentence)} ({probe})<br>'
+                         f'<span class="num">{numbers}</span>{hint}'
+                         f'<span class="links">{links}</span></li>')
         parts.append("</ol></div>")
     parts.append("</div></section>")
     return "\n".join(parts)
 
 
-def findings_markdown(found: Mapping[str, Sequence[Finding]]) -> list[str]:
+def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
+                      criteria: str = "") -> list[str]:
     """report.md's "Key findings" lines (after the title)."""
-    from abnirml.markup import escape_md
+    from abnirml.markup import escape_md, escape_md_code
 
     if not found:
         return []
-    lines = ["## Key findings", "", f"Per ranker, the effects that are {CRITERIA}. Intervals "
-             "and effect sizes of every probe: [Intervals and effect sizes]"
-             "(#intervals-and-effect-sizes)."]
-    for ranker, items in found.items():
+    criteria = criteria or f"Per ranker, the effects that are {CRITERIA}."
+    lines = ["## Key findings", ""]
+    if shared:
+        items = []
+        for item in shared:
+            words, scores = shared_text(item, len(found))
+            items.append(f"{escape_md(words)} (`{escape_md_code(item.probe)}`, {scores})")
+        lines += [f"**Shared:** {'; '.join(items)}.", ""]
+    lines.append(f"{escape_md(criteria)} Intervals and effect sizes of every probe: "
+                 "[Intervals and effect sizes](#intervals-and-effect-sizes).")
+    hints = False
+    for ranker, entries in found.items():
         lines += ["", f"**{escape_md(ranker)}**", ""]
-        if not items:
+        if not entries:
             lines.append("No effect meets these criteria.")
-        lines += [f"{i}. {escape_md(f.sentence)}: {escape_md(f.numbers)}."     # ranked
-                  for i, f in enumerate(items, 1)]
+        for i, f in enumerate(entries, 1):                       # ranked
+            mark = " ‡" if f.hint else ""
+            hints = hints or bool(f.hint)
+            lines.append(f"{i}. {escape_md(f.sentence)} (`{escape_md_code(f.probe)}`): "
+                         f"{escape_md(f.numbers)}{mark}.")
+    if hints:
+        lines += ["", f"‡ {WIDE_NOTE}"]
     return lines
+
+
+WIDE_NOTE = ("A perfect score over few queries keeps a wide interval: every sample agrees, "
+             "but the interval is over queries, and a handful cannot rule out that other "
+             "queries would disagree (an exact Clopper–Pearson bound on the share of queries "
+             "that agree).")

@@ -46,7 +46,8 @@ section>details[open]>summary{border-bottom:1px solid #e4e4e4;margin-bottom:.5em
 .card{background:#fff;border:1px solid #dde6f0;border-radius:5px;padding:.5em .8em}
 .findings ol{margin:.2em 0;padding-left:1.4em}.findings li{margin:.35em 0}
 .num{font-variant-numeric:tabular-nums;color:#555;font-size:.88em}
-.links{font-size:.88em}
+.links{font-size:.88em}abbr.hint{font-size:.85em;color:#a15c00;cursor:help;margin-left:.3em}
+.findings p.shared{margin:.3em 0 .5em}
 h3{font-size:1.05em;margin-top:1.4em}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
@@ -71,7 +72,7 @@ summary{cursor:pointer;font-weight:600}
 .docs{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em}
 .doc{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.5em;
 overflow-wrap:anywhere}
-mark.del{background:#ffd6d6}mark.ins{background:#c9f2d0}
+mark.del{background:#ffd6d6}mark.ins{background:#c9f2d0}mark.mov{background:#fff0b3}
 code{font-size:.9em}
 """
 
@@ -128,27 +129,39 @@ POSITIVE_RGB = (0, 114, 178)
 NEGATIVE_RGB = (213, 94, 0)
 #: the text colour of scores that are not significant
 NOT_SIGNIFICANT = "#767676"
-COLOUR_LEGEND = ("Colour: a significant score, blue when positive, vermillion when negative, "
-                 "deeper for larger scores; grey text with * : not significant.")
+def colour_legend(mark: str) -> str:
+    """The legend of colours and of the significance mark under every score table."""
+    from abnirml.report.tables import MARK_SIGNIFICANT
+
+    star = ("a * after a score marks it significant" if mark == MARK_SIGNIFICANT
+            else "a * before a score marks it not significant (ABNIRML's convention)")
+    return ("Colour: a significant score, blue when positive, vermillion when negative, "
+            f"deeper for larger scores; grey text: not significant; {star}.")
 
 
-def _cell(text: str, label: bool, scored: bool) -> str:
+COLOUR_LEGEND = colour_legend("significant")
+
+
+def _cell(text: str, label: bool, scored: bool, mark: str = "significant") -> str:
+    from abnirml.report.tables import shown_score
+
     if label:
         return f'<td class="label">{esc(text)}</td>'
     match = _SCORE.match(text.strip()) if scored else None
     if match is None:
         return f"<td>{esc(text)}</td>"
     star, sign, number, _zero = match.groups()
+    shown = esc(shown_score(text, mark))
     if star:
-        return f'<td class="ns">{esc(text)}</td>'
+        return f'<td class="ns">{shown}</td>'
     value = float(number) * (-1 if sign in ("-", "−") else 1)
     if value == 0.0:
-        return f'<td class="sig">{esc(text)}</td>'
+        return f'<td class="sig">{shown}</td>'
     red, green, blue = POSITIVE_RGB if value > 0 else NEGATIVE_RGB
     alpha = 0.15 + 0.4 * min(1.0, abs(value))
     kind = "pos" if value > 0 else "neg"
     return (f'<td class="sig {kind}" style="background:rgba({red},{green},{blue},'
-            f'{alpha:.2f})">{esc(text)}</td>')
+            f'{alpha:.2f})">{shown}</td>')
 
 
 def table_html(table: Table, slug: str = "", title: bool = True) -> str:
@@ -159,7 +172,7 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     rows with example samples (``table.row_examples``) link to them; the table scrolls
     inside its own box when wider than the page."""
     from abnirml.report.export import text_columns
-    from abnirml.report.tables import SCORE_LEGEND, ZERO_MARK
+    from abnirml.report.tables import ZERO_MARK, score_legend
 
     text = text_columns(table)
     scored = set(table.scored)
@@ -172,7 +185,7 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     body_rows = []
     for i, row in enumerate(table.rows):
         small = samples is not None and samples < len(row) and _is_small(row[samples])
-        cells = [_cell(c, j in text, j in scored) for j, c in enumerate(row)]
+        cells = [_cell(c, j in text, j in scored, table.mark) for j, c in enumerate(row)]
         if small:
             cells[samples] = cells[samples].replace(
                 "</td>", f'<span class="smalln" title="fewer than {SMALL_N} samples">'
@@ -192,8 +205,8 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     if scored:
         zero = any(ZERO_MARK in row[j] or _rounds_small(row[j])
                    for row in table.rows for j in scored if j < len(row))
-        legend = (f'<p class="legend">{esc(COLOUR_LEGEND)}'
-                  + (f" {esc(SCORE_LEGEND)}" if zero else "") + "</p>")
+        legend = (f'<p class="legend">{esc(colour_legend(table.mark))}'
+                  + (f" {esc(score_legend(table.mark))}" if zero else "") + "</p>")
     exports = (f'<p class="note">Exports: <code>tables/{esc(slug)}.csv</code>, '
                f"<code>tables/{esc(slug)}.tex</code></p>") if slug else ""
     return (f"{heading}{note}<div class=\"scroll\"><table data-table=\"{esc(slug)}\"><thead>"
@@ -220,32 +233,84 @@ case (a shuffled 32k-word pair took seconds, three 1M-character passages minutes
 longer texts are highlighted over their first ``DIFF_WORDS`` words and the page says so."""
 
 
-def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, bool]:
-    """Escaped HTML of both texts with the words that differ marked; False if unrelated.
+REORDER_BAG = 0.8
+"""Texts sharing at least this share of their words (as multisets) but far less of their
+word order are one text reordered (a shuffle, a reversal): their moved words are marked."""
 
-    Texts sharing less than ``min_ratio`` of their words are different documents (as in
-    measure-and-match probes): marking everything would say nothing, so they stay plain.
-    Only the first :data:`DIFF_WORDS` words are compared (see there).
+EDIT, REORDER = "edit", "reorder"
+
+
+def word_diff(a: str, b: str, min_ratio: float = 0.3) -> tuple[str, str, str]:
+    """Escaped HTML of both texts with the words that differ marked, and what kind of
+    difference it is: :data:`EDIT` (words deleted, inserted, replaced), :data:`REORDER`
+    (mostly the same words in another order: words outside the longest in-order alignment
+    are marked as moved, words only one text has as deleted or inserted), or "" (unrelated).
+
+    Texts sharing less than ``min_ratio`` of their words in order, and not one text
+    reordered, are different documents (as in measure-and-match probes): marking everything
+    would say nothing, so they stay plain. Only the first :data:`DIFF_WORDS` words are
+    compared (see there).
     """
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
     wa = [t for t in ta if not t.isspace()]
     wb = [t for t in tb if not t.isspace()]
     cut = len(wa) > DIFF_WORDS or len(wb) > DIFF_WORDS
-    matcher = difflib.SequenceMatcher(a=wa[:DIFF_WORDS], b=wb[:DIFF_WORDS], autojunk=False)
-    if matcher.ratio() < min_ratio:
-        return esc(a), esc(b), False
-    changed_a: set[int] = set()
-    changed_b: set[int] = set()
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op != "equal":
-            changed_a.update(range(i1, i2))
-            changed_b.update(range(j1, j2))
+    wa, wb = wa[:DIFF_WORDS], wb[:DIFF_WORDS]
+    matcher = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False)
+    ratio = matcher.ratio()
+    bag = _bag_share(wa, wb)
+    kind = REORDER if bag >= REORDER_BAG and ratio < bag - 0.2 else EDIT
+    if kind == EDIT and ratio < min_ratio:
+        return esc(a), esc(b), ""
     note = (f' <span class="note">[highlighting covers the first {DIFF_WORDS:,} words '
             "only]</span>") if cut else ""
-    return (_marked(ta, changed_a, "del") + note, _marked(tb, changed_b, "ins") + note, True)
+    if kind == REORDER:
+        in_order_a: set[int] = set()
+        in_order_b: set[int] = set()
+        for block in matcher.get_matching_blocks():
+            in_order_a.update(range(block.a, block.a + block.size))
+            in_order_b.update(range(block.b, block.b + block.size))
+        marks_a = _moved(wa, in_order_a, wb, in_order_b, "del")
+        marks_b = _moved(wb, in_order_b, wa, in_order_a, "ins")
+        return _marked(ta, marks_a) + note, _marked(tb, marks_b) + note, REORDER
+    changed_a: dict[int, str] = {}
+    changed_b: dict[int, str] = {}
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            changed_a.update(dict.fromkeys(range(i1, i2), "del"))
+            changed_b.update(dict.fromkeys(range(j1, j2), "ins"))
+    return _marked(ta, changed_a) + note, _marked(tb, changed_b) + note, EDIT
 
 
-def _marked(tokens: Sequence[str], changed: set[int], css: str) -> str:
+def _bag_share(wa: Sequence[str], wb: Sequence[str]) -> float:
+    """The share of words the two texts have in common, order ignored (multisets)."""
+    from collections import Counter
+
+    longest = max(len(wa), len(wb))
+    return sum((Counter(wa) & Counter(wb)).values()) / longest if longest else 1.0
+
+
+def _moved(words: Sequence[str], in_order: set[int], other: Sequence[str],
+           other_in_order: set[int], missing: str) -> dict[int, str]:
+    """Word index → mark for a reordered text: ``mov`` for a word the other text has out of
+    this order, ``missing`` (del / ins) for a word it does not have."""
+    from collections import Counter
+
+    spare = Counter(w for j, w in enumerate(other) if j not in other_in_order)
+    marks: dict[int, str] = {}
+    for i, word in enumerate(words):
+        if i in in_order:
+            continue
+        if spare[word] > 0:
+            spare[word] -= 1
+            marks[i] = "mov"
+        else:
+            marks[i] = missing
+    return marks
+
+
+def _marked(tokens: Sequence[str], marks: Mapping[int, str]) -> str:
+    """The tokens as escaped HTML, word ``i`` wrapped in ``<mark class=marks[i]>``."""
     out: list[str] = []
     word = 0
     for token in tokens:
@@ -253,9 +318,18 @@ def _marked(tokens: Sequence[str], changed: set[int], css: str) -> str:
             out.append(esc(token))
             continue
         text = esc(token)
-        out.append(f'<mark class="{css}">{text}</mark>' if word in changed else text)
+        css = marks.get(word)
+        out.append(f'<mark class="{css}">{text}</mark>' if css else text)
         word += 1
     return "".join(out)
+
+
+HINTS = {
+    "": "Two different documents: no word-level highlighting.",
+    REORDER: "The same words in another order: words moved out of the longest in-order "
+             "alignment are marked yellow; words only one text has are red (d1) or green "
+             "(d2).",
+}
 
 
 def examples_html(examples: Sequence[Mapping[str, Any]]) -> str:
@@ -276,8 +350,8 @@ def examples_html(examples: Sequence[Mapping[str, Any]]) -> str:
                 for r, v in scores.items())
             meta = item.get("meta") or {}
             meta_text = ", ".join(f"{k} = {v}" for k, v in meta.items())
-            hint = "" if related else ('<p class="note">Two different documents: no word-level '
-                                       "highlighting.</p>")
+            hint = (f'<p class="note">{esc(HINTS[related])}</p>' if related in HINTS
+                    else "")
             parts.append(
                 f'<div class="sample"><p><b>Query:</b> {esc(item.get("query", ""))}</p>{hint}'
                 f'<div class="docs"><div><b>d1</b><div class="doc">{doc1}</div></div>'

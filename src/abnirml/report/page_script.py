@@ -10,7 +10,9 @@ by its summary and every table is complete:
   their target before the browser scrolls to it;
 * tables longer than :data:`CONTROLS_FROM_ROWS` rows get a search box, a selector for each
   Ranker / Family / Significant column, and sorting by a click on a column header — rows
-  marked ``small`` (fewer samples than the report trusts) always stay last.
+  marked ``small`` (fewer samples than the report trusts) always stay last. In a grouped
+  table (the ranker named on a group's first row only) a blank cell belongs to the group
+  above it, read once in the page's order, so a filter keeps the whole group.
 """
 
 from __future__ import annotations
@@ -69,10 +71,12 @@ SCRIPT = r"""
       var select = document.createElement("select");
       select.dataset.column = String(column);
       select.setAttribute("aria-label", th.textContent.trim());
-      var values = [];
+      var values = [], last = "";
       rows.forEach(function (row) {
         var v = row.cells[column] ? row.cells[column].textContent.trim() : "";
-        if (values.indexOf(v) < 0) { values.push(v); }
+        if (v === "") { v = last; } else { last = v; }  // a group's later rows: its value
+        row.dataset["filter" + column] = v;
+        if (v !== "" && values.indexOf(v) < 0) { values.push(v); }
       });
       [""].concat(values.sort()).forEach(function (v) {
         var option = document.createElement("option");
@@ -92,8 +96,7 @@ SCRIPT = r"""
       rows.forEach(function (row) {
         var keep = !words || row.textContent.toLowerCase().indexOf(words) >= 0;
         selects.forEach(function (select) {
-          var cell = row.cells[Number(select.dataset.column)];
-          if (select.value && (!cell || cell.textContent.trim() !== select.value)) {
+          if (select.value && row.dataset["filter" + select.dataset.column] !== select.value) {
             keep = false;
           }
         });

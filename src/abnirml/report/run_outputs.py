@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,12 +19,14 @@ from abnirml.errors import InputError
 from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
-    SCORE_LEGEND,
+    MARK_SIGNIFICANT,
     escape_md,
     escape_md_code,
     family_table,
     family_views,
     probe_labels,
+    report_mark,
+    score_legend,
     to_markdown,
 )
 
@@ -97,7 +100,10 @@ def read_run_info(path: Path) -> dict[str, Any]:
     return info
 
 
-def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any]) -> str:
+def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any],
+                    screen: Any = None) -> str:
+    """report.md's text; ``screen`` is the first screen the page shows
+    (:func:`~abnirml.report.findings.first_screen`), else the per-ranker key findings."""
     parts = ["# abnirml report", ""]
     collection = run_info.get("collection", {})
     if collection:
@@ -106,9 +112,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
                      f"{collection.get('queries', '?')} queries, "
                      f"{collection.get('documents', '?')} documents with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
-    from abnirml.report.findings import findings_markdown, key_findings
+    from abnirml.report.findings import findings_markdown, first_screen
 
-    findings = findings_markdown(key_findings(records, run_info))     # the answer first
+    if screen is None:
+        screen = first_screen(records, run_info)
+    findings = findings_markdown(screen.found, screen.shared, screen.criteria)  # answer first
     if findings:
         parts += ["", *findings, "", "## The run"]
 
@@ -142,8 +150,11 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     parts.append("")
     from abnirml.report.intervals import significance_phrase
 
-    parts.append("Cells: probe score in [−1, 1]; `*` marks scores not significant "
-                 f"({significance_phrase(run_info)}). {SCORE_LEGEND}")
+    mark = report_mark(run_info)
+    star = ("`*` after a score marks it significant" if mark == MARK_SIGNIFICANT
+            else "`*` before a score marks it not significant (ABNIRML's convention)")
+    parts.append(f"Cells: probe score in [−1, 1]; {star} "
+                 f"({significance_phrase(run_info)}). {score_legend(mark)}")
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
@@ -157,6 +168,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
         table = family_table(records, view, labels)
         if table is None:
             continue
+        table = dataclasses.replace(table, mark=mark)
         family = view.key
         if view.layout == AXIOM_LAYOUT:
             axiom_lines += axiom_sections([r for r in records if r["family"] == family])

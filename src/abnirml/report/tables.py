@@ -1,8 +1,12 @@
 """Paper-layout tables built from result records (markdown here; other formats reuse rows).
 
-A cell shows the probe score with sign (``+0.40``) and a leading ``*`` when the effect is
-not significant after the Bonferroni correction — the papers' convention. Rows are probes
-(and breakdown subsets), columns are rankers, the last column is the sample count.
+A cell shows the probe score with sign (``+0.40``) and whether it is significant after the
+run's correction. The cells are built in one canonical form — a leading ``* `` on a score
+that is *not* significant, ABNIRML's convention — which the CSV and LaTeX exports and the
+page read; what a reader sees follows the table's :attr:`Table.mark`: by default a ``*``
+after each significant score (``+0.40*``), as most papers mark them, or ABNIRML's leading
+star on the others (``--significance-mark not-significant``). Rows are probes (and
+breakdown subsets), columns are rankers, the last column is the sample count.
 """
 
 from __future__ import annotations
@@ -79,6 +83,36 @@ def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     return labels
 
 
+#: the default: a ``*`` after each significant score (``+0.40*``), as most papers print it
+MARK_SIGNIFICANT = "significant"
+#: ABNIRML's convention: a ``*`` before each score that is not significant (``* +0.40``)
+MARK_NOT_SIGNIFICANT = "not-significant"
+MARKS = (MARK_SIGNIFICANT, MARK_NOT_SIGNIFICANT)
+
+
+def report_mark(run_info: Mapping[str, Any]) -> str:
+    """The significance mark the run's report uses (run.json's ``report``; the default)."""
+    mark = (run_info.get("report") or {}).get("significance_mark", MARK_SIGNIFICANT)
+    return mark if mark in MARKS else MARK_SIGNIFICANT
+
+
+def shown_score(cell: str, mark: str) -> str:
+    """A canonical score cell (:func:`format_score`) as the tables print it under ``mark``:
+    ``+0.40*`` / ``+0.40`` (significant / not) by default, unchanged for ABNIRML's mark."""
+    if mark == MARK_NOT_SIGNIFICANT:
+        return cell
+    text = cell.strip()
+    if text.startswith("* "):
+        return text[2:]
+    return cell if text in ("", "–") else text + "*"
+
+
+def mark_words(mark: str) -> str:
+    """What the star means under ``mark``, for captions and legends."""
+    return ("* after a score: significant" if mark == MARK_SIGNIFICANT
+            else "* before a score: not significant")
+
+
 @dataclass(frozen=True)
 class Table:
     title: str
@@ -102,21 +136,28 @@ class Table:
     row_ids: tuple[str, ...] = ()
     #: the page only: per row, the ``id`` of its example samples ("" for none)
     row_examples: tuple[str, ...] = ()
+    #: how the ``scored`` columns are printed (:data:`MARKS`); the cells stay canonical
+    mark: str = MARK_SIGNIFICANT
 
 
 #: marks a significant score of exactly 0 (see :data:`SCORE_LEGEND`)
 ZERO_MARK = "†"
-#: the legend every report prints under its score tables
-SCORE_LEGEND = (
-    "A significant score that rounds to 0.00 is shown with more digits (+0.004); "
-    f"0.00{ZERO_MARK} is a significant score of exactly 0: as many differences beyond ±δ "
-    "favour d1 as d2 (often none), yet the raw score differences, which the test uses, "
-    "lean one way. A score from fewer than 2 samples is never tested (no p-value) and "
-    "is starred too.")
+def score_legend(mark: str = MARK_SIGNIFICANT) -> str:
+    """The legend every report prints under its score tables."""
+    untested = ("carries no mark" if mark == MARK_SIGNIFICANT else "is starred too")
+    return ("A significant score that rounds to 0.00 is shown with more digits (+0.004); "
+            f"0.00{ZERO_MARK} is a significant score of exactly 0: as many differences "
+            "beyond ±δ favour d1 as d2 (often none), yet the raw score differences, which "
+            "the test uses, lean one way. A score from fewer than 2 samples is never tested "
+            f"(no p-value) and {untested}.")
+
+
+SCORE_LEGEND = score_legend()
 
 
 def format_score(record: Mapping[str, Any]) -> str:
-    """The papers' cell: ``+0.40``; ``* +0.40`` when not significant.
+    """The canonical cell: ``+0.40``; ``* +0.40`` when not significant (printed as the
+    table's :attr:`~Table.mark` says: :func:`shown_score`).
 
     A significant score that rounds to ``0.00`` would read as a contradiction, so it keeps
     one significant digit (``+0.004``), and an exact 0 carries :data:`ZERO_MARK`.
@@ -216,9 +257,11 @@ def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
 
 
 def to_markdown(table: Table) -> str:
+    scored = set(table.scored)
     lines = ["| " + " | ".join(_escape_md(h) for h in table.header) + " |",
              "|" + "|".join("---" for _ in table.header) + "|"]
-    lines += ["| " + " | ".join(_escape_md(c) for c in row) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(_escape_md(shown_score(c, table.mark) if j in scored else c)
+                                for j, c in enumerate(row)) + " |" for row in table.rows]
     return "\n".join(lines)
 
 

@@ -157,7 +157,11 @@ def transfer_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str
     lines = [f"## {view.title}", ""]
     table = transfer_table(records, view, all_probe_labels(mine, run_info))
     if table is not None:
-        lines += [table.note, "", to_markdown(table)]
+        from dataclasses import replace
+
+        from abnirml.report.tables import report_mark
+
+        lines += [table.note, "", to_markdown(replace(table, mark=report_mark(run_info)))]
     missing = missing_data_lines(records, run_info, key)
     if missing:
         lines += ["", "Not run (skipped as no-data):", ""]

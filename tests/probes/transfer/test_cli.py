@@ -120,8 +120,13 @@ def test_transfer_section_from_records():
         record("dtp:neutrality-wnc", "bm25", None, 0, {"no-data": 1}),
     ]
     text = "\n".join(transfer_section(records, {"options": {"transfer_data": "/d"}}))
-    assert "| Paraphrase | MRPC | 0.38 | 10 | no-shared-chunk 2 |" in text
-    assert "| Fluency | JFLEG | * -0.05 | 8 | duplicate 3, identical 1 |" in text
-    assert "|  | JFLEG spellchecked | +0.10 | 8 | 0 |" in text
+    assert "| Paraphrase | MRPC | 0.38* | 10 | no-shared-chunk 2 |" in text
+    assert "| Fluency | JFLEG | -0.05 | 8 | duplicate 3, identical 1 |" in text
+    assert "|  | JFLEG spellchecked | +0.10* | 8 | 0 |" in text
+    papers = "\n".join(transfer_section(records, {"options": {"transfer_data": "/d"},
+                                                  "report": {"significance_mark":
+                                                             "not-significant"}}))
+    assert "| Fluency | JFLEG | * -0.05 | 8 | duplicate 3, identical 1 |" in papers
+    assert "| Paraphrase | MRPC | 0.38 | 10 | no-shared-chunk 2 |" in papers
     assert "- data not found: /d/wnc — dtp:neutrality-wnc" in text
     assert transfer_section([dict(records[0], family="mmp")], {}) == []

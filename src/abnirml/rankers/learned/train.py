@@ -255,9 +255,11 @@ def cached_model(env, kind: str, seed: int, folds: int, params: Mapping[str, int
 
 def train_from_spec(collection_spec: str, model_spec: str, out: str | Path, *, seed: int = 0,
                     folds: int = DEFAULT_FOLDS, stopwords: str = "default",
-                    progress: bool | None = None) -> tuple[str, Path]:
+                    progress: bool | None = None, queries: str | None = None
+                    ) -> tuple[str, Path]:
     """``abnirml train``: ``model_spec`` is ``knrm``, ``cknrm`` or ``lgbm`` with optional
-    ``+key=value`` hyperparameters. Returns the kind and the directory written."""
+    ``+key=value`` hyperparameters; ``queries`` (``--queries N|FILE``) trains on a subset.
+    Returns the kind and the directory written."""
     from abnirml.data.collection import load_collection
     from abnirml.rankers.base import RankerSpec
 
@@ -268,6 +270,10 @@ def train_from_spec(collection_spec: str, model_spec: str, out: str | Path, *, s
     params = hyperparameters(spec.family, dict(spec.params), f"--model {model_spec}")
     check_model_folder(Path(out))       # before the collection loads and training starts
     collection = load_collection(collection_spec)
+    if queries is not None:
+        from abnirml.data.query_subset import choose, restrict
+
+        collection = restrict(collection, choose(collection, queries, seed))
     path = train_model(collection, spec.family, Path(out), seed=seed, folds=folds, params=params,
                        analyzer=Analyzer(stopwords=stopwords), progress=progress)
     return spec.family, path

@@ -248,20 +248,3 @@ def check_ray_address(address: object, where: str = "--ray") -> None:
     if problem:
         raise ConfigError(f"{where} {address!r} is not a Ray address ({problem}); expected "
                           "'ray://head:10001', 'head:6379', 'auto' or 'local'")
-
-
-def make_executor(workers: int = 1, ray_address: str | None = None,
-                  ray_tasks: int | None = None,
-                  ray_gpus: float | None = None) -> ScoringExecutor:
-    """The executor a session's settings ask for: Ray (``ray_tasks`` in flight, else sized
-    from the cluster; ``ray_gpus`` per task), worker processes, or this process."""
-    if ray_address is not None:
-        from abnirml.evaluation.ray_executor import RayExecutor
-
-        check_ray_address(ray_address)
-        return RayExecutor(ray_address, ray_tasks, ray_gpus)
-    if workers > 1:
-        return ProcessExecutor(workers)
-    if workers < 1:
-        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
-    return SerialExecutor()

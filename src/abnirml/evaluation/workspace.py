@@ -13,9 +13,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
+
+if TYPE_CHECKING:
+    from abnirml.evaluation.parallel import ScoringExecutor
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,6 @@ class Workspace:
     def scorer(self, progress: bool | None = None) -> Iterator[Any]:
         """A Scorer over the score cache, open for the duration of the block, scoring in
         the session's ``workers`` processes or on its Ray cluster."""
-        from abnirml.evaluation.parallel import make_executor
         from abnirml.evaluation.scoring import Scorer
         from abnirml.rankers.cache import ScoreCache
 
@@ -219,3 +221,27 @@ def as_ranker(obj: Any, taken: Sequence[str]) -> Any:
         return wrap_pyterrier(obj, name=name)
     raise ConfigError(f"ranker {obj!r}: expected a spec string, a Ranker (name, fingerprint, "
                       "score) or a PyTerrier transformer")
+
+
+def make_executor(workers: int = 1, ray_address: str | None = None,
+                  ray_tasks: int | None = None,
+                  ray_gpus: float | None = None) -> ScoringExecutor:
+    """The executor a session's settings ask for (chosen here, above both executor
+    modules, so neither imports the other back): Ray (``ray_tasks`` in flight, else sized
+    from the cluster; ``ray_gpus`` per task), worker processes, or this process."""
+    from abnirml.evaluation.parallel import (
+        ProcessExecutor,
+        SerialExecutor,
+        check_ray_address,
+    )
+
+    if ray_address is not None:
+        from abnirml.evaluation.ray_executor import RayExecutor
+
+        check_ray_address(ray_address)
+        return RayExecutor(ray_address, ray_tasks, ray_gpus)
+    if workers > 1:
+        return ProcessExecutor(workers)
+    if workers < 1:
+        raise ConfigError(f"--workers must be ≥ 1, got {workers}")
+    return SerialExecutor()

@@ -89,9 +89,11 @@ def reordering_bound(chain: int | Iterable[int], scale: float = 1.0,
     return 2.0 * gamma * scale
 
 
-def transformer_chain(config: Any, length: int, outputs: Iterable[int] = ()) -> int:
+def transformer_chain(config: Any, length: int | None = None, outputs: Iterable[int] = ()
+                      ) -> int:
     """The roundings along one output's longest path through a Hugging Face transformer
-    (``config``: its config object or model folder) on inputs of ``length`` tokens.
+    (``config``: its config object or model folder) on inputs of ``length`` tokens (the
+    longest the model takes when not given).
 
     Per layer, in sequence: the query/key/value projections (a sum over the hidden width),
     attention scores (head width), the softmax's normaliser and the weighted sum of values
@@ -112,6 +114,8 @@ def transformer_chain(config: Any, length: int, outputs: Iterable[int] = ()) -> 
     inner = getattr(config, "intermediate_size", None) or config.d_ff
     heads = getattr(config, "num_attention_heads", None) or config.num_heads
     head = getattr(config, "head_dim", None) or getattr(config, "d_kv", None) or hidden // heads
+    if length is None:
+        length = getattr(config, "max_position_embeddings", None) or 512
     per_layer = hidden + head + 2 * length + hidden + 1 + 2 * hidden + hidden + inner + 2 \
         + 2 * hidden
     return 3 + 2 * hidden + layers * per_layer + sum(outputs)

@@ -119,3 +119,31 @@ def transformer_chain(config: Any, length: int | None = None, outputs: Iterable[
     per_layer = hidden + head + 2 * length + hidden + 1 + 2 * hidden + hidden + inner + 2 \
         + 2 * hidden
     return 3 + 2 * hidden + layers * per_layer + sum(outputs)
+
+
+def score_bound(spec: str, scale: float = 1.0) -> float:
+    """:func:`reordering_bound` for a score of the ranker ``spec`` (``family:folder[+…]``,
+    a local Hugging Face model): the transformer's chain, then a pooler or decoder, the head
+    and a softmax over the vocabulary (ColBERT: also its projection and the 32 query
+    positions' MaxSim). ``scale`` is the size of the score's terms (1 for a score computed
+    from normalised features; 32 for ColBERT's sum of 32 cosines)."""
+    from transformers import AutoConfig
+
+    family, _, rest = spec.partition(":")
+    config = AutoConfig.from_pretrained(rest.split("+", 1)[0])
+    width = getattr(config, "hidden_size", None) or config.d_model
+    outputs = (width, width, config.vocab_size) + ((16, 32) if family == "colbert" else ())
+    return reordering_bound(transformer_chain(config, outputs=outputs), scale)
+
+
+def knrm_bound(scores: Any, max_query_len: int = 16, max_doc_len: int = 128,
+               dimensions: int = 50) -> float:
+    """:func:`reordering_bound` for KNRM scores: a cosine over the GloVe ``dimensions`` (two
+    norms and a dot product), a kernel, the sum over the document's terms, a log, the sum
+    over the query's terms and the 11 kernels' weights. The kernels' width (σ = 0.1) turns
+    a similarity's error into up to ten times as much of a kernel value, so the scale is ten
+    times the scores' size."""
+    import numpy as np
+
+    chain = 3 * dimensions + 1 + max_doc_len + 1 + max_query_len + 11 + 1
+    return reordering_bound(chain, 10.0 * max(1.0, float(np.abs(scores).max())))

@@ -15,7 +15,7 @@ from abnirml.evaluation.scoring import Scorer
 from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from tests._tiny_models import save_colbert, save_cross_encoder, save_t5
-from tests.helpers import reordering_bound, transformer_chain
+from tests.helpers import reordering_bound, score_bound
 
 PAIRS = [
     ("symptoms of vitamin d deficiency", "tiredness and bone symptoms in adults with "
@@ -51,23 +51,9 @@ def build(spec: str, env: RankerEnv | None = None):
     return build_ranker(spec, env or RankerEnv())
 
 
-def _bound(spec: str, scale: float = 1.0) -> float:
-    """How far two float32 evaluations of a score of ``spec`` (batched or padded
-    differently) may lie apart: the encoder's chain, then a pooler or decoder, the head and
-    a softmax over the vocabulary (ColBERT: its projection and 32 query positions' MaxSim);
-    ``scale`` is the size of the score's terms (see tests/helpers.py)."""
-    from transformers import AutoConfig
-
-    family, _, rest = spec.partition(":")
-    config = AutoConfig.from_pretrained(rest.split("+", 1)[0])
-    width = getattr(config, "hidden_size", None) or config.d_model
-    outputs = (width, width, config.vocab_size) + ((16, 32) if family == "colbert" else ())
-    return reordering_bound(transformer_chain(config, outputs=outputs), scale)
-
-
 def assert_batch_invariant(spec_base: str, pairs=PAIRS, scale: float = 1.0) -> np.ndarray:
     full = build(f"{spec_base}+batch_size=64").score(pairs)
-    bound = _bound(spec_base, max(scale, float(np.abs(full).max())))
+    bound = score_bound(spec_base, max(scale, float(np.abs(full).max())))
     for size in (1, 2, 3):
         np.testing.assert_allclose(build(f"{spec_base}+batch_size={size}").score(pairs), full,
                                    atol=bound, rtol=0)
@@ -86,9 +72,9 @@ def test_cross_encoder_single_logit_matches_model_and_is_batch_invariant(models)
         q, d = PAIRS[0]
         expected = model(**tok(q, d, return_tensors="pt")).logits[0, 0].item()
     spec = f"cross-encoder:{models['ce1']}"
-    assert scores[0] == pytest.approx(expected, abs=_bound(spec, max(1.0, abs(expected))))
+    assert scores[0] == pytest.approx(expected, abs=score_bound(spec, max(1.0, abs(expected))))
     prob = build(f"{spec}+output=prob").score(PAIRS)
-    np.testing.assert_allclose(prob, 1 / (1 + np.exp(-scores)), atol=_bound(spec), rtol=0)
+    np.testing.assert_allclose(prob, 1 / (1 + np.exp(-scores)), atol=score_bound(spec), rtol=0)
 
 
 def test_cross_encoder_two_logit_head_scores_log_odds_of_relevance(models):
@@ -103,11 +89,11 @@ def test_cross_encoder_two_logit_head_scores_log_odds_of_relevance(models):
         logits = model(**tok([q for q, _ in PAIRS], [d for _, d in PAIRS], padding=True,
                              return_tensors="pt")).logits
     spec = f"cross-encoder:{models['ce2']}"
-    bound = _bound(spec, max(1.0, float(logits.abs().max())))
+    bound = score_bound(spec, max(1.0, float(logits.abs().max())))
     np.testing.assert_allclose(scores, (logits[:, 1] - logits[:, 0]).numpy(), atol=bound, rtol=0)
     prob = build(f"{spec}+output=prob").score(PAIRS)
-    np.testing.assert_allclose(prob, torch.softmax(logits, -1)[:, 1].numpy(), atol=_bound(spec),
-                               rtol=0)
+    np.testing.assert_allclose(prob, torch.softmax(logits, -1)[:, 1].numpy(),
+                               atol=score_bound(spec), rtol=0)
     # probability and log-odds order documents identically
     assert list(np.argsort(prob)) == list(np.argsort(scores))
 
@@ -136,8 +122,8 @@ def test_monot5_scores_log_softmax_of_true_against_false(models):
         enc = tok(f"Query: {q} Document: {d} Relevant:", return_tensors="pt")
         logits = model(**enc, decoder_input_ids=torch.zeros((1, 1), dtype=torch.long)).logits
     t, f = logits[0, 0, true_id].item(), logits[0, 0, false_id].item()
-    assert scores[2] == pytest.approx(t - math.log(math.exp(t) + math.exp(f)),
-                                      abs=_bound(f"monot5:{models['t5']}", max(1.0, t, f, -t, -f)))
+    bound = score_bound(f"monot5:{models['t5']}", max(1.0, abs(t), abs(f)))
+    assert scores[2] == pytest.approx(t - math.log(math.exp(t) + math.exp(f)), abs=bound)
 
 
 def test_monot5_truncates_the_document_not_the_prompt(models):
@@ -169,7 +155,7 @@ def test_colbert_maxsim_matches_hand_computation_and_batching(models):
     import torch
 
     scores = assert_batch_invariant(f"colbert:{models['colbert']}", scale=32.0)
-    bound = _bound(f"colbert:{models['colbert']}", 32.0)      # 32 unit-vector MaxSims
+    bound = score_bound(f"colbert:{models['colbert']}", 32.0)      # 32 unit-vector MaxSims
     ranker = build(f"colbert:{models['colbert']}")
     with torch.inference_mode():
         for i in (0, 3, 5):
@@ -243,7 +229,7 @@ def test_engine_sorts_neural_batches_by_length(models):
     scorer = Scorer(ScoreCache(None), progress=False)
     engine = scorer.score(ranker, PAIRS)
     reference = ranker.score(PAIRS)
-    np.testing.assert_allclose(engine, reference, rtol=0, atol=_bound(
+    np.testing.assert_allclose(engine, reference, rtol=0, atol=score_bound(
         f"cross-encoder:{models['ce1']}", max(1.0, float(np.abs(reference).max()))))
     assert scorer.scored == len(PAIRS)
     again = scorer.score(ranker, PAIRS)                        # cached by fingerprint

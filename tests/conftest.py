@@ -128,3 +128,27 @@ def stats_builds(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
     return built
+
+
+#: Ray waits a fixed 30 s for its node to start (ray/_private/node.py); on a loaded machine
+#: that can run out, so the start is tried this many times
+RAY_START_TRIES = 3
+
+
+@pytest.fixture
+def ray_local():
+    """Ray started in this process as ``--ray local`` starts it (so the run under test finds
+    it running), tried again when Ray's fixed start-up wait runs out; shut down after."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
+    from abnirml.evaluation.parallel import RayExecutor
+
+    for attempt in range(1, RAY_START_TRIES + 1):
+        try:
+            RayExecutor("local")._init()
+            break
+        except Exception as exc:
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == RAY_START_TRIES:
+                raise
+    yield ray
+    ray.shutdown()

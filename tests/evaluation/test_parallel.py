@@ -1,6 +1,5 @@
 """Parallel and distributed scoring give byte-identical results to a serial run."""
 
-
 from abnirml.cli import main
 
 

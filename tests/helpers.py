@@ -79,9 +79,10 @@ def reordering_bound(chain: int | Iterable[int], scale: float = 1.0,
     approach to probabilistic rounding error analysis", SIAM J. Sci. Comput. 41(5), 2019);
     to first order the relative errors of successive sums add along the chain (each layer's
     normalisation keeps its activations at unit scale). Two evaluations are each within that
-    of the exact value, so within twice of each other. The worst case (N·u) would hold
-    whatever the errors' signs, but is hundreds of times wider than any error seen and, for
-    a model of real size, wider than the effects the tests tell apart.
+    of the exact value, so within twice of each other. The worst case (N·u, whatever the
+    errors' signs) is √N/λ times wider still: for all-MiniLM-L6-v2's shape (N ≈ 27,000)
+    wider than the patching effects its known-answer test tells apart, while the bound here
+    is twelve times below them and thousands of times above the differences seen.
     """
     n = chain if isinstance(chain, int) else sum(chain)
     u = roundoff

@@ -70,9 +70,14 @@ demo: demo-setup
 	  --out $(OUT)
 	@echo "report: $(OUT)/report.html (and $(OUT)/report.md)"
 
+# The suite runs across the cores (pytest-xdist): one worker per core this process may use,
+# at most 8; a test module's tests stay on one worker, which builds its module-scoped
+# fixtures (models, runs) once.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, len(os.sched_getaffinity(0))))' \
+	2>/dev/null || echo 2)
 test: setup
 	-@$(MAKE) --no-print-directory browser-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks

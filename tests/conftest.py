@@ -11,6 +11,31 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ABNIRML_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+def pytest_configure(config):
+    """Under pytest-xdist, each worker's math libraries get their share of the cores.
+
+    ``make test`` runs one worker per core (``--dist loadfile``: a module's tests share one
+    worker, so a model or run its module-scoped fixture builds is built once); torch, MKL and
+    OpenMP would each start a thread per core in every worker, and threads spinning for
+    cores that the other workers hold make the suite slower, not faster. Subprocesses
+    started by tests inherit the share.
+    """
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not workers:
+        return
+    share = max(1, _cores() // max(1, int(workers)))
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, str(share))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                  # not Linux
+        return os.cpu_count() or 1
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     """A test (or fixture) that needs an optional extra which is absent skips, saying which."""
@@ -103,3 +128,27 @@ def stats_builds(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(CollectionStats, "build", classmethod(counting))
     return built
+
+
+#: Ray waits a fixed 30 s for its node to start (ray/_private/node.py); on a loaded machine
+#: that can run out, so the start is tried this many times
+RAY_START_TRIES = 3
+
+
+@pytest.fixture
+def ray_local():
+    """Ray started in this process as ``--ray local`` starts it (so the run under test finds
+    it running), tried again when Ray's fixed start-up wait runs out; shut down after."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
+    from abnirml.evaluation.parallel import RayExecutor
+
+    for attempt in range(1, RAY_START_TRIES + 1):
+        try:
+            RayExecutor("local")._init()
+            break
+        except Exception as exc:
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == RAY_START_TRIES:
+                raise
+    yield ray
+    ray.shutdown()

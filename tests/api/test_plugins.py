@@ -394,43 +394,32 @@ WORKER_RANKERS = '''
 
 @pytest.mark.parametrize("executor", [["--workers", "2"], ["--ray", "local"]],
                          ids=["workers", "ray"])
-def test_a_plugin_ranker_failing_in_a_worker_names_its_own_line(tmp_path, capsys, executor):
+def test_a_plugin_ranker_failing_in_a_worker_names_its_own_line(tmp_path, capsys, executor,
+                                                                 request):
     """multiprocessing and Ray re-raise a worker's exception with their own frames: the
     line named must still be the plugin's, and abnirml's own errors stay their one line."""
     if executor[0] == "--ray":
-        pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
+        request.getfixturevalue("ray_local")
     plugin = _write(tmp_path, "worker_rankers.py", WORKER_RANKERS)
     common = ["run", "--plugin", plugin, "--probe", "tmp:prepend-query", "--no-cache",
               "--no-effectiveness", "--quiet", "--batch-size", "50", *executor]
-    try:
-        assert main([*common, "--ranker", "raising", "--out", str(tmp_path / "a")]) == 2
-        assert _one_line_error(capsys) == (
-            f"abnirml: error: ranker raising: score() failed ({plugin}:8): KeyError: "
-            "'missing'")
-        assert main([*common, "--ranker", "refusing", "--out", str(tmp_path / "b")]) == 2
-        assert _one_line_error(capsys) == \
-            "abnirml: error: refusing: this ranker needs a GPU"
-    finally:
-        if executor[0] == "--ray":
-            import ray
-
-            ray.shutdown()
+    assert main([*common, "--ranker", "raising", "--out", str(tmp_path / "a")]) == 2
+    assert _one_line_error(capsys) == (
+        f"abnirml: error: ranker raising: score() failed ({plugin}:8): KeyError: "
+        "'missing'")
+    assert main([*common, "--ranker", "refusing", "--out", str(tmp_path / "b")]) == 2
+    assert _one_line_error(capsys) == \
+        "abnirml: error: refusing: this ranker needs a GPU"
 
 
-def test_a_ranker_class_from_a_plugin_file_runs_on_ray(tmp_path):
+def test_a_ranker_class_from_a_plugin_file_runs_on_ray(tmp_path, ray_local):
     """Ray's workers cannot import a plugin file's module (its name exists only in this
     process); the module goes to them by value, and the results equal a serial run's."""
-    pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
     plugin = _write(tmp_path, "rankers.py", RANKERS)
     args = ["--ranker", "query-words+weight=2", "--probe", "tmp:prepend-query", "--no-cache",
             "--batch-size", "50"]
     serial = _first_record(plugin, tmp_path / "serial", *args)
-    try:
-        on_ray = _first_record(plugin, tmp_path / "ray", *args, "--ray", "local")
-    finally:
-        import ray
-
-        ray.shutdown()
+    on_ray = _first_record(plugin, tmp_path / "ray", *args, "--ray", "local")
     assert on_ray == serial and serial["n"] > 0 and serial["neg"] == 0
 
 

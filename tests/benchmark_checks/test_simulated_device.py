@@ -4,7 +4,9 @@ given, and the run ends with the ratio line."""
 
 from __future__ import annotations
 
+import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 from benchmarks import simulated_device
@@ -24,14 +26,25 @@ def _pairs(count: int) -> list[tuple[str, str]]:
             for i in range(count)]
 
 
-def test_scores_wait_for_the_device_which_is_busy_for_the_padded_tokens():
+def test_scores_wait_for_the_device_which_is_busy_for_the_padded_tokens(monkeypatch):
     import numpy as np
 
+    # the device's sleep starts only when the test opens the gate: forward() returning with
+    # the gate shut shows the batch was queued and the host went on, whatever the load
+    gate = threading.Event()
+
+    def gated_sleep(seconds: float) -> None:
+        gate.wait()
+        time.sleep(seconds)
+
+    monkeypatch.setattr(simulated_device, "time",
+                        SimpleNamespace(sleep=gated_sleep, perf_counter=time.perf_counter))
     device = SimulatedDevice(seconds_per_token=0.01)
     ids = np.zeros((2, 5), dtype=np.int64)
-    start = time.perf_counter()
     pending = device.forward({"input_ids": ids}, [])
-    assert time.perf_counter() - start < 0.05          # queued: the host goes on
+    assert not pending.done.is_set()                    # queued: the host goes on
+    start = time.perf_counter()
+    gate.set()
     assert pending.double().cpu().numpy().tolist() == [0.0, 0.0]
     assert time.perf_counter() - start >= 0.1           # 10 padded tokens × 0.01 s
     assert (device.tokens, device.rows, device.batches) == (10, 2, 1)

@@ -1,7 +1,5 @@
 """Parallel and distributed scoring give byte-identical results to a serial run."""
 
-import pytest
-
 from abnirml.cli import main
 
 
@@ -18,15 +16,9 @@ def test_workers_match_serial(tmp_path):
     assert results_of(tmp_path, "workers", "--workers", "2") == serial
 
 
-def test_ray_local_matches_serial(tmp_path):
-    pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
+def test_ray_local_matches_serial(tmp_path, ray_local):
     serial = results_of(tmp_path, "serial")
-    try:
-        assert results_of(tmp_path, "ray", "--ray", "local") == serial
-    finally:
-        import ray
-
-        ray.shutdown()
+    assert results_of(tmp_path, "ray", "--ray", "local") == serial
 
 
 def test_invalid_worker_count(capsys):

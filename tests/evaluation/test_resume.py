@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -68,13 +67,24 @@ def test_interrupted_run_rescores_nothing_cached(tmp_path, counting_ranker):
 
 
 SLOW_RUN = """
-import sys, time
+import os, sys, time
 from abnirml.cli import main
 from abnirml.rankers import registry
 from abnirml.rankers.lexical import BM25
 
+# KILL_AFTER=k: the k-th scored batch touches KILL_MARKER, and the run stops for good two
+# batches later (until killed), so a kill always finds it unfinished, whatever the load
+KILL_AFTER = int(os.environ.get("KILL_AFTER", "0"))
+
 class SlowBM25(BM25):
+    calls = 0
+
     def score(self, pairs):
+        SlowBM25.calls += 1
+        if KILL_AFTER and SlowBM25.calls == KILL_AFTER:
+            open(os.environ["KILL_MARKER"], "w").close()
+        if KILL_AFTER and SlowBM25.calls >= KILL_AFTER + 2:
+            time.sleep(3600)
         time.sleep(0.1)
         return super().score(pairs)
 
@@ -91,25 +101,11 @@ def _slow_cli(tmp_path: Path, out: str, cache: Path) -> list[str]:
             "--batch-size", "10", "--cache", str(cache), "--out", out, "--quiet"]
 
 
-def _committed(cache: Path) -> int:
-    """Rows committed to ``cache`` so far, read without creating or changing the file."""
-    if not cache.exists():
-        return 0
-    conn = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30)
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
-    except sqlite3.OperationalError:      # tables not created yet
-        return 0
-    finally:
-        conn.close()
-
-
-def _wait_for_commits_beyond(cache: Path, count: int, proc: subprocess.Popen,
-                             limit_s: float = 120.0) -> None:
+def _wait_for(marker: Path, proc: subprocess.Popen, limit_s: float = 600.0) -> None:
     deadline = time.monotonic() + limit_s
-    while _committed(cache) <= count:
-        assert proc.poll() is None, "the run ended before committing anything new"
-        assert time.monotonic() < deadline, "the run committed nothing within the time limit"
+    while not marker.exists():
+        assert proc.poll() is None, "the run ended before reaching its kill point"
+        assert time.monotonic() < deadline, "the run did not reach its kill point in time"
         time.sleep(0.02)
 
 
@@ -124,13 +120,16 @@ def test_sigkill_at_random_points_then_resume_gives_same_results(tmp_path):
     rng = np.random.default_rng(11)
     previous = 0
     for _ in range(3):
-        proc = subprocess.Popen(_slow_cli(tmp_path, str(tmp_path / "killed"), cache), env=env,
+        marker = tmp_path / "kill-point"
+        marker.unlink(missing_ok=True)
+        after = int(rng.integers(2, 4))   # ≤ 4 of its 23 batches a round
+        proc = subprocess.Popen(_slow_cli(tmp_path, str(tmp_path / "killed"), cache),
+                                env={**env, "KILL_AFTER": str(after), "KILL_MARKER": str(marker)},
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # Kill once this run has committed something new, at a random moment inside a later
-        # batch: a fixed delay raced the run's start-up (faster with the parse store) and
-        # could let it finish before the kill.
-        _wait_for_commits_beyond(cache, previous, proc)
-        time.sleep(float(rng.uniform(0.0, 0.15)))
+        # Kill at a random moment after the run's kill point: inside one of its next batches,
+        # their commits, or where it stops for good; never after it has finished.
+        _wait_for(marker, proc)
+        time.sleep(float(rng.uniform(0.0, 0.3)))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with ScoreCache(cache) as c:

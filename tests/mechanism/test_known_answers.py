@@ -19,6 +19,7 @@ from abnirml.mechanism.engine import (
 )
 from abnirml.mechanism.targets import target_for
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from tests.helpers import reordering_bound, transformer_chain
 from tests.mechanism._models import FAMILIES, ranker_spec, save_one_head_bert
 
 QUERY = "vitamin d deficiency symptoms"
@@ -202,9 +203,14 @@ def test_known_answers_at_the_full_size_of_all_minilm_l6_v2(tmp_path):
         clean, cache = run_clean(target, pair, 1)
         scores = patched_scores(target, pair, cache, patches, 1)
         assert scores.tolist() == [clean.perturbed, clean.perturbed, clean.base]
-        # several rows per call: a row's place in the matrix products may change the last
-        # bits of its score, nothing more
+        # several rows per call: a row's place in the matrix products may change the order
+        # of the float32 sums behind its score, nothing more; a wrong patch moves the score
+        # by the whole effect, which the bound stays far below
+        bound = reordering_bound(transformer_chain(config, pair.length,
+                                                   outputs=(config.hidden_size,) * 2),
+                                 scale=max(1.0, abs(clean.base), abs(clean.perturbed)))
+        assert bound < abs(clean.perturbed - clean.base) / 10
         clean, cache = run_clean(target, pair, 5)
         scores = patched_scores(target, pair, cache, patches, 5)
         reference = np.array([clean.perturbed, clean.perturbed, clean.base])
-        assert np.abs(scores - reference).max() <= 1e-6 * np.abs(reference).max()
+        assert np.abs(scores - reference).max() <= bound

@@ -18,6 +18,7 @@ from abnirml.mechanism.targets import target_for
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from abnirml.samples import Sample
 from tests._tiny_models import save_cross_encoder
+from tests.helpers import reordering_bound, transformer_chain
 
 DOCS = ["the sun light is warm and fish is good for bone",
         "bread dough will rise in a warm oven in two hours",
@@ -95,13 +96,18 @@ def test_batch_size_does_not_change_results_on_splade_tiny():
     assert keys[0] == keys[1] == keys[2] and len(keys[0]) == 3
     scale = np.array([max(abs(s.base), abs(s.perturbed)) / abs(s.perturbed - s.base)
                       for s in runs[0].samples])[:, None, None]
+    config = ranker.model.config
+    bound = reordering_bound(transformer_chain(config, outputs=(
+        config.hidden_size, config.hidden_size, config.vocab_size, config.vocab_size)))
     for grid in ("residual", "heads"):
         values = [np.stack([getattr(s, grid) for s in r.samples]) for r in runs]
         assert np.nanmax(np.abs(values[0])) > 0.01
-        # float32 rounding of differently shaped matrix products only: the patched scores
-        # agree to 1e-5 of their size, which the normalisation divides by |perturbed − base|
+        # differently shaped matrix products change the order of float32 sums only: the
+        # patched scores agree to the reordering bound of their size (SPLADE's terms are
+        # ≥ 0, so its score is their size), which the normalisation divides by
+        # |perturbed − base|
         for other in values[1:]:
-            assert np.nanmax(np.abs(values[0] - other) / scale) < 1e-5
+            assert np.nanmax(np.abs(values[0] - other) / scale) <= bound
 
 
 def test_command_writes_documented_files_and_report_section(cross_encoder, tmp_path, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -142,11 +143,14 @@ def test_http_failures_are_one_line_errors_naming_the_ranker(server):
     _Handler.mode = "error"
     with pytest.raises(ScoringError, match="answered HTTP 500"):
         ranker.score(PAIRS)
-    dead = build_ranker("http:http://127.0.0.1:9/score+timeout=2", RankerEnv())
-    with pytest.raises(ScoringError) as err:
-        dead.score(PAIRS)
-    assert str(err.value).startswith("ranker http:http://127.0.0.1:9/score+timeout=2: "
-                                     "cannot reach http://127.0.0.1:9/score")
+    # a port held by a socket that never listens: refused, and no other process can take it
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/score"
+        dead = build_ranker(f"http:{url}+timeout=2", RankerEnv())
+        with pytest.raises(ScoringError) as err:
+            dead.score(PAIRS)
+    assert str(err.value).startswith(f"ranker http:{url}+timeout=2: cannot reach {url}")
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="not an http"):
         build_ranker("http:ftp://example.org/x", RankerEnv())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
+import types
 
 from abnirml.rankers import background_import
 from abnirml.rankers.cache import ScoreCache
@@ -34,17 +36,24 @@ def test_a_ranker_under_a_display_name_imports_what_its_family_needs(monkeypatch
     assert started == [("torch", "transformers", "sentence_transformers")]
 
 
-def _module(tmp_path, monkeypatch, name: str) -> None:
-    (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(0.2)\nLOADED = True\n")
+def _module(tmp_path, monkeypatch, name: str) -> threading.Event:
+    """A module ``name`` whose import waits until the returned gate opens."""
+    gate = threading.Event()
+    holder = types.ModuleType(f"{name}_gate")
+    holder.GATE = gate
+    monkeypatch.setitem(sys.modules, f"{name}_gate", holder)
+    (tmp_path / f"{name}.py").write_text(
+        f"from {name}_gate import GATE\nGATE.wait(600)\nLOADED = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    return gate
 
 
 def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_background(
         tmp_path, monkeypatch):
     from abnirml.pipeline import _preload_uncached
 
-    _module(tmp_path, monkeypatch, "abnirml_bg_cold")
-    _module(tmp_path, monkeypatch, "abnirml_bg_warm")
+    gate = _module(tmp_path, monkeypatch, "abnirml_bg_cold")
+    _module(tmp_path, monkeypatch, "abnirml_bg_warm").set()
 
     class Ranker:
         def __init__(self, name: str, module: str):
@@ -54,10 +63,12 @@ def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_backgro
     cold, warm = Ranker("cold", "abnirml_bg_cold"), Ranker("warm", "abnirml_bg_warm")
     with ScoreCache(None) as cache:
         cache.store("warm", [(b"q" * 16, b"d" * 16, 1.0)])
-        started = time.perf_counter()
         _preload_uncached([cold, warm], cache)
-        assert time.perf_counter() - started < 0.15      # returned before the import ended
-    for _ in range(100):
+        # returned while the import still waits at its gate
+        assert not getattr(sys.modules.get("abnirml_bg_cold"), "LOADED", False)
+    gate.set()
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
         if "abnirml_bg_cold" in sys.modules and getattr(sys.modules["abnirml_bg_cold"],
                                                         "LOADED", False):
             break
@@ -68,7 +79,7 @@ def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_backgro
 
 def test_background_import_can_be_switched_off_and_skips_imported_modules(
         tmp_path, monkeypatch):
-    _module(tmp_path, monkeypatch, "abnirml_bg_off")
+    _module(tmp_path, monkeypatch, "abnirml_bg_off").set()
     monkeypatch.setenv("ABNIRML_BACKGROUND_IMPORT", "off")
     assert background_import.start(["abnirml_bg_off"]) is None
     assert "abnirml_bg_off" not in sys.modules
@@ -76,5 +87,5 @@ def test_background_import_can_be_switched_off_and_skips_imported_modules(
     assert background_import.start(["numpy"]) is None       # already imported
     thread = background_import.start(["abnirml_bg_off"])
     assert thread is not None
-    thread.join(timeout=10)
+    thread.join(timeout=600)
     assert sys.modules["abnirml_bg_off"].LOADED

@@ -7,6 +7,7 @@ import pytest
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from tests.helpers import reordering_bound, transformer_chain
 
 QUERY = "symptoms of vitamin d deficiency in adults"
 ANSWER = ("Low vitamin D in adults often shows up as persistent tiredness, aching bones, "
@@ -25,10 +26,19 @@ def biencoder():
     return build_ranker("biencoder", RankerEnv())
 
 
+def _bound() -> float:
+    """Two float32 evaluations of one cosine (batched differently) lie this close: the
+    encoder's chain, mean pooling, two norms and the dot product over the 384 dimensions."""
+    from abnirml.rankers.biencoder import packaged_model_path
+
+    return reordering_bound(transformer_chain(packaged_model_path(), outputs=(384,) * 4))
+
+
 def test_packaged_biencoder_ranks_the_answer_above_an_unrelated_passage(biencoder):
     scores = biencoder.score([(QUERY, ANSWER), (QUERY, UNRELATED)])
     assert scores[0] > scores[1] + 0.2
-    assert np.all(np.abs(scores) <= 1 + 1e-6)                  # cosine similarities
+    # cosine similarities: two norms and a dot product over the 384 dimensions
+    assert np.all(np.abs(scores) <= 1 + reordering_bound(3 * 384))
 
 
 def test_biencoder_scores_are_cosines_of_the_model_embeddings(biencoder):
@@ -40,7 +50,7 @@ def test_biencoder_scores_are_cosines_of_the_model_embeddings(biencoder):
     q, a, u = model.encode([QUERY, ANSWER, UNRELATED])
     cos = [float(q @ v / np.linalg.norm(q) / np.linalg.norm(v)) for v in (a, u)]
     np.testing.assert_allclose(biencoder.score([(QUERY, ANSWER), (QUERY, UNRELATED)]), cos,
-                               atol=1e-5)
+                               atol=_bound(), rtol=0)
 
 
 def test_hub_name_resolves_offline_to_the_packaged_model(biencoder, monkeypatch):
@@ -53,7 +63,7 @@ def test_hub_name_resolves_offline_to_the_packaged_model(biencoder, monkeypatch)
     assert dot.fingerprint != biencoder.fingerprint
     # all-MiniLM-L6-v2 normalises its embeddings itself, so dot equals cosine here
     pair = [(QUERY, ANSWER)]
-    assert dot.score(pair)[0] == pytest.approx(biencoder.score(pair)[0], abs=1e-5)
+    assert dot.score(pair)[0] == pytest.approx(biencoder.score(pair)[0], abs=_bound())
 
 
 def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
@@ -61,8 +71,8 @@ def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
              ("bread dough rising time", ANSWER), ("roman empire", ANSWER + " " + UNRELATED)]
     whole = biencoder.score(pairs)
     one_by_one = np.concatenate([biencoder.score([p]) for p in pairs])
-    np.testing.assert_allclose(one_by_one, whole, atol=1e-5)
-    np.testing.assert_allclose(biencoder.score(pairs[::-1])[::-1], whole, atol=1e-5)
+    np.testing.assert_allclose(one_by_one, whole, atol=_bound(), rtol=0)
+    np.testing.assert_allclose(biencoder.score(pairs[::-1])[::-1], whole, atol=_bound(), rtol=0)
     assert biencoder.hints.sort_by_length
 
 

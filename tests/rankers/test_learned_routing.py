@@ -18,6 +18,7 @@ from abnirml.rankers.learned.folds import FoldPlan
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from abnirml.samples import Sample
 from tests._contexts import probe_context
+from tests.helpers import knrm_bound
 
 ALL_MODEL = 100.0
 
@@ -125,7 +126,9 @@ def test_knrm_is_blind_to_a_shuffled_query_through_its_fold_model(one_torch_thre
                                     session=SessionSettings(cache=None, progress=False)))
     scores = output.result.probe_scores[("qvp:shuffle-words", "knrm")]
     assert scores.score1.size > 200
-    np.testing.assert_allclose(scores.score1, scores.score2, rtol=0, atol=1e-5)
+    # a shuffled query sums the same kernel values in another order
+    np.testing.assert_allclose(scores.score1, scores.score2, rtol=0,
+                               atol=knrm_bound(scores.score1))
     for record in output.result.records:
         assert record["score"] == 0.0 and not record["significant"], record
 

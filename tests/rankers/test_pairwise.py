@@ -12,6 +12,7 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.preference_probing import position_bias, symmetrise
 from abnirml.rankers.registry import RankerEnv, build_ranker, register
 from abnirml.registry import scoped_registrations
+from tests.helpers import score_bound
 
 TRIPLES = [
     ("vitamin d deficiency", "symptoms of vitamin d deficiency are tiredness", "bread dough"),
@@ -48,8 +49,9 @@ def test_duot5_equals_per_triple_reference(tmp_path, one_torch_thread):
                            ).logits[0, 0]
             expected.append(float(torch.softmax(logits[[t, f]], dim=-1)[0]))
     got = ranker.preferences(TRIPLES)
-    assert np.abs(got - np.array(expected)).max() < 1e-5
-    assert abs(ranker.prefer(*TRIPLES[0]) - expected[0]) < 1e-5
+    bound = score_bound(f"duot5:{path}")                      # probabilities: scale 1
+    assert np.abs(got - np.array(expected)).max() <= bound
+    assert abs(ranker.prefer(*TRIPLES[0]) - expected[0]) <= bound
     with pytest.raises(ConfigError, match="pairwise preference ranker"):
         ranker.score([("q", "d")])
 
@@ -75,7 +77,8 @@ def test_lm_pairwise_equals_per_triple_reference(tmp_path, one_torch_thread):
             ids = tok(text.replace("{document2}", b), return_tensors="pt").input_ids
             logits = model(input_ids=ids).logits[0, -1]
             expected.append(float(torch.softmax(logits[[y, n]], dim=-1)[0]))
-    assert np.abs(ranker.preferences(TRIPLES) - np.array(expected)).max() < 1e-5
+    assert np.abs(ranker.preferences(TRIPLES) - np.array(expected)).max() <= score_bound(
+        f"lm-pairwise:{path}")                                # probabilities: scale 1
     bad = tmp_path / "bad.txt"
     bad.write_text("Query: {query} {document1}", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\{document2\} exactly once"):

@@ -72,7 +72,8 @@ def test_http_timeout_is_an_overall_deadline(server):
     start = time.monotonic()
     with pytest.raises(ScoringError, match=r"no complete answer within 1\.5 s"):
         ranker.score([("q", "d")])
-    assert time.monotonic() - start < 10   # without the deadline: 2,000 s of trickling
+    # without the deadline: 2,000 s of trickling; a minute tells the two apart under any load
+    assert time.monotonic() - start < 60
 
 
 def test_http_answer_size_is_capped(server):
@@ -110,7 +111,9 @@ def test_unreachable_ray_address_fails_quickly():
     start = time.monotonic()
     with pytest.raises(ConfigError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:1"):
         check_reachable("127.0.0.1:1", timeout=5)
-    assert time.monotonic() - start < 6
+    # a refused connection ends the check at once (within its 5 s timeout in any case);
+    # Ray's own retries last minutes
+    assert time.monotonic() - start < 60
 
 
 _ORPHAN_SCRIPT = """

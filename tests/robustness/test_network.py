@@ -99,6 +99,13 @@ def _fails_located(url: str, pattern: str, timeout: float = 5) -> str:
 
 GOOD_BODY = b'{"scores": [1.5]}'
 
+#: the trickling servers send one byte every TRICKLE_GAP_S seconds, TRICKLE_BYTES of them:
+#: without the deadline an answer would take the whole TRICKLE_S (sleeps never end early),
+#: so a call ended sooner was ended by the deadline, however loaded the machine
+TRICKLE_BYTES = 200
+TRICKLE_GAP_S = 0.1
+TRICKLE_S = TRICKLE_BYTES * TRICKLE_GAP_S
+
 
 def test_a_well_behaved_server_is_scored(serve):
     url = serve(_answer(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s"
@@ -111,27 +118,27 @@ def test_trickled_headers_meet_the_deadline(serve):
     """One header byte every 0.1 s never trips a per-read timeout; the deadline ends it."""
     def trickle(conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\n")
-        for _ in range(200):
+        for _ in range(TRICKLE_BYTES):
             conn.sendall(b"X")
-            time.sleep(0.1)
+            time.sleep(TRICKLE_GAP_S)
 
     url = serve(trickle)
     started = time.monotonic()
     _fails_located(url, "gave no complete answer within 1 s (+timeout)", timeout=1)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < TRICKLE_S
 
 
 def test_trickled_body_meets_the_deadline(serve):
     def trickle(conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
-        for _ in range(200):
+        for _ in range(TRICKLE_BYTES):
             conn.sendall(b" ")
-            time.sleep(0.1)
+            time.sleep(TRICKLE_GAP_S)
 
     url = serve(trickle)
     started = time.monotonic()
     _fails_located(url, "within 1 s (+timeout)", timeout=1)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < TRICKLE_S
 
 
 @pytest.mark.parametrize(("raw", "what"), [
@@ -203,12 +210,12 @@ def test_a_trickled_tls_handshake_meets_the_deadline(serve):
     handshake never completes and no single read times out; the deadline ends it."""
     def trickle_tls(conn: socket.socket) -> None:
         conn.sendall(bytes([0x16, 0x03, 0x03, 0x3E, 0x80]))
-        for _ in range(200):
+        for _ in range(TRICKLE_BYTES):
             conn.sendall(b"\x00")
-            time.sleep(0.1)
+            time.sleep(TRICKLE_GAP_S)
 
     trickle_tls.before_request = True
     url = serve(trickle_tls).replace("http://", "https://")
     started = time.monotonic()
     _fails_located(url, "within 1 s (+timeout)", timeout=1)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < TRICKLE_S

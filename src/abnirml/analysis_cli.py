@@ -221,10 +221,11 @@ RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json"
 
 
 def _test_words(stats) -> str:
-    from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
+    from abnirml.evaluation.significance import CORRECTION_LABELS
+    from abnirml.evaluation.stat_tests import get_test
 
     correction = CORRECTION_LABELS.get(stats.correction, stats.correction)
-    return (f"two-sided {TEST_LABELS.get(stats.test, stats.test)}, {correction} correction "
+    return (f"two-sided {get_test(stats.test).label}, {correction} correction "
             "over the probes compared")
 
 

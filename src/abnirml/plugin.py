@@ -1,7 +1,7 @@
 """Everything a plugin author needs, from one module.
 
-A plugin file registers probe families, probes, axioms and ranker families when it is
-imported (see docs/guide/plugins.md)::
+A plugin file registers probe families, probes, axioms, ranker families and statistical
+tests when it is imported (see docs/guide/plugins.md)::
 
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
@@ -12,6 +12,7 @@ what is registered inside the block is forgotten when it ends.
 
 from __future__ import annotations
 
+from abnirml.evaluation.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
 from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.axioms.features import QueryFeatures
 from abnirml.probes.base import ProbeContext
@@ -40,8 +41,11 @@ __all__ = [
     "RankerFamily",
     "RankerSpec",
     "Requirement",
+    "RoundsRule",
     "Sample",
     "Skip",
+    "StatisticalTest",
+    "TestData",
     "TokenBudgetModel",
     "TokenBudgetRanker",
     "axiom_probe",
@@ -51,6 +55,7 @@ __all__ = [
     "register_probe",
     "register_ranker",
     "register_ranker_factory",
+    "register_test",
     "scoped_registrations",
     "setting",
 ]

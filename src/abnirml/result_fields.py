@@ -33,7 +33,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "mean_diff": (EVERY_RECORD, "mean of R(q,d1) − R(q,d2)"),
     "p_value": (EVERY_RECORD, "the test's uncorrected p-value (`--test`); null below 2 "
                               "samples"),
-    "test_rounds": ("`--test permutation` or `bootstrap`", "rounds the resampling test drew "
+    "test_rounds": ("`--test clustered` (the default), `permutation` or `bootstrap`",
+                    "rounds the resampling test drew "
                     "for this record's table: enough for its correction to reject at α, "
                     "or the count `--permutations`/`--bootstrap` named"),
     "significant": (EVERY_RECORD, "adjusted p < α after the correction over the table "
@@ -50,7 +51,9 @@ FIELDS: dict[str, tuple[str, str]] = {
     "effect_size": (EVERY_RECORD, "Cohen's d_z: mean difference / SD of the differences; "
                                   "null for symmetric probes"),
     "ci_low": (EVERY_RECORD, "lower end of the query-clustered bootstrap interval of the "
-                             "score (`--bootstrap`, `--ci`)"),
+                             "score (`--bootstrap`, `--ci`); with `--test clustered` the "
+                             "test's own interval at the level the correction tested the "
+                             "row at, so it excludes 0 exactly when the row is significant"),
     "ci_high": (EVERY_RECORD, "upper end of that interval"),
     "mean_diff_ci_low": (EVERY_RECORD, "lower end of the bootstrap interval of the mean "
                                        "difference"),

@@ -153,10 +153,11 @@ def test_permutation_p_matches_exact_enumeration() -> None:
     assert estimate == pytest.approx(exact, abs=0.01)
 
 
-def test_test_choice_default_is_the_papers_paired_ttest() -> None:
+def test_ttest_is_the_papers_paired_ttest_and_the_default_tests_queries() -> None:
+    assert StatsConfig().test == "clustered"
     s1 = np.array([1.0, 2.5, 3.0, 0.5, 2.0])
     s2 = np.array([0.5, 2.0, 3.5, 0.0, 1.0])
-    assert p_value(s1, s2, 0.1, False, StatsConfig()) == paired_ttest_p(s1, s2)
+    assert p_value(s1, s2, 0.1, False, StatsConfig(test="ttest")) == paired_ttest_p(s1, s2)
     from scipy.stats import wilcoxon
 
     assert p_value(s1, s2, 0.1, False, StatsConfig(test="wilcoxon")) == pytest.approx(
@@ -165,7 +166,7 @@ def test_test_choice_default_is_the_papers_paired_ttest() -> None:
     rng = np.random.default_rng(2)
     big = rng.normal(1.0, 0.5, size=60)
     query = np.repeat(np.arange(20), 3)
-    for test in ("ttest", "wilcoxon", "permutation", "bootstrap"):
+    for test in ("clustered", "ttest", "wilcoxon", "permutation", "bootstrap"):
         config = StatsConfig(test=test, permutations=2000)
         assert p_value(big, np.zeros(60), 0.0, False, config, query, ("k",)) < 0.01, test
         assert p_value(np.zeros(60), np.zeros(60), 0.0, False, config, query, ("k",)) \

@@ -10,12 +10,8 @@ import pytest
 from abnirml.errors import ConfigError
 from abnirml.evaluation.calibration import fixed
 from abnirml.evaluation.experiment import ProbeOutline, ProbeScores, build_records
-from abnirml.evaluation.significance import (
-    StatsConfig,
-    bootstrap_p,
-    check_config,
-    rounds_needed,
-)
+from abnirml.evaluation.significance import StatsConfig, bootstrap_p, check_config
+from abnirml.evaluation.stat_tests import rounds_needed
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 
 QUERIES = 54
@@ -38,7 +34,8 @@ def _table(stats: StatsConfig):
                          0.01, stats=stats)
 
 
-@pytest.mark.parametrize(("test", "rounds"), [("bootstrap", 72_000), ("permutation", 36_000)])
+@pytest.mark.parametrize(("test", "rounds"), [("clustered", 72_000), ("bootstrap", 72_000),
+                                              ("permutation", 36_000)])
 def test_a_full_effect_over_54_queries_is_significant_at_the_defaults(test, rounds):
     records = _table(StatsConfig(test=test))
     assert {r["tests_in_table"] for r in records} == {36}
@@ -68,7 +65,7 @@ def test_a_named_count_that_cannot_reject_is_used_and_warned_about():
 
 
 def test_t_test_records_carry_no_rounds():
-    assert all("test_rounds" not in r for r in _table(StatsConfig()))
+    assert all("test_rounds" not in r for r in _table(StatsConfig(test="ttest")))
 
 
 def test_huge_counts_are_refused_in_one_line_and_blocks_bound_memory(monkeypatch):

@@ -33,7 +33,7 @@ def audited(tmp_path_factory) -> Path:
     run(RunConfig(collection="demo", rankers=["bm25", "ql"], probes=PROBES, out=str(out),
                   options={"dtp.data": "demo"},
                   session=SessionSettings(cache=None, progress=False),
-                  statistics=StatisticsSettings(alpha=ALPHA, bootstrap=300)))
+                  statistics=StatisticsSettings(alpha=ALPHA, bootstrap=300, test="ttest")))
     return out
 
 
@@ -639,4 +639,5 @@ def test_significance_the_query_clustered_interval_does_not_back_is_a_caveat():
     assert caveat.text.startswith("1 of 3 significant results have a 95 % query-clustered")
     assert "mmp:a bm25 (all)" in caveat.text and "mmp:b" not in caveat.text
     assert unbacked_significance(records, {"statistics": {"test": "bootstrap"}}, "mmp") is None
+    assert unbacked_significance(records, {"statistics": {"test": "clustered"}}, "mmp") is None
     assert unbacked_significance(records[1:], {}, "mmp") is None

@@ -7,7 +7,7 @@ import pytest
 from abnirml.cli import main
 from abnirml.errors import ConfigError
 from abnirml.evaluation.variance import expand_rankers, parse_variant_group, probe_variance
-from abnirml.pipeline import RunConfig, SessionSettings, run
+from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.rankers.base import RankerSpec, file_label, split_display_name
 
 PROBES = ["mmp:relevance:length", "tmp:remove-stops"]
@@ -60,10 +60,14 @@ def test_cli_display_name_is_used_in_every_output(tmp_path):
 
 def test_display_name_does_not_change_scores_and_shares_the_cache(tmp_path):
     cache = tmp_path / "scores.sqlite"
+    # the t-test: the default test's rounds and interval level follow the table's test
+    # count, which a second ranker doubles
+    paper = StatisticsSettings(test="ttest")
     plain = run(RunConfig(rankers=["bm25"], probes=PROBES, effectiveness=False,
-                          session=SessionSettings(cache=str(cache), progress=False)))
+                          session=SessionSettings(cache=str(cache), progress=False),
+                          statistics=paper))
     named = run(RunConfig(rankers=["bm25@first", "bm25@second"], probes=PROBES,
-                          effectiveness=False,
+                          effectiveness=False, statistics=paper,
                           session=SessionSettings(cache=str(cache), progress=False)))
     assert plain.run_info["counts"]["scored"] > 0
     assert named.run_info["counts"]["scored"] == 0        # every pair came from bm25's cache

@@ -62,6 +62,30 @@ def test_features_have_known_values(demo_collection):
         [("bread dough rising", "Bread dough is baked when it rises.")])[0])
 
 
+def test_lgbm_is_moved_by_the_word_order_and_stopwords_its_reference_names(demo_collection):
+    """The reference's claim, checked on the features: reordering the query's words moves
+    only bigram_matches, dropping its stopwords only raw_overlap (the analysed terms are
+    stopped, so every other feature stays put)."""
+    from abnirml.rankers.built_in import BUILT_IN
+    from abnirml.rankers.learned.feature_list import FEATURES as NAMED
+    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+
+    assert NAMED == FEATURES and len(FEATURES) == 16
+    (lgbm,) = [f for f in BUILT_IN if f.key == "lgbm"]
+    assert all(name in lgbm.description for name in FEATURES)
+    assert "not invariant to word order (bigram_matches" in lgbm.description
+    assert "stopword removal (raw_overlap" in lgbm.description
+    features = TextFeatures(RankerEnv(collection=demo_collection).collection_stats())
+    doc = "Bread dough is baked when it rises."
+    base, reordered, unstopped = (dict(zip(FEATURES, row, strict=True)) for row in
+                                  features.matrix([(q, doc) for q in (
+                                      "the bread dough", "dough the bread", "bread dough")]))
+    assert {k for k in FEATURES if base[k] != reordered[k]} == {"bigram_matches"}
+    assert (base["bigram_matches"], reordered["bigram_matches"]) == (1.0, 0.0)
+    assert {k for k in FEATURES if base[k] != unstopped[k]} == {"raw_overlap"}
+    assert (base["raw_overlap"], unstopped["raw_overlap"]) == (2 / 3, 1.0)
+
+
 def test_pairs_go_to_the_model_that_held_their_query_out(demo_collection, tmp_path):
     ranker = build_ranker("lgbm+rounds=5", RankerEnv(collection=demo_collection))
     plan = ranker.manifest.plan

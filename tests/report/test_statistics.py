@@ -44,9 +44,10 @@ def test_records_carry_intervals_effect_sizes_and_adjusted_p(stats_run):
 
 def test_run_json_states_statistics_and_calibration_depth(stats_run):
     info = json.loads((stats_run / "run.json").read_text(encoding="utf-8"))
-    assert info["statistics"] == {"test": "ttest", "correction": "bonferroni",
+    # 18 mmp probes × 2 rankers = 36 tests: 2 · 36 · 10 / 0.01 resamples of queries
+    assert info["statistics"] == {"test": "clustered", "correction": "bonferroni",
                                   "permutations": 10000, "bootstrap": 1000, "ci": 0.95,
-                                  "seed": 0}
+                                  "seed": 0, "test_rounds": {"mmp": 72000}}
     assert info["delta_calibration"]["candidate_depth"] == 100
     assert "top-1000" in info["delta_calibration"]["note"]
 
@@ -77,13 +78,15 @@ def test_per_query_table_adds_up_to_each_score(stats_run):
 def test_report_shows_intervals_table_error_bars_and_caption(stats_run):
     markdown = (stats_run / "report.md").read_text(encoding="utf-8")
     assert "## Intervals and effect sizes" in markdown
-    assert ("95 % query-clustered percentile bootstrap interval (1,000 resamples of "
-            "queries)") in markdown
+    assert ("Score brackets: the test's own query-clustered percentile bootstrap interval, "
+            "drawn from the same resampled queries at coverage 1 − α/m for a table of m "
+            "tests: a score is significant exactly when its bracket excludes 0.") in markdown
+    assert "Mean-difference brackets: 95 % (1,000 resamples of queries)" in markdown
     # the test, its sidedness (and the symmetric probes' one-sided test), the family the
     # correction covers and α, in words
-    assert ("(two-sided paired t-test (symmetric probes: one-sided, |R(q,d1) − R(q,d2)| − δ "
-            "> 0), Bonferroni correction over every test of one table (probe × ranker × "
-            "subset with ≥ 2 samples), α = 0.01)") in markdown
+    assert ("(two-sided query-clustered bootstrap test of the score (symmetric probes: "
+            "one-sided, score > 0), Bonferroni correction over every test of one table "
+            "(probe × ranker × subset with ≥ 2 samples), α = 0.01)") in markdown
     with (stats_run / "tables" / "intervals.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     # largest |d_z| first, but rows from fewer than 10 samples after all others

@@ -72,10 +72,11 @@ def resample_weights(k: int, resamples: int, rng: np.random.Generator) -> np.nda
     return counts.reshape(resamples, k).astype(np.float64)
 
 
-def weight_blocks(k: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """:func:`resample_weights` in row blocks of at most :data:`CHUNK_ELEMENTS` cells; the
-    rows are exactly those of one (resamples × k) draw from ``rng``."""
-    rows = max(1, CHUNK_ELEMENTS // max(k, 1))
+def weight_blocks(k: int, resamples: int, rng: np.random.Generator,
+                  rows: int | None = None) -> Iterator[np.ndarray]:
+    """:func:`resample_weights` in row blocks of at most :data:`CHUNK_ELEMENTS` cells (or
+    ``rows`` rows); the rows are exactly those of one (resamples × k) draw from ``rng``."""
+    rows = max(1, CHUNK_ELEMENTS // max(k, 1)) if rows is None else max(1, rows)
     for start in range(0, resamples, rows):
         yield resample_weights(k, min(rows, resamples - start), rng)
 

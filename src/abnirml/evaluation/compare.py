@@ -28,6 +28,7 @@ from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
 from abnirml.evaluation.significance import StatsConfig, p_value, significant, warned_rounds
+from abnirml.evaluation.stat_tests import get_test
 from abnirml.evaluation.statistics import defined_p, effects
 
 
@@ -77,7 +78,7 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
     delta_b = store_b.calibrations[ranker_b].delta
     probes_b = {p.name: p for p in store_b.probes}
     rounds = None
-    if stats.test in ("permutation", "bootstrap"):     # enough for the correction to reject
+    if get_test(stats.test).resamples:             # enough for the correction to reject
         tests = sum(1 for p in store_a.probes if p.name in probes_b) * len(subsets)
         rounds = warned_rounds(stats, tests, alpha, "the comparison")
     out: list[ProbeComparison] = []
@@ -106,9 +107,9 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
             n = int(ea.shape[0])
             cluster = None if a.cluster is None else a.cluster[mask]
             key = ("compare", probe.name, subset)
-            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key, rounds)) if n \
-                else None
             change = eb - ea
+            p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key, rounds,
+                                  statistic=change)) if n else None
             interval = clustered_ci(change, cluster, stats.resamples, stats.ci_level,
                                     stats.seed, key)
             low, high = (None, None) if interval is None else (float(interval[0]),

@@ -26,13 +26,12 @@ from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
     adjust,
-    cannot_reject,
     p_value,
     record_fields,
-    rounds_needed,
     significant,
     test_rounds,
 )
+from abnirml.evaluation.stat_tests import get_test, warn_if_blocked
 from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
@@ -349,13 +348,20 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
 
     Families are ordered as registered; a family's ``record_fields`` adds its own fields.
     ``delta_for`` overrides the calibrated δ (used by the δ sweep); ``stats`` chooses test,
-    correction, intervals and their seed (:mod:`.significance`; None: the defaults).
+    correction, intervals and their seed (:mod:`.significance`; None: the defaults). A test
+    whose verdict is the score interval (``clustered``) draws every ranker's resampled
+    scores of a probe and subset at once and sets that interval after the correction
+    (:mod:`.verdict`).
     """
     stats = stats if stats is not None else StatsConfig()
+    test = get_test(stats.test)
     keys = family_keys()
     order = {family: i for i, family in enumerate(keys)}
     records: list[dict[str, Any]] = []
     rounds = family_rounds(probes, rankers, probe_scores, grade_bands, alpha, stats)
+    draws: dict[int, Any] = {}                  # id(record) → its ScoreDraws
+    shared = (_table_draws(probes, rankers, probe_scores, calibrations, grade_bands, alpha,
+                           stats, rounds, delta_for) if test.score_interval else {})
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
         extra_fields = get_family(probe.family).record_fields if probe.family in order else None
         for ranker in rankers:
@@ -366,14 +372,17 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 summary = summarize(s1, s2, delta, probe.symmetric)
                 cluster = None if ps.cluster is None else ps.cluster[mask]
                 key = (probe.name, subset)
-                p = defined_p(summary.p_value if stats.test == "ttest" else p_value(
-                    s1, s2, delta, probe.symmetric, stats, cluster, (*key, ranker),
-                    rounds.get(probe.family)))
+                drawn = shared.get((probe.name, ranker, subset))
+                if test.score_interval:
+                    p = math.nan if drawn is None or summary.n < 2 else drawn.p_value()
+                else:
+                    p = p_value(s1, s2, delta, probe.symmetric, stats, cluster,
+                                (*key, ranker), rounds.get(probe.family))
                 record: dict[str, Any] = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
                     "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
-                    "mean_diff": _round(summary.mean_diff), "p_value": _round(p),
+                    "mean_diff": _round(summary.mean_diff), "p_value": _round(defined_p(p)),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
                     "skipped": dict(sorted(probe.skipped.items())) if subset == ALL else {},
@@ -385,9 +394,69 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                     record["test_rounds"] = rounds[probe.family]
                 record.update({name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
+                if drawn is not None:
+                    draws[id(record)] = drawn
                 records.append(record)
     apply_bonferroni(records, alpha, stats.correction)
+    if test.score_interval and stats.resamples > 0:
+        apply_verdict_intervals(records, draws, alpha, stats.correction)
     return records
+
+
+def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
+                 probe_scores: Mapping[tuple[str, str], ProbeScores],
+                 calibrations: Mapping[str, Calibration],
+                 grade_bands: Sequence[tuple[str, int, int]], alpha: float,
+                 stats: StatsConfig, rounds: Mapping[str, int],
+                 delta_for: Mapping[str, float] | None) -> dict[tuple[str, str, str], Any]:
+    """(probe, ranker, subset) → the ScoreDraws of the clustered test: every ranker's
+    effects of every probe and subset, resampled by table (:func:`.verdict.table_draws`)."""
+    from abnirml.evaluation.statistics import effects
+    from abnirml.evaluation.verdict import DrawItem, table_draws
+
+    if not rankers:
+        return {}
+    keys: list[tuple[str, str]] = []
+    items: list[DrawItem] = []
+    for probe in probes:
+        first = probe_scores[(probe.name, rankers[0])]
+        for subset, mask in subset_masks(first.grade, grade_bands):
+            columns = []
+            for ranker in rankers:
+                ps = probe_scores[(probe.name, ranker)]
+                delta = (delta_for or {}).get(ranker, calibrations[ranker].delta)
+                columns.append(effects(ps.score1[mask] - ps.score2[mask], delta,
+                                       probe.symmetric))
+            keys.append((probe.name, subset))
+            items.append(DrawItem(probe.family, subset, np.stack(columns, axis=1),
+                                  None if first.cluster is None else first.cluster[mask],
+                                  probe.symmetric))
+    out: dict[tuple[str, str, str], Any] = {}
+    found_all = table_draws(items, rounds, stats.seed, alpha, stats.correction)
+    for (name, subset), found in zip(keys, found_all, strict=True):
+        for ranker, drawn in zip(rankers, found or [None] * len(rankers), strict=True):
+            out[(name, ranker, subset)] = drawn
+    return out
+
+
+def apply_verdict_intervals(records: list[dict[str, Any]], draws: Mapping[int, Any],
+                            alpha: float, correction: str) -> None:
+    """Set each tested row's score interval at the level its correction tested it at, so
+    that it excludes 0 exactly when the row is significant (:mod:`.verdict`)."""
+    from abnirml.evaluation.verdict import row_rules
+
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if record["n"] >= 2 and record["p_value"] is not None:
+            by_family.setdefault(record["family"], []).append(record)
+    for group in by_family.values():
+        rules = row_rules([r["p_value"] for r in group], alpha, correction)
+        for record, rule in zip(group, rules, strict=True):
+            drawn = draws.get(id(record))
+            if drawn is None:
+                continue
+            low, high = drawn.interval(rule, _round)
+            record["ci_low"], record["ci_high"] = _round(low), _round(high)
 
 
 def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
@@ -395,9 +464,10 @@ def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                   grade_bands: Sequence[tuple[str, int, int]], alpha: float,
                   stats: StatsConfig) -> dict[str, int]:
     """Rounds of the resampling test per table (family), from the number of tests the
-    table's correction will count (at most: every probe × ranker × subset); empty for the
-    t-test and Wilcoxon. A count the user named that cannot reject is warned about once."""
-    if stats.test not in ("permutation", "bootstrap"):
+    table's correction will count (at most: every probe × ranker × subset); empty for a
+    test that draws no rounds. A count the user named that cannot reject is warned about
+    once."""
+    if not get_test(stats.test).resamples:
         return {}
     tests: dict[str, int] = {}
     for probe in probes:
@@ -406,16 +476,7 @@ def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
             tests[probe.family] = tests.get(probe.family, 0) + len(subset_masks(
                 ps.grade, grade_bands, ps.subsets))
     rounds = {family: test_rounds(stats, m, alpha) for family, m in tests.items()}
-    blocked = sorted(f for f, m in tests.items() if cannot_reject(stats, rounds[f], m, alpha))
-    if blocked:
-        import warnings
-
-        flag = "--bootstrap" if stats.test == "bootstrap" else "--permutations"
-        need = max(rounds_needed(stats.test, tests[f], alpha, stats.correction)
-                   for f in blocked)
-        warnings.warn(f"{flag} {rounds[blocked[0]]:,} cannot reject any test of "
-                      f"{', '.join(blocked)} at α = {alpha:g} after the {stats.correction} "
-                      f"correction; use at least {need:,} (or leave {flag} out)", stacklevel=3)
+    warn_if_blocked(stats, rounds, tests, alpha, stacklevel=4)
     return rounds
 
 

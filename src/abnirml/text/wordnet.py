@@ -8,8 +8,17 @@ those files directly instead of depending on NLTK and its downloader.
 
 File format (``wndb(5WN)``): an index line is
 ``lemma pos synset_cnt p_cnt [ptr_symbol…] sense_cnt tagsense_cnt offset…`` with the
-offsets in sense-frequency order; a data line at byte ``offset`` of ``data.<pos>`` is
+offsets in sense-frequency order; ``tagsense_cnt`` says how many of the senses were seen in
+the semantically tagged corpora — 0 means the order of the senses is no evidence of which is
+the most frequent. A data line at byte ``offset`` of ``data.<pos>`` is
 ``offset lex_filenum ss_type w_cnt word lex_id [word lex_id…] …`` with ``w_cnt`` in hex.
+
+Morphology (``morphy(7WN)``): an inflected form maps to its lemmas through the exception
+lists (``noun.exc``, ``verb.exc``, …: irregular forms such as "huntsmen" → "huntsman" are
+not always listed) and the detachment rules (``-s`` → ``-``, ``-men`` → ``-man``, ``-ies``
+→ ``-y``, …), keeping only results that are lemmas. :meth:`WordNet.plural` inverts that: it
+writes a noun's plural with the most specific rule that applies and returns it only when
+morphy maps it back to the noun, so no form is made that WordNet would not read as the word.
 """
 
 from __future__ import annotations
@@ -23,6 +32,15 @@ DEFAULT_DIRS = ("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wo
 ENV_VAR = "ABNIRML_WORDNET"
 #: WordNet's parts of speech and their file suffixes
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+#: morphy's detachment rules per part of speech: (inflected ending, lemma ending)
+DETACHMENT = {
+    "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
+          ("shes", "sh"), ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""),
+          ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
 
 
 def wordnet_dir() -> Path | None:
@@ -42,11 +60,14 @@ class WordNet:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
         self._index: dict[str, dict[str, tuple[int, ...]]] = {}
+        self._tagged: dict[str, dict[str, int]] = {}
         self._synsets: dict[tuple[str, int], tuple[str, ...]] = {}
+        self._exceptions: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def _offsets(self, pos: str) -> dict[str, tuple[int, ...]]:
         if pos not in self._index:
             table: dict[str, tuple[int, ...]] = {}
+            tagged: dict[str, int] = {}
             path = self.folder / f"index.{POS_FILES[pos]}"
             with path.open(encoding="utf-8", errors="replace") as handle:
                 for line in handle:
@@ -56,8 +77,66 @@ class WordNet:
                     synset_count, pointer_count = int(fields[2]), int(fields[3])
                     offsets = fields[4 + pointer_count + 2:]
                     table[fields[0]] = tuple(int(o) for o in offsets[:synset_count])
+                    tagged[fields[0]] = int(fields[4 + pointer_count + 1])
             self._index[pos] = table
+            self._tagged[pos] = tagged
         return self._index[pos]
+
+    def tagged_senses(self, lemma: str, pos: str) -> int:
+        """How many of ``lemma``'s senses as ``pos`` were seen in WordNet's tagged corpora
+        (0: its sense order is no evidence of frequency)."""
+        self._offsets(pos)
+        return self._tagged[pos].get(lemma.lower().replace(" ", "_"), 0)
+
+    def exceptions(self, pos: str) -> dict[str, tuple[str, ...]]:
+        """``<pos>.exc``: irregular inflected form → its lemmas (empty when absent)."""
+        if pos not in self._exceptions:
+            table: dict[str, tuple[str, ...]] = {}
+            path = self.folder / f"{POS_FILES[pos]}.exc"
+            if path.is_file():
+                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                    fields = line.split()
+                    if len(fields) >= 2:
+                        table[fields[0]] = tuple(fields[1:])
+            self._exceptions[pos] = table
+        return self._exceptions[pos]
+
+    def morphy(self, form: str, pos: str) -> list[str]:
+        """The lemmas ``form`` can be an inflection of (``form`` itself when it is one),
+        by the exception list and then the detachment rules, as WordNet's morphy reads it."""
+        form = form.lower().replace(" ", "_")
+        found = [form] if self.senses(form, pos) else []
+        found += [lemma for lemma in self.exceptions(pos).get(form, ())
+                  if self.senses(lemma, pos)]
+        for ending, replacement in DETACHMENT[pos]:
+            if form.endswith(ending) and len(form) > len(ending):
+                lemma = form[:len(form) - len(ending)] + replacement
+                if self.senses(lemma, pos):
+                    found.append(lemma)
+        return list(dict.fromkeys(found))
+
+    def plural(self, noun: str) -> str | None:
+        """``noun``'s plural: its irregular form from ``noun.exc`` when listed, else the
+        regular form of the most specific rule ("-man" → "-men", "-y" after a consonant →
+        "-ies", "-ss/-x/-z/-ch/-sh" → "+es", else "+s") — and only when morphy maps that
+        form back to ``noun``; None otherwise (the caller skips the word), and for a noun in
+        a single "-s" without an exception entry ("series": the rules cannot tell)."""
+        noun = noun.lower()
+        irregular = [form for form, lemmas in self.exceptions("n").items()
+                     if noun.replace(" ", "_") in lemmas and form != noun]
+        if irregular:
+            form = sorted(irregular)[0]
+        elif noun.endswith("man"):
+            form = noun[:-3] + "men"
+        elif noun.endswith("y") and noun[-2:-1] not in "aeiou":
+            form = noun[:-1] + "ies"
+        elif noun.endswith("s") and not noun.endswith("ss"):
+            return None                      # "series", "species": the plural is unknown
+        elif noun.endswith(("ss", "x", "z", "ch", "sh")):
+            form = noun + "es"
+        else:
+            form = noun + "s"
+        return form if noun.replace(" ", "_") in self.morphy(form, "n") else None
 
     def senses(self, lemma: str, pos: str) -> tuple[int, ...]:
         """Byte offsets of ``lemma``'s senses as ``pos`` (most frequent first); () if none."""
@@ -76,14 +155,20 @@ class WordNet:
             self._synsets[key] = tuple(w.split("(")[0].replace("_", " ").lower() for w in raw)
         return self._synsets[key]
 
-    def synonyms(self, lemma: str, pos: str, senses: int = 1, mutual: int = 2) -> list[str]:
+    def synonyms(self, lemma: str, pos: str, senses: int = 1, mutual: int = 2,
+                 tagged: bool = True) -> list[str]:
         """The other words of ``lemma``'s first ``senses`` senses as ``pos``, in order,
         without repeats, keeping a word only if that sense is also among its own first
         ``mutual`` senses (0: keep every word). The mutual check drops words whose usual
         meaning is another one: "find" shares a sense with "happen", which mostly means
-        "occur"; "knob" with "boss", which mostly means a person."""
+        "occur"; "knob" with "boss", which mostly means a person. With ``tagged``, the sense
+        order must be evidence: a lemma none of whose senses was seen in the tagged corpora
+        has no synonyms, since its first sense is not known to be its most frequent
+        ("miscarriage" lists a failure of justice first, "wifi" has no counts at all)."""
         out: list[str] = []
         own = lemma.lower()
+        if tagged and not self.tagged_senses(lemma, pos):
+            return out
         for offset in self.senses(lemma, pos)[:senses]:
             for word in self.words(pos, offset):
                 if word == own or word in out:

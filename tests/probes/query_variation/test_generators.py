@@ -75,13 +75,52 @@ def test_typo_edits_known_answers():
     assert qv.typo_edits("ab", "swap") == ["ba"]
     assert set(qv.typo_edits("a", "qwerty")) == set(qv.QWERTY_NEIGHBOURS["a"])
     assert len(qv.typo_edits("ab", "random")) == 2 * 25
-    # the keyboard: each letter's neighbours are keys that touch it, symmetric
-    assert set(qv.QWERTY_NEIGHBOURS["s"]) == set("weadzx")
-    assert set(qv.QWERTY_NEIGHBOURS["q"]) == set("wa")
-    for key, near in qv.QWERTY_NEIGHBOURS.items():
-        assert all(key in qv.QWERTY_NEIGHBOURS[other] for other in near), key
+    assert qv.typo_edits("go", "qwerty") == ["ro", "to", "yo", "ho", "bo", "vo", "do",
+                                             "gi", "gk", "gl", "gp"]
     with pytest.raises(ValueError, match="unknown misspelling kind"):
         qv.typo_edits("cell", "drop")
+
+
+#: ``WordSwapQWERTY._keyboard_adjacency`` of TextAttack
+#: (textattack/transformations/word_swaps/word_swap_qwerty.py), the generator Penha et al.
+#: released, written out key by key as TextAttack lists it
+TEXTATTACK_QWERTY = {
+    "q": ["w", "a", "s"],
+    "w": ["q", "e", "a", "s", "d"],
+    "e": ["w", "s", "d", "f", "r"],
+    "r": ["e", "d", "f", "g", "t"],
+    "t": ["r", "f", "g", "h", "y"],
+    "y": ["t", "g", "h", "j", "u"],
+    "u": ["y", "h", "j", "k", "i"],
+    "i": ["u", "j", "k", "l", "o"],
+    "o": ["i", "k", "l", "p"],
+    "p": ["o", "l"],
+    "a": ["q", "w", "s", "z", "x"],
+    "s": ["q", "w", "e", "a", "d", "z", "x"],
+    "d": ["w", "e", "r", "f", "c", "x", "s"],
+    "f": ["e", "r", "t", "g", "v", "c", "d"],
+    "g": ["r", "t", "y", "h", "b", "v", "d"],
+    "h": ["t", "y", "u", "g", "j", "b", "n"],
+    "j": ["y", "u", "i", "k", "m", "n", "h"],
+    "k": ["u", "i", "o", "l", "m", "j"],
+    "l": ["i", "o", "p", "k"],
+    "z": ["a", "s", "x"],
+    "x": ["s", "d", "z", "c"],
+    "c": ["x", "d", "f", "v"],
+    "v": ["c", "f", "g", "b"],
+    "b": ["v", "g", "h", "n"],
+    "n": ["b", "h", "j", "m"],
+    "m": ["n", "j", "k"],
+}
+
+
+def test_qwerty_keyboard_is_textattacks_table():
+    """Every key, every neighbour, in TextAttack's order: the table Penha et al.'s generator
+    draws from (it is not symmetric: "g" may become "d", "d" never "g")."""
+    assert {key: list(near) for key, near in qv.QWERTY_NEIGHBOURS.items()} == TEXTATTACK_QWERTY
+    for letter, near in TEXTATTACK_QWERTY.items():
+        edits = qv.typo_edits(letter, "qwerty")
+        assert edits == near, letter
 
 
 @pytest.mark.parametrize("kind", [*qv.TYPO_KINDS, None])

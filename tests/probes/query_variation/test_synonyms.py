@@ -130,6 +130,7 @@ def test_real_wordnet_synonyms_keep_part_of_speech_and_number(real_wordnet):
     assert "cycle" not in replacements("life cycle of a flea")
     # "find" shares its first sense with "happen", whose own usual sense is another one
     assert replacements("find the midsegment").get("find") != "happen"
+    assert "miscarriage" not in replacements("causes of miscarriage")     # no tag counts
     options = real_wordnet("who is robert gray")                # a name: no content word
     assert options.choices == () and options.content_words == 0
     for query in ("social determinants of health", "define visceral"):
@@ -170,3 +171,47 @@ def test_named_synonym_probe_without_wordnet_stops_with_one_line(tmp_path, monke
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "wordnet-base" in err[0] and "Traceback" not in err[0]
+
+
+def test_plurals_are_forms_wordnets_morphology_reads_back(real_wordnet):
+    """A noun's plural is its noun.exc form, else the most specific rule's — and only when
+    morphy maps it back to the noun; "huntsman" is not in noun.exc, and "huntsmans" (what
+    adding "s" made) is never written."""
+    net = real_wordnet.wordnet
+    assert "huntsmen" not in net.exceptions("n")
+    known = {"huntsman": "huntsmen", "woman": "women", "city": "cities", "box": "boxes",
+             "church": "churches", "car": "cars", "wife": "wives", "child": "children",
+             "analysis": "analyses", "mouse": "mice"}
+    assert {noun: net.plural(noun) for noun in known} == known
+    assert net.plural("series") is None                   # a single -s: the rules cannot tell
+    assert net.morphy("huntsmen", "n") == ["huntsman"]
+    assert net.morphy("wives", "n") == ["wife"] and net.morphy("cars", "n") == ["car"]
+    assert net.morphy("huntsmanx", "n") == []
+    replaced = {query: {query[a:b]: r for (a, b), r in real_wordnet(query).choices}
+                for query in ("hunters and gatherers", "red cars", "cheap autos")}
+    assert replaced["hunters and gatherers"] == {"hunters": "huntsmen"}
+    assert replaced["red cars"]["cars"] == "autos" and replaced["cheap autos"]["autos"] == "cars"
+
+
+def test_the_first_sense_counts_only_when_the_tag_counts_say_it_is_the_most_frequent(
+        real_wordnet):
+    """index.noun: miscarriage 2 senses, 0 tagged (its first sense is a failure of justice,
+    the lost pregnancy is second); wifi has no counts at all: no synonym for either."""
+    net = real_wordnet.wordnet
+    assert net.tagged_senses("miscarriage", "n") == 0 and net.tagged_senses("hunter", "n") == 1
+    assert net.synonyms("miscarriage", "n") == []
+    assert net.synonyms("miscarriage", "n", tagged=False) == ["abortion"]
+    assert net.synonyms("wifi", "n") == []
+    assert net.synonyms("hunter", "n") == ["huntsman"]
+
+
+def test_every_replacement_on_dl19_is_a_lemma_or_a_form_morphy_reads_back(real_wordnet, dl19):
+    net = real_wordnet.wordnet
+    lines = (dl19 / "queries.tsv").read_text(encoding="utf-8").splitlines()
+    found = 0
+    for query in (line.split("\t", 1)[1] for line in lines):
+        for _, replacement in real_wordnet(query).choices:
+            found += 1
+            assert any(net.senses(replacement, pos) or net.morphy(replacement, pos)
+                       for pos in "nvar"), replacement
+    assert found == 20              # the substitutions judged on docs/query-variations.md

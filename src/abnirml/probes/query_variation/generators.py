@@ -45,24 +45,17 @@ QueryVariation = Callable[[str, "VariationContext", np.random.Generator], "str |
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
 #: the character-level noise kinds of the misspelling probes
 TYPO_KINDS = ("swap", "qwerty", "random")
-_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-#: how far each keyboard row is shifted right, in key widths (a standard staggered layout)
-_ROW_SHIFT = (0.0, 0.25, 0.75)
-
-
-def _keyboard_neighbours() -> dict[str, str]:
-    """letter → the letters on the keys touching it: left and right on its row, and the
-    keys of the rows above and below whose centres are less than one key width away."""
-    position = {key: (row, col + _ROW_SHIFT[row])
-                for row, keys in enumerate(_KEY_ROWS) for col, key in enumerate(keys)}
-    out: dict[str, str] = {}
-    for key, (row, x) in position.items():
-        out[key] = "".join(other for other, (r, ox) in position.items() if other != key and (
-            (r == row and abs(ox - x) == 1.0) or (abs(r - row) == 1 and abs(ox - x) < 1.0)))
-    return out
-
-
-QWERTY_NEIGHBOURS = _keyboard_neighbours()
+#: letter → the keys ``WordSwapQWERTY`` may type instead, in TextAttack's order: the
+#: adjacency table of TextAttack's ``textattack/transformations/word_swaps/word_swap_qwerty.py``,
+#: the generator Penha et al. released, copied as it is (it is not symmetric — "g" may become
+#: "d" while "d" never becomes "g" — and that is the generator's behaviour, kept on purpose)
+QWERTY_NEIGHBOURS: dict[str, str] = {
+    "q": "was", "w": "qeasd", "e": "wsdfr", "r": "edfgt", "t": "rfghy", "y": "tghju",
+    "u": "yhjki", "i": "ujklo", "o": "iklp", "p": "ol", "a": "qwszx", "s": "qweadzx",
+    "d": "werfcxs", "f": "ertgvcd", "g": "rtyhbvd", "h": "tyugjbn", "j": "yuikmnh",
+    "k": "uiolmj", "l": "iopk", "z": "asx", "x": "sdzc", "c": "xdfv", "v": "cfgb",
+    "b": "vghn", "n": "bhjm", "m": "njk",
+}
 
 
 @dataclass(frozen=True)

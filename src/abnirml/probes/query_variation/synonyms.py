@@ -8,8 +8,11 @@ Penha et al. swap one query word for a synonym with TextAttack's ``WordSwapEmbed
 * :class:`WordNetSynonyms` (default): the query is tagged with spaCy; each content word
   (noun, verb, adjective or adverb, not a stopword or a name) is looked up in WordNet under
   its own part of speech, and the other single words of its most frequent sense are its
-  synonyms. Only uninflected words are replaced, and plural nouns by the plural of the
-  synonym, so the query stays grammatical.
+  synonyms — when the sense order is evidence (tag counts) and the synonym's own most
+  frequent sense is the same one (:meth:`~abnirml.text.wordnet.WordNet.synonyms`). Only
+  uninflected words are replaced, and plural nouns by the plural of the synonym that
+  WordNet's morphology reads back as it ("huntsmen", never "huntsmans"); a word with no
+  such form is skipped, so the query stays grammatical.
 * :class:`CounterFittedSynonyms`: the paper's embedding swap, for users with internet or a
   local copy of ``counter-fitted-vectors.txt`` (``qvp.counter_fitted=PATH``): the 15 nearest
   neighbours with cosine ≥ 0.8 whose part of speech, tagged in the varied query, is the
@@ -82,7 +85,6 @@ class WordNetSynonyms:
         self.stopwords = stopwords
         self.senses = senses
         self._parse = parse
-        self._plurals: dict[str, str] | None = None
 
     def parse(self, text: str) -> Any:
         if self._parse is None:
@@ -90,24 +92,6 @@ class WordNetSynonyms:
 
             self._parse = parse
         return self._parse(text)
-
-    def plural(self, noun: str) -> str:
-        """A regular English plural, or WordNet's irregular one (``noun.exc``)."""
-        if self._plurals is None:
-            self._plurals = {}
-            path = Path(self.wordnet.folder) / "noun.exc"
-            if path.is_file():
-                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                    fields = line.split()
-                    if len(fields) >= 2:
-                        self._plurals.setdefault(fields[1], fields[0])
-        if noun in self._plurals:
-            return self._plurals[noun]
-        if noun.endswith(("s", "x", "z", "ch", "sh")):
-            return noun + "es"
-        if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-            return noun[:-1] + "ies"
-        return noun + "s"
 
     def replacement(self, token: Any) -> str | None:
         """The synonym for one tagged token, inflected like it; None when there is none."""
@@ -119,7 +103,11 @@ class WordNetSynonyms:
         for candidate in self.wordnet.synonyms(lemma, pos, self.senses):
             if len(candidate) < 3 or not candidate.isalpha() or _same_word(candidate, lemma):
                 continue
-            return self.plural(candidate) if plural else candidate
+            if not plural:
+                return candidate
+            form = self.wordnet.plural(candidate)
+            if form is not None:
+                return form
         return None
 
     def in_collocation(self, doc: Any, i: int) -> bool:

@@ -16,26 +16,11 @@ import numpy as np
 
 from abnirml.data.stats import CollectionStats
 from abnirml.rankers.base import Pair
+from abnirml.rankers.learned import feature_list
 from abnirml.text.tokenize import terms
 
-FEATURES = (
-    "bm25",                  # Terrier BM25
-    "ql",                    # Dirichlet query likelihood (μ = 2500)
-    "tfidf",                 # Terrier TF-IDF
-    "doc_length",            # analysed document terms
-    "query_length",          # analysed query terms
-    "matched_terms",         # distinct query terms present in the document
-    "matched_fraction",      # … as a fraction of distinct query terms
-    "sum_tf",                # occurrences of query terms in the document
-    "overlap",               # sum_tf / doc_length
-    "sum_idf_matched",       # Σ idf over matched query terms
-    "max_idf_matched",
-    "min_idf_query",         # the least specific query term (matched or not)
-    "raw_overlap",           # fraction of raw query words (unstemmed, stopwords kept) present
-    "first_match",           # position of the first query-term occurrence / doc_length (1: none)
-    "bigram_matches",        # fraction of adjacent query-term pairs adjacent in the document
-    "char_length",           # document characters
-)
+FEATURES = feature_list.FEATURES
+"""The columns of :meth:`TextFeatures.matrix`, named and explained in :mod:`.feature_list`."""
 
 
 class TextFeatures:

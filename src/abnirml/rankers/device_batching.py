@@ -289,6 +289,23 @@ class TokenColumns:
         return out
 
 
+class Picked(Sequence[Any]):
+    """``items[indices]`` without building the list: a batch's items, read only by the few
+    rankers whose forward pass needs the text."""
+
+    def __init__(self, items: Sequence[Any], indices: np.ndarray):
+        self.items = items
+        self.indices = indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.items[int(j)] for j in self.indices[i]]
+        return self.items[int(self.indices[i])]
+
+
 @dataclass
 class PreparedBatch:
     """One padded batch: the caller's item indices, the host tensors to feed the model and the
@@ -297,7 +314,7 @@ class PreparedBatch:
 
     indices: np.ndarray
     tensors: dict[str, Any]
-    pairs: list[Any]
+    pairs: Sequence[Any]
 
 
 class TokenBudgetModel:
@@ -368,6 +385,20 @@ class TokenBudgetModel:
                                                        left=self.pad_left))
             batches.append(PreparedBatch(np.asarray(group, dtype=np.int64), tensors,
                                          [items[i] for i in group]))
+        return batches
+
+    def _prepare_joined(self, items: Sequence[Any], joined: Any) -> list[PreparedBatch]:
+        """Pack and pad one chunk whose rows are already known as stored ids
+        (:class:`~abnirml.rankers.pair_join.JoinedPairs`): the same batches and tensors as
+        :meth:`_prepare` would build, by NumPy gathers alone."""
+        from abnirml.rankers.pair_join import packed_batches
+
+        pad = self.pad_values.get("input_ids", 0)
+        batches = []
+        for group in packed_batches(joined.lengths, self.settings.max_tokens,
+                                    self.settings.max_batch):
+            tensors = self._host_tensors(joined.padded(group, pad))
+            batches.append(PreparedBatch(group, tensors, Picked(items, group)))
         return batches
 
     def _compute(self, prepared: list[PreparedBatch], size: int) -> np.ndarray:

@@ -67,8 +67,15 @@ def _tokenizer(family: str, tmp: Path):
 def _t5_sentencepiece(tmp: Path):
     """A SentencePiece (Unigram) tokenizer laid out as T5's: NFKC and space-run
     normalising, the ``▁`` metaspace, ``$A </s> $B </s>``; trained offline on demo texts."""
-    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
-    from tokenizers import trainers
+    from tokenizers import (
+        Regex,
+        Tokenizer,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     from abnirml.data.collection import load_collection

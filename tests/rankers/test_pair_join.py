@@ -267,3 +267,34 @@ def test_the_token_store_leaves_a_foreign_file_alone(tmp_path):
         view = store.view(["a"])
     assert view.ids(0) == [1]
     assert path.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_single_texts_joined_equal_the_tokenizers_own_encoding(family, tmp_path):
+    """SPLADE's layout: each text alone, ``[CLS] x [SEP]`` (or ``x </s>``), cut to fit."""
+    from abnirml.rankers.pair_join import SingleTemplate
+
+    tokenizer = _tokenizer(family, tmp_path)
+    template = SingleTemplate.from_tokenizer(tokenizer)
+    store = TokenStore(tokenizer_fingerprint(tokenizer), backend_encoder(tokenizer))
+    texts = [t for pair in _demo_pairs() for t in pair]
+    for max_length in (512, 16, 2):
+        encoded = tokenizer(texts, truncation=True, max_length=max_length)
+        theirs = TokenColumns.from_lists({k: encoded[k] for k in ("input_ids",
+                                                                  "attention_mask")})
+        mine = template.columns(store, texts, max_length)
+        np.testing.assert_array_equal(mine.lengths, theirs.lengths)
+        for key in ("input_ids", "attention_mask"):
+            np.testing.assert_array_equal(mine.flat[key], theirs.flat[key], err_msg=key)
+
+
+def test_rankers_with_the_same_tokenizer_share_one_store(tmp_path):
+    """The packaged MiniLM and SPLADE-tiny load the same bert-base-uncased tokenizer: one
+    store, so a text either of them tokenized is never tokenized again."""
+    from abnirml.rankers.token_store import shared_store
+
+    minilm = _tokenizer("minilm", tmp_path / "a")
+    splade = _tokenizer("splade-tiny", tmp_path / "b")
+    bert = _tokenizer("test-bert", tmp_path / "c")
+    assert shared_store(minilm) is shared_store(splade)
+    assert shared_store(bert) is not shared_store(minilm)

@@ -109,6 +109,58 @@ class PairTemplate:
         return np.minimum(ka, a), np.minimum(kb, b)
 
 
+@dataclass(frozen=True)
+class SingleTemplate:
+    """The special tokens around one text (``[CLS] x [SEP]``, ``x </s>``): the layout
+    rankers that encode queries and documents apart (SPLADE) join from stored ids."""
+
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any) -> SingleTemplate | None:
+        """The layout of ``tokenizer``'s single-text encoding, or None when it is not the
+        text's own ids between fixed special tokens."""
+        if getattr(tokenizer, "backend_tokenizer", None) is None:
+            return None
+        from abnirml.rankers.token_store import plain_backend
+
+        backend = plain_backend(tokenizer)
+        alone = backend.encode("document text", add_special_tokens=False).ids
+        merged = backend.encode("document text", add_special_tokens=True)
+        runs = [i for i, s in enumerate(merged.sequence_ids) if s is not None]
+        if not alone or not runs or runs != list(range(runs[0], runs[-1] + 1)):
+            return None
+        start, end = runs[0], runs[-1] + 1
+        if merged.ids[start:end] != alone:
+            return None
+        return cls(tuple(merged.ids[:start]), tuple(merged.ids[end:]))
+
+    def columns(self, store: TokenStore, texts: Sequence[str], max_length: int) -> Any:
+        """``texts`` encoded as ``tokenizer(texts, truncation=True, max_length=…)`` encodes
+        them (ids and attention mask), as :class:`~abnirml.rankers.device_batching.
+        TokenColumns`, from the store's ids (looked up, or added)."""
+        from abnirml.rankers.device_batching import TokenColumns
+
+        view = store.view(texts)
+        p, s = len(self.prefix), len(self.suffix)
+        keep = np.minimum(view.lengths[view.rows], max(max_length - p - s, 0))
+        lengths = keep + p + s
+        width = int(lengths.max()) if len(lengths) else 0
+        column = np.arange(width, dtype=np.int64)[None, :]
+        source = view.offsets[view.rows][:, None] + column - p
+        np.clip(source, 0, max(len(view.flat) - 1, 0), out=source)
+        ids = view.flat[source]
+        line = np.arange(len(lengths))
+        for j in range(p):
+            ids[:, j] = self.prefix[j]
+        for j in range(s):
+            ids[line, p + keep + j] = self.suffix[j]
+        mask = column < lengths[:, None]
+        flat = ids[mask]
+        return TokenColumns({"input_ids": flat, "attention_mask": np.ones_like(flat)}, lengths)
+
+
 def _segments(sequences: Sequence[int | None]) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """The spans of text 0 and text 1 in a merged encoding laid out as
     ``specials, text 0, specials, text 1, specials``; None for any other layout."""

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abnirml.rankers.device_batching import TokenColumns, token_budget_batches
-from abnirml.rankers.pair_join import JoinedPairs, PairTemplate, packed_batches
+from abnirml.rankers.device_batching import TokenColumns, packed_batches, token_budget_batches
+from abnirml.rankers.pair_join import JoinedPairs, PairTemplate
 from abnirml.rankers.token_store import TokenStore, backend_encoder, tokenizer_fingerprint
 
 pytest.importorskip("transformers")

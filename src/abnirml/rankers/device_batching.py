@@ -167,6 +167,29 @@ def token_budget_batches(lengths: Sequence[int], max_tokens: int,
     return batches
 
 
+def packed_batches(lengths: np.ndarray, max_tokens: int,
+                   max_batch: int | None = None) -> list[np.ndarray]:
+    """The batches :func:`token_budget_batches` forms
+    (shortest rows first, ties by position; a batch grows while ``rows × longest ≤
+    max_tokens`` and ``rows ≤ max_batch``), found per batch by a binary search rather
+    than per row."""
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be ≥ 1")
+    order = np.argsort(lengths, kind="stable")
+    ordered = np.asarray(lengths, dtype=np.int64)[order]
+    n = len(order)
+    cap = n if max_batch is None else max_batch
+    batches = []
+    start = 0
+    while start < n:
+        window = min(n - start, cap, max_tokens // max(int(ordered[start]), 1) + 1)
+        cost = np.arange(1, window + 1, dtype=np.int64) * ordered[start:start + window]
+        take = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
+        batches.append(order[start:start + take])
+        start += take
+    return batches
+
+
 def ramped_pieces(batches: Sequence[Sequence[Any]], chunk: int,
                   ramp: Sequence[int] = RAMP_PIECES) -> list[tuple[int, Sequence[Any]]]:
     """``(batch number, items)`` pieces of ``batches`` in order: each batch cut into pieces
@@ -391,8 +414,6 @@ class TokenBudgetModel:
         """Pack and pad one chunk whose rows are already known as stored ids
         (:class:`~abnirml.rankers.pair_join.JoinedPairs`): the same batches and tensors as
         :meth:`_prepare` would build, by NumPy gathers alone."""
-        from abnirml.rankers.pair_join import packed_batches
-
         pad = self.pad_values.get("input_ids", 0)
         batches = []
         for group in packed_batches(joined.lengths, self.settings.max_tokens,

@@ -6,8 +6,9 @@ two texts tokenized independently and cut by the truncation strategy. :class:`Pa
 reads that layout from the tokenizer's post-processor once and reproduces the encoding from
 the texts' stored ids (:mod:`abnirml.rankers.token_store`): lengths first (from the store,
 before any batch is built), then rows sorted and packed into token budgets from those
-lengths (:func:`packed_batches`), then each padded batch filled by NumPy gathers over flat
-arrays (:meth:`JoinedPairs.padded`) — no per-pair Python objects on the way.
+lengths (:func:`~abnirml.rankers.device_batching.packed_batches`), then each padded batch
+filled by NumPy gathers over flat arrays (:meth:`JoinedPairs.padded`) — no per-pair Python
+objects on the way.
 
 Truncation follows the tokenizer's Rust implementation exactly: ``longest_first`` keeps the
 shorter text whole when the longer one can absorb the cut (cutting the longer to the rest),
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.rankers.device_batching import TokenColumns
 from abnirml.rankers.token_store import TokenStore, TokenView
 
 STRATEGIES = ("longest_first", "only_second")
@@ -136,12 +138,11 @@ class SingleTemplate:
             return None
         return cls(tuple(merged.ids[:start]), tuple(merged.ids[end:]))
 
-    def columns(self, store: TokenStore, texts: Sequence[str], max_length: int) -> Any:
+    def columns(self, store: TokenStore, texts: Sequence[str], max_length: int
+                ) -> TokenColumns:
         """``texts`` encoded as ``tokenizer(texts, truncation=True, max_length=…)`` encodes
         them (ids and attention mask), as :class:`~abnirml.rankers.device_batching.
         TokenColumns`, from the store's ids (looked up, or added)."""
-        from abnirml.rankers.device_batching import TokenColumns
-
         view = store.view(texts)
         p, s = len(self.prefix), len(self.suffix)
         keep = np.minimum(view.lengths[view.rows], max(max_length - p - s, 0))
@@ -174,29 +175,6 @@ def _segments(sequences: Sequence[int | None]) -> tuple[tuple[int, int], tuple[i
     if [s for s, _, _ in texts] != [0, 1]:
         return None
     return (texts[0][1], texts[0][2]), (texts[1][1], texts[1][2])
-
-
-def packed_batches(lengths: np.ndarray, max_tokens: int,
-                   max_batch: int | None = None) -> list[np.ndarray]:
-    """The batches :func:`~abnirml.rankers.device_batching.token_budget_batches` forms
-    (shortest rows first, ties by position; a batch grows while ``rows × longest ≤
-    max_tokens`` and ``rows ≤ max_batch``), found per batch by a binary search rather
-    than per row."""
-    if max_tokens < 1:
-        raise ValueError("max_tokens must be ≥ 1")
-    order = np.argsort(lengths, kind="stable")
-    ordered = np.asarray(lengths, dtype=np.int64)[order]
-    n = len(order)
-    cap = n if max_batch is None else max_batch
-    batches = []
-    start = 0
-    while start < n:
-        window = min(n - start, cap, max_tokens // max(int(ordered[start]), 1) + 1)
-        cost = np.arange(1, window + 1, dtype=np.int64) * ordered[start:start + window]
-        take = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
-        batches.append(order[start:start + take])
-        start += take
-    return batches
 
 
 class JoinedPairs:

@@ -298,3 +298,33 @@ def test_rankers_with_the_same_tokenizer_share_one_store(tmp_path):
     bert = _tokenizer("test-bert", tmp_path / "c")
     assert shared_store(minilm) is shared_store(splade)
     assert shared_store(bert) is not shared_store(minilm)
+
+
+def test_one_token_store_serves_several_threads(tmp_path):
+    """SPLADE encodes queries on the main thread and documents in the background; each
+    engine call's stream has its own thread: all of them use the one store and file."""
+    import threading
+
+    from abnirml.rankers.token_store import TokenDisk
+
+    store = TokenStore("fp", lambda texts: [[len(t)] for t in texts],
+                       TokenDisk(tmp_path / "tokens.sqlite"))
+    store.view(["main thread"])
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            view = store.view([f"text {n}", "main thread"])
+            assert view.ids(1) == [11]
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    again = TokenStore("fp", lambda texts: [[0] for _ in texts],
+                       TokenDisk(tmp_path / "tokens.sqlite"))
+    assert again.view(["text 3"]).ids(0) == [6]                 # written from a thread

@@ -6,13 +6,16 @@ is another program's database (checked before any write), a damaged file is move
 ``NAME.corrupt`` with one warning and an empty store started, and a store that cannot be used
 (unwritable folder, full disk, read-only mount) costs one warning and the run goes on
 without it. Concurrent runs are safe: WAL, a busy wait, rows written in one transaction,
-identical values for identical keys. The file is opened on first use.
+identical values for identical keys. The file is opened on first use; one store may be
+used from several threads (a ranker's background tokenizing and its main thread), one call
+at a time.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,14 +41,25 @@ class SideStore:
         self._conn: sqlite3.Connection | None = None
         self._disabled = self.path is None
         self._read_only = False
+        self._lock = threading.RLock()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def lookup_raw(self, namespace: str, texts: Sequence[str]) -> dict[str, Any]:
         """``text → stored value`` for the texts stored under ``namespace``."""
+        with self._lock:
+            return self._lookup_raw(namespace, texts)
+
+    def save_raw(self, namespace: str, values: Mapping[str, Any]) -> None:
+        """Store ``text → value`` under ``namespace`` in one transaction."""
+        with self._lock:
+            self._save_raw(namespace, values)
+
+    def _lookup_raw(self, namespace: str, texts: Sequence[str]) -> dict[str, Any]:
         conn = self._connection()
         if conn is None or not texts:
             return {}
@@ -69,8 +83,7 @@ class SideStore:
             return {}
         return found
 
-    def save_raw(self, namespace: str, values: Mapping[str, Any]) -> None:
-        """Store ``text → value`` under ``namespace`` in one transaction."""
+    def _save_raw(self, namespace: str, values: Mapping[str, Any]) -> None:
         conn = self._connection()
         if conn is None or self._read_only or not values:
             return
@@ -152,9 +165,11 @@ class SideStore:
         assert self.path is not None
         if self._read_only:
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                   timeout=BUSY_WAIT_S, isolation_level=None)
+                                   timeout=BUSY_WAIT_S, isolation_level=None,
+                                   check_same_thread=False)
         else:
-            conn = sqlite3.connect(self.path, timeout=BUSY_WAIT_S, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=BUSY_WAIT_S, isolation_level=None,
+                                   check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT_S * 1000)}")
             from abnirml.rankers.cache import APPLICATION_ID, foreign_database

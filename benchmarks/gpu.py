@@ -441,8 +441,10 @@ def simulate_battery(args: argparse.Namespace) -> int:
     print(f"battery: {', '.join(battery)} on {data}; sample building {build_s:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model("micro", vocab_dir(args.vocab), Path(tmp) / "micro")
-        simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens,
-                 ramp=not args.no_ramp)
+        for stored in (False, True):
+            print(f"\n## token store {'from an earlier run' if stored else 'empty'}")
+            simulate(pairs, model_dir, Path(tmp), args.speedup, args.max_tokens,
+                     ramp=not args.no_ramp, stored=stored)
     return 0
 
 

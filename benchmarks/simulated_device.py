@@ -111,34 +111,53 @@ def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) 
     return ranker
 
 
-def host_tokenization_rate(ranker: Any, pairs: list[tuple[str, str]], sample: int = 4096
-                           ) -> float:
-    """Pairs per second one ``_prepare`` call (tokenize, pack, pad) reaches on a seeded
-    sample of ``pairs``, the best of two."""
-    rng = np.random.default_rng(0)
-    chosen = [pairs[i] for i in rng.choice(len(pairs), min(sample, len(pairs)), replace=False)]
-    best = float("inf")
-    for _ in range(2):
-        start = time.perf_counter()
-        ranker._prepare(chosen)
-        best = min(best, time.perf_counter() - start)
-    return len(chosen) / best
+def host_rates(ranker: Any, pairs: list[tuple[str, str]]) -> tuple[float, float]:
+    """Texts per second the ranker's tokenizer stores (one batch call over the battery's
+    unique texts not yet stored; inf when all are), and pairs per second one ``_prepare``
+    pass over every pair reaches with every text stored (lookups, lengths, packing,
+    padding) — the two rates the host feeds a device at."""
+    store, _ = ranker._joiner
+    texts = [t for t in dict.fromkeys(t for pair in pairs for t in pair) if t not in store.index]
+    start = time.perf_counter()
+    if texts:
+        store.view(texts)
+    tokenize = len(texts) / (time.perf_counter() - start) if texts else float("inf")
+    start = time.perf_counter()
+    for s in range(0, len(pairs), 8_192):
+        ranker._prepare(pairs[s:s + 8_192])
+    return tokenize, len(pairs) / (time.perf_counter() - start)
 
 
 def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup: float,
-             max_tokens: int, ramp: bool = True) -> float:
+             max_tokens: int, ramp: bool = True, stored: bool = False) -> float:
     """Score ``pairs`` through the engine on the simulated device; print the figures and
     return engine wall / simulated device time. ``ramp=False`` feeds whole chunks from the
-    start (no small first pieces), to measure what the ramp gives."""
+    start (no small first pieces), to measure what the ramp gives. ``stored=True`` starts
+    with every text's token ids in the token store (as a run finds them in
+    ``tokens.sqlite`` once any earlier run or ranker used this tokenizer on these texts);
+    else the store starts empty and the texts are tokenized while the device works."""
     from abnirml.evaluation.scoring import Scorer
     from abnirml.rankers import device_batching
     from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.token_store import TokenStore
 
     if not ramp:
         device_batching.RAMP_PIECES = ()
 
     device = SimulatedDevice(H100_BERT_BASE_BF16_S_PER_TOKEN / speedup)
     ranker = simulated_ranker(model_dir, device, max_tokens)
+    store, template = ranker._joiner
+    disk = None
+    if stored:     # an earlier run's tokens.sqlite: written here, read back during the run
+        from abnirml.rankers.token_store import TokenDisk
+
+        (work / "tokens.sqlite").unlink(missing_ok=True)
+        earlier = TokenStore(store.fingerprint, store.encode, TokenDisk(work / "tokens.sqlite"))
+        earlier.view(list(dict.fromkeys(t for pair in pairs for t in pair)))
+        earlier.disk.close()
+        disk = TokenDisk(work / "tokens.sqlite")
+    fresh = TokenStore(store.fingerprint, store.encode, disk)    # nothing in memory yet
+    ranker._joiner = (fresh, template)
     cache_path = work / "simulated.sqlite"
     cache_path.unlink(missing_ok=True)
     cpu_start = time.process_time()
@@ -151,7 +170,8 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     device.close()
     assert device.rows >= len(pairs)            # every pair went through the device
     ratio = wall / device.busy_s
-    tokenize = host_tokenization_rate(ranker, pairs)
+    ranker._joiner = (TokenStore(fresh.fingerprint, fresh.encode), template)
+    tokenize, feed = host_rates(ranker, pairs)
     consume = len(pairs) / device.busy_s
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -162,12 +182,19 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
           f"on an H100 × {speedup:g})")
     print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s; first batch reached the device "
           f"after {startup:.2f} s)")
-    print(f"host: {cores} cores, load average {load:.1f}; tokenization + packing "
-          f"{tokenize:,.0f} pairs/s")
+    print(f"token store: {'tokens.sqlite of an earlier run' if stored else 'empty'}; during "
+          f"the run {fresh.tokenized:,} texts tokenized, {fresh.loaded:,} read back")
+    print(f"host: {cores} cores, load average {load:.1f}; tokenizing unique texts "
+          f"{tokenize:,.0f} texts/s; feed with every text stored {feed:,.0f} pairs/s")
     if ratio > TARGET:
-        if tokenize < consume:
-            print(f"binds: host tokenization ({tokenize:,.0f} pairs/s on {cores} cores < "
-                  f"the device's {consume:,.0f} pairs/s): more cores, or a slower device")
+        texts_per_pair = fresh.tokenized / len(pairs)
+        if texts_per_pair and tokenize / texts_per_pair < consume:
+            print(f"binds: host tokenization ({tokenize:,.0f} texts/s on {cores} cores, "
+                  f"{texts_per_pair:.2f} new texts per pair < the device's {consume:,.0f} "
+                  "pairs/s): more cores, a slower device, or texts already stored")
+        elif feed < consume:
+            print(f"binds: the host feed ({feed:,.0f} pairs/s < the device's "
+                  f"{consume:,.0f} pairs/s)")
         elif startup > (ratio - 1) * device.busy_s / 2:
             print(f"binds: start-up ({startup:.2f} s before the device's first batch)")
         else:

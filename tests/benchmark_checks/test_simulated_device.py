@@ -61,3 +61,17 @@ def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch,
     assert out.splitlines()[-1] == f"engine / simulated device: {ratio:.3f}"
     assert "pairs: 3,000;" in out
     assert ratio >= 1.0             # the device works serially: the engine cannot beat it
+
+
+def test_with_an_earlier_runs_token_store_no_text_is_tokenized(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
+    model = save_cross_encoder(tmp_path / "model")
+    pairs = _pairs(1_200)
+    texts = len({t for pair in pairs for t in pair})
+    simulate(pairs, model, tmp_path, speedup=1.0, max_tokens=512, stored=True)
+    out = capsys.readouterr().out
+    assert (f"token store: tokens.sqlite of an earlier run; during the run 0 texts "
+            f"tokenized, {texts:,} read back") in out
+    simulate(pairs, model, tmp_path, speedup=1.0, max_tokens=512, stored=False)
+    out = capsys.readouterr().out
+    assert f"token store: empty; during the run {texts:,} texts tokenized, 0 read back" in out

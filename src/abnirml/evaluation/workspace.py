@@ -116,6 +116,11 @@ class Workspace:
                              progress=self.progress)
         self._candidates: Any = None
         self._parse_cache: Any = None
+        cache_file = self.cache_path()
+        if cache_file is not None:
+            from abnirml.rankers.token_store import default_path as token_store_path
+
+            self.env.token_store = token_store_path(cache_file)
 
     def cache_path(self) -> Path | None:
         """The score cache file (``--cache``, else the default), or None for ``--no-cache``."""

@@ -20,32 +20,25 @@ the parses.
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.rankers.side_store import SideStore
+
 STORE_VERSION = "1"    # bump when what is stored for a namespace changes shape
 FILE_NAME = "parses.sqlite"
-BUSY_WAIT_S = 60.0
-_CHUNK = 500
 
 
-class ParseCache:
+class ParseCache(SideStore):
     """Extracted parse values by (namespace, text hash); ``path=None`` stores nothing.
 
     The file is opened on first use, so a run without spaCy probes never creates it.
     """
 
     def __init__(self, path: str | Path | None):
-        self.path = None if path is None else Path(path)
-        self._conn: sqlite3.Connection | None = None
-        self._disabled = self.path is None
-        self._read_only = False
-
-    # ------------------------------------------------------------------ public
+        super().__init__(path, table="parses", label="parse store",
+                         fallback="parsing without a store")
 
     def get_or_build(self, kind: str, texts: Sequence[str],
                      build: Callable[[list[str]], Sequence[Any]],
@@ -85,176 +78,24 @@ class ParseCache:
         identity = pipeline_identity()
         return None if identity is None else f"v{STORE_VERSION}|{identity}|{kind}"
 
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    # ------------------------------------------------------------------ storage
-
-    def _connection(self) -> sqlite3.Connection | None:
-        if self._disabled:
-            return None
-        if self._conn is None:
-            try:
-                self._conn = self._open()
-            except OSError:
-                self._disabled = True
-        return self._conn
-
-    def _open(self) -> sqlite3.Connection | None:
-        assert self.path is not None
-        path = self.path
-        from abnirml.files.ownership import kind_of
-
-        if kind_of(path) not in (None, "regular file"):   # a FIFO is never opened
-            warnings.warn(f"parse store {path} is a {kind_of(path)}, not a regular file; "
-                          "leaving it alone and parsing without a store", stacklevel=4)
-            self._disabled = True
-            return None
-        if path.exists() and not _is_sqlite(path):
-            warnings.warn(f"parse store {path} is not a SQLite file; leaving it alone and "
-                          "parsing without a store", stacklevel=4)
-            self._disabled = True
-            return None
-        if path.exists() and not os.access(path, os.W_OK):
-            self._read_only = True
-        elif not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not os.access(path.parent, os.W_OK | os.X_OK):
-                self._disabled = True
-                return None
-        try:
-            return self._connect_waiting()
-        except _Foreign as exc:
-            warnings.warn(f"parse store {path} is another application's SQLite database "
-                          f"({exc}); leaving it alone and parsing without a store",
-                          stacklevel=4)
-            self._disabled = True
-            return None
-        except sqlite3.DatabaseError as exc:
-            from abnirml.rankers.cache import _is_damaged
-
-            if _is_busy(exc) or self._read_only or not _is_damaged(exc):
-                if not _is_busy(exc):      # a full disk, a read-only mount: not damage
-                    warnings.warn(f"parse store {path} cannot be used ({exc}); leaving it "
-                                  "as it is and parsing without a store", stacklevel=4)
-                self._disabled = True
-                return None
-            if path.is_symlink():
-                warnings.warn(f"parse store {path} is damaged ({exc}) and a symbolic link, "
-                              "which abnirml does not move; parsing without a store",
-                              stacklevel=4)
-                self._disabled = True
-                return None
-            self._set_aside(exc)
-            return self._connect_waiting()
-
-    def _connect_waiting(self) -> sqlite3.Connection:
-        from abnirml.rankers.cache import connect_while_busy
-
-        return connect_while_busy(self._connect, BUSY_WAIT_S)
-
-    def _connect(self) -> sqlite3.Connection:
-        assert self.path is not None
-        if self._read_only:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                   timeout=BUSY_WAIT_S, isolation_level=None)
-        else:
-            conn = sqlite3.connect(self.path, timeout=BUSY_WAIT_S, isolation_level=None)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_WAIT_S * 1000)}")
-            from abnirml.rankers.cache import APPLICATION_ID, foreign_database
-
-            foreign = foreign_database(conn, frozenset({"parses"}), "parses")
-            if foreign:       # another application's database: never gains our table
-                raise _Foreign(foreign)
-            if not self._read_only:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS parses (namespace TEXT NOT NULL, "
-                             "thash BLOB NOT NULL, value TEXT NOT NULL, "
-                             "PRIMARY KEY (namespace, thash)) WITHOUT ROWID")
-                if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute("SELECT namespace, thash, value FROM parses LIMIT 1").fetchall()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _set_aside(self, exc: BaseException) -> None:
-        from abnirml.rankers.cache import set_database_aside
-
-        assert self.path is not None
-        broken = set_database_aside(self.path)
-        warnings.warn(f"parse store {self.path} is damaged ({exc}); moved it to {broken.name} "
-                      "and starting an empty one", stacklevel=5)
-
     def _lookup(self, namespace: str, texts: Sequence[str]) -> dict[str, Any]:
-        conn = self._connection()
-        if conn is None or not texts:
-            return {}
-        from abnirml.rankers.cache import text_hash
-
-        by_hash = {text_hash(t): t for t in texts}
-        hashes = list(by_hash)
         found: dict[str, Any] = {}
-        try:
-            for start in range(0, len(hashes), _CHUNK):
-                chunk = hashes[start:start + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(f"SELECT thash, value FROM parses WHERE namespace = ? AND "
-                                    f"thash IN ({marks})", [namespace, *chunk])
-                for thash, value in rows:
-                    text = by_hash.get(bytes(thash))
-                    if text is None:
-                        continue
-                    try:
-                        found[text] = json.loads(value)
-                    except (TypeError, ValueError):
-                        continue
-        except sqlite3.DatabaseError as exc:
-            self._give_up(exc)
-            return {}
+        for text, value in self.lookup_raw(namespace, texts).items():
+            try:
+                found[text] = json.loads(value)
+            except (TypeError, ValueError):
+                continue
         return found
 
     def _save(self, namespace: str, encoded: Mapping[str, Any]) -> None:
-        conn = self._connection()
-        if conn is None or self._read_only or not encoded:
-            return
-        from abnirml.rankers.cache import text_hash
-
-        rows = []
+        rows = {}
         for t, v in encoded.items():
             try:   # strict JSON: a value holding NaN is parsed again, never stored
-                text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+                rows[t] = json.dumps(v, ensure_ascii=False, separators=(",", ":"),
+                                     allow_nan=False)
             except ValueError:
                 continue
-            rows.append((namespace, text_hash(t), text))
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?, ?)", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except sqlite3.DatabaseError as exc:
-            self._give_up(exc)
-
-    def _give_up(self, exc: BaseException) -> None:
-        """A store that fails mid-run is damaged or gone: this run parses without it, the
-        next one sets the file aside when it cannot open it."""
-        if not _is_busy(exc):
-            warnings.warn(f"parse store {self.path} failed ({exc}); parsing without it for "
-                          "the rest of this run", stacklevel=4)
-        self.close()
-        self._disabled = True
-
-
-class _Foreign(Exception):
-    """The store's file is a SQLite database of another application (what it holds)."""
+        self.save_raw(namespace, rows)
 
 
 def stopwords_key(stopwords: frozenset[str]) -> str:
@@ -274,18 +115,3 @@ def default_path(score_cache: Path) -> Path:
     """The store's file beside a score cache file (a ``--cache`` that names no file, such as
     ``.``, is refused by the score cache before any probe opens this store)."""
     return score_cache.parent / FILE_NAME
-
-
-def _is_sqlite(path: Path) -> bool:
-    from abnirml.rankers.cache import is_sqlite_or_empty
-
-    try:
-        return is_sqlite_or_empty(path)
-    except OSError:
-        return False
-
-
-def _is_busy(exc: BaseException) -> bool:
-    from abnirml.rankers.cache import _is_busy as busy
-
-    return busy(exc)

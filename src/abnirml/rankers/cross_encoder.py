@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
     DeviceSettings,
+    PreparedBatch,
     TokenBudgetRanker,
     TokenColumns,
     cast_model,
@@ -49,7 +51,7 @@ OUTPUTS = ("logit", "prob")
 class CrossEncoderRanker(TokenBudgetRanker):
     def __init__(self, ref: ModelRef, name: str, device: str = "cpu", output: str = "logit",
                  max_length: int = DEFAULT_MAX_LENGTH, batch_size: int | None = None,
-                 settings: DeviceSettings | None = None):
+                 settings: DeviceSettings | None = None, token_store: Path | None = None):
         if output not in OUTPUTS:
             raise ConfigError(f"ranker {name}: output must be logit or prob, got {output!r}")
         _require("transformers", name)
@@ -58,6 +60,8 @@ class CrossEncoderRanker(TokenBudgetRanker):
         device = resolve_device(device, name, lazy=True)
         self.settings = settings or DeviceSettings(device=device, max_batch=batch_size)
         self.output = output
+        self.token_store_path = token_store
+        self._joiner: tuple[Any, Any] | None = None     # (TokenStore, PairTemplate)
         self._tokenizer: Any = None
         self._model: Any = None
         self._preloading: threading.Thread | None = None
@@ -125,6 +129,17 @@ class CrossEncoderRanker(TokenBudgetRanker):
             self._model = cast_model(model, self.settings, self.name)
         return self._model
 
+    def _prepare(self, items: Any) -> list[PreparedBatch]:
+        """A chunk's batches joined from stored ids when the tokenizer's pair encoding is a
+        join of the two texts' ids (:mod:`~abnirml.rankers.pair_join`), else tokenized."""
+        if self._joiner is None or not items:
+            return super()._prepare(items)
+        from abnirml.rankers.pair_join import JoinedPairs
+
+        store, template = self._joiner
+        joined = JoinedPairs.of(store, template, items, self.max_length)
+        return self._prepare_joined(items, joined)
+
     def _rows(self, pairs: list[Pair]) -> TokenColumns:
         with self.borrowed_tokenizer() as tokenizer:
             encoded = tokenizer([q for q, _ in pairs], [d for _, d in pairs], truncation=True,
@@ -145,6 +160,13 @@ class CrossEncoderRanker(TokenBudgetRanker):
     def _ready(self) -> None:
         self.tokenizer   # noqa: B018 — load before the prefetch thread needs it
         self.model       # noqa: B018
+        if self._joiner is None:
+            from abnirml.rankers.pair_join import PairTemplate
+            from abnirml.rankers.token_store import shared_store
+
+            template = PairTemplate.from_tokenizer(self.tokenizer)
+            if template is not None:
+                self._joiner = (shared_store(self.tokenizer, self.token_store_path), template)
 
 
 def _require(module: str, ranker: str) -> None:
@@ -198,4 +220,5 @@ def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
     device = resolve_device(env.device, name, lazy=p.dtype is not None)
     return CrossEncoderRanker(
         ref, name, device=device, output=p.output, max_length=p.max_length,
-        settings=DeviceSettings.from_spec(spec, env, device))
+        settings=DeviceSettings.from_spec(spec, env, device),
+        token_store=getattr(env, "token_store", None))

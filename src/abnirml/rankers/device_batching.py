@@ -167,6 +167,29 @@ def token_budget_batches(lengths: Sequence[int], max_tokens: int,
     return batches
 
 
+def packed_batches(lengths: np.ndarray, max_tokens: int,
+                   max_batch: int | None = None) -> list[np.ndarray]:
+    """The batches :func:`token_budget_batches` forms
+    (shortest rows first, ties by position; a batch grows while ``rows × longest ≤
+    max_tokens`` and ``rows ≤ max_batch``), found per batch by a binary search rather
+    than per row."""
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be ≥ 1")
+    order = np.argsort(lengths, kind="stable")
+    ordered = np.asarray(lengths, dtype=np.int64)[order]
+    n = len(order)
+    cap = n if max_batch is None else max_batch
+    batches = []
+    start = 0
+    while start < n:
+        window = min(n - start, cap, max_tokens // max(int(ordered[start]), 1) + 1)
+        cost = np.arange(1, window + 1, dtype=np.int64) * ordered[start:start + window]
+        take = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
+        batches.append(order[start:start + take])
+        start += take
+    return batches
+
+
 def ramped_pieces(batches: Sequence[Sequence[Any]], chunk: int,
                   ramp: Sequence[int] = RAMP_PIECES) -> list[tuple[int, Sequence[Any]]]:
     """``(batch number, items)`` pieces of ``batches`` in order: each batch cut into pieces
@@ -289,6 +312,23 @@ class TokenColumns:
         return out
 
 
+class Picked(Sequence[Any]):
+    """``items[indices]`` without building the list: a batch's items, read only by the few
+    rankers whose forward pass needs the text."""
+
+    def __init__(self, items: Sequence[Any], indices: np.ndarray):
+        self.items = items
+        self.indices = indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.items[int(j)] for j in self.indices[i]]
+        return self.items[int(self.indices[i])]
+
+
 @dataclass
 class PreparedBatch:
     """One padded batch: the caller's item indices, the host tensors to feed the model and the
@@ -297,7 +337,7 @@ class PreparedBatch:
 
     indices: np.ndarray
     tensors: dict[str, Any]
-    pairs: list[Any]
+    pairs: Sequence[Any]
 
 
 class TokenBudgetModel:
@@ -368,6 +408,18 @@ class TokenBudgetModel:
                                                        left=self.pad_left))
             batches.append(PreparedBatch(np.asarray(group, dtype=np.int64), tensors,
                                          [items[i] for i in group]))
+        return batches
+
+    def _prepare_joined(self, items: Sequence[Any], joined: Any) -> list[PreparedBatch]:
+        """Pack and pad one chunk whose rows are already known as stored ids
+        (:class:`~abnirml.rankers.pair_join.JoinedPairs`): the same batches and tensors as
+        :meth:`_prepare` would build, by NumPy gathers alone."""
+        pad = self.pad_values.get("input_ids", 0)
+        batches = []
+        for group in packed_batches(joined.lengths, self.settings.max_tokens,
+                                    self.settings.max_batch):
+            tensors = self._host_tensors(joined.padded(group, pad))
+            batches.append(PreparedBatch(group, tensors, Picked(items, group)))
         return batches
 
     def _compute(self, prepared: list[PreparedBatch], size: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
@@ -42,6 +43,8 @@ class RankerEnv:
     seed: int = 0
     allow_pickle: bool = False
     progress: bool = False
+    #: ``tokens.sqlite`` beside the score cache: token ids kept between runs (None: in memory)
+    token_store: Path | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def collection_stats(self) -> Any:

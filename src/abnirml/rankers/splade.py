@@ -123,7 +123,8 @@ class SpladeRanker(TokenBudgetRanker):
 
     def __init__(self, ref: ModelRef, name: str, identity: str | None = None,
                  settings: DeviceSettings | None = None, max_length: int = DEFAULT_MAX_LENGTH,
-                 query_top_k: int | None = None, doc_top_k: int | None = None):
+                 query_top_k: int | None = None, doc_top_k: int | None = None,
+                 token_store: Path | None = None):
         self._torch = import_torch(name, "splade")
         transformers = import_or_explain("transformers", name, "splade")
         self.name = name
@@ -146,8 +147,19 @@ class SpladeRanker(TokenBudgetRanker):
                             f"dtype={self.dtype_name},query_top_k={query_top_k or 'all'},"
                             f"doc_top_k={doc_top_k or 'all'}]")
         self._query_memo: dict[str, Any] = {}
+        from abnirml.rankers.pair_join import SingleTemplate
+        from abnirml.rankers.token_store import shared_store
+
+        template = SingleTemplate.from_tokenizer(self.tokenizer)
+        self._joiner = (None if template is None
+                        else (shared_store(self.tokenizer, token_store), template))
 
     def _tokens(self, texts: Sequence[str]) -> TokenColumns:
+        """Texts as the tokenizer encodes them: joined from the shared token store when the
+        tokenizer's single-text layout allows it (:mod:`~abnirml.rankers.pair_join`)."""
+        if self._joiner is not None:
+            store, template = self._joiner
+            return template.columns(store, texts, self.max_length)
         with self.borrowed_tokenizer() as tokenizer:
             encoded = tokenizer(list(texts), truncation=True, max_length=self.max_length)
         return TokenColumns.from_lists({"input_ids": encoded["input_ids"],
@@ -247,5 +259,6 @@ def from_spec(spec: RankerSpec, env) -> SpladeRanker:
         settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name),
                                           accelerator_tokens=ACCELERATOR_MAX_TOKENS),
         max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        query_top_k=top_k("query_top_k"), doc_top_k=top_k("doc_top_k"))
+        query_top_k=top_k("query_top_k"), doc_top_k=top_k("doc_top_k"),
+        token_store=getattr(env, "token_store", None))
 

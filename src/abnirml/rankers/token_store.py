@@ -1,0 +1,212 @@
+"""Token ids of each unique text, kept once per tokenizer and shared by every ranker using it.
+
+A battery scores each passage, and each of its manipulated variants, against a query, across
+many probes and rankers; queries number in the dozens. Tokenizing every (query, document)
+pair costs the host more than an accelerator needs to score it, yet almost nothing needs
+tokenizing per pair: each text is tokenized once per tokenizer (without special tokens),
+its ids kept in flat arrays, and a pair's input is joined from them
+(:mod:`abnirml.rankers.pair_join`) — the way a search engine stores a document's terms once.
+
+A :class:`TokenStore` is keyed by the tokenizer's fingerprint (:func:`tokenizer_fingerprint`:
+its full serialised definition, so two rankers that load the same vocabulary and rules share
+one store, and a changed vocabulary never reuses ids). Within a process, :func:`shared_store`
+hands every ranker with that fingerprint the same store while any of them lives. Across runs,
+the ids are kept on disk in ``tokens.sqlite`` beside the score cache (:class:`TokenDisk`,
+owned and guarded like the spaCy parse store: :mod:`abnirml.rankers.side_store`), so a
+second ranker with the same tokenizer, or a rerun with another head, dtype or budget,
+tokenizes nothing.
+
+Texts missing from both are tokenized in one call of the fast tokenizer's batch API
+(``encode_batch_fast``: Rust, spread over every core with the GIL released), from the
+background thread that prepares the device's next batches.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+STORE_VERSION = "1"        # bump when what a store keeps per text changes meaning
+FILE_NAME = "tokens.sqlite"
+
+Encode = Callable[[list[str]], list[list[int]]]
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """A digest of everything that decides a text's ids: the wrapper's class and the fast
+    tokenizer's whole serialised definition (vocabulary, normaliser, pre-tokeniser, model,
+    added tokens), with its mutable truncation and padding state left out."""
+    backend = plain_backend(tokenizer)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"v{STORE_VERSION}|{type(tokenizer).__name__}|".encode())
+    h.update(backend.to_str().encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def plain_backend(tokenizer: Any) -> Any:
+    """A private copy of ``tokenizer``'s Rust tokenizer with truncation and padding off (the
+    shared one carries whatever settings its last caller left on it)."""
+    backend = copy.deepcopy(tokenizer.backend_tokenizer)
+    backend.no_truncation()
+    backend.no_padding()
+    return backend
+
+
+def backend_encoder(tokenizer: Any) -> Encode:
+    """``texts → ids`` without special tokens, through a private copy of the fast tokenizer."""
+    backend = plain_backend(tokenizer)
+
+    def encode(texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in backend.encode_batch_fast(texts, add_special_tokens=False)]
+
+    return encode
+
+
+@dataclass(frozen=True)
+class TokenView:
+    """Rows of a store as it was when they were looked up: ``rows[i]`` is the store row of
+    the i-th text asked for; its ids are ``flat[offsets[r]:offsets[r] + lengths[r]]``.
+    Arrays grow by reallocation, so a view stays valid while the store grows."""
+
+    rows: np.ndarray
+    flat: np.ndarray
+    offsets: np.ndarray
+    lengths: np.ndarray
+
+    def ids(self, i: int) -> list[int]:
+        r = int(self.rows[i])
+        start = int(self.offsets[r])
+        return self.flat[start:start + int(self.lengths[r])].tolist()
+
+
+class TokenStore:
+    """Ids of every text seen with one tokenizer, in flat int64 arrays; thread-safe.
+
+    ``encode`` tokenizes a list of texts (no special tokens); ``disk`` keeps ids between
+    runs (None: this process only).
+    """
+
+    def __init__(self, fingerprint: str, encode: Encode, disk: TokenDisk | None = None):
+        self.fingerprint = fingerprint
+        self.encode = encode
+        self.disk = disk
+        self.index: dict[str, int] = {}
+        self._flat = np.zeros(1 << 16, dtype=np.int64)
+        self._offsets = np.zeros(1 << 10, dtype=np.int64)
+        self._lengths = np.zeros(1 << 10, dtype=np.int64)
+        self._used = 0                     # ids stored
+        self._lock = threading.Lock()
+        self.tokenized = 0                 # texts this store tokenized itself
+        self.loaded = 0                    # texts read back from disk
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def view(self, texts: Sequence[str]) -> TokenView:
+        """The rows of ``texts`` (in order, repeats allowed), adding the texts not yet
+        stored: read back from disk, else tokenized in one batch call."""
+        index = self.index
+        missing = [t for t in dict.fromkeys(texts) if t not in index]
+        if missing:
+            self._add(missing)
+        rows = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        with self._lock:
+            count = len(index)
+            return TokenView(rows, self._flat, self._offsets[:count], self._lengths[:count])
+
+    def _add(self, texts: list[str]) -> None:
+        found = self.disk.lookup(self.fingerprint, texts) if self.disk is not None else {}
+        fresh = [t for t in texts if t not in found]
+        made = self.encode(fresh) if fresh else []
+        if len(made) != len(fresh):
+            raise RuntimeError(f"tokenizer returned {len(made)} rows for {len(fresh)} texts")
+        new = dict(zip(fresh, made, strict=True))
+        with self._lock:
+            texts = [t for t in texts if t not in self.index]   # another thread's meanwhile
+            for text in texts:
+                ids = found.get(text)
+                self._append(text, new[text] if ids is None else ids)
+            self.tokenized += sum(1 for t in texts if t in new)
+            self.loaded += sum(1 for t in texts if t not in new)
+        if self.disk is not None and new:
+            self.disk.save(self.fingerprint, new)
+
+    def _append(self, text: str, ids: Sequence[int] | np.ndarray) -> None:
+        n = len(ids)
+        row = len(self.index)
+        if row >= len(self._offsets):
+            self._offsets = _grown(self._offsets, row + 1)
+            self._lengths = _grown(self._lengths, row + 1)
+        if self._used + n > len(self._flat):
+            self._flat = _grown(self._flat, self._used + n)
+        self._flat[self._used:self._used + n] = ids
+        self._offsets[row] = self._used
+        self._lengths[row] = n
+        self._used += n
+        self.index[text] = row
+
+
+def _grown(array: np.ndarray, needed: int) -> np.ndarray:
+    """A copy of ``array`` with room for at least ``needed`` items (doubling)."""
+    size = max(needed, 2 * len(array))
+    out = np.zeros(size, dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
+_stores: weakref.WeakValueDictionary[str, TokenStore] = weakref.WeakValueDictionary()
+_stores_lock = threading.Lock()
+
+
+def shared_store(tokenizer: Any, disk_path: Path | None = None) -> TokenStore:
+    """The process's store for ``tokenizer``'s fingerprint (one per fingerprint while a
+    ranker holds it), attached to ``tokens.sqlite`` at ``disk_path`` when given."""
+    fingerprint = tokenizer_fingerprint(tokenizer)
+    with _stores_lock:
+        store = _stores.get(fingerprint)
+        if store is None:
+            store = TokenStore(fingerprint, backend_encoder(tokenizer))
+            _stores[fingerprint] = store
+        if store.disk is None and disk_path is not None:
+            store.disk = TokenDisk(disk_path)
+        return store
+
+
+def default_path(score_cache: Path) -> Path:
+    """The token store's file beside a score cache file."""
+    return score_cache.parent / FILE_NAME
+
+
+class TokenDisk:
+    """Ids by (tokenizer fingerprint, text hash) in ``tokens.sqlite``: a SQLite side store
+    with the parse store's ownership rules (never another program's file, a damaged one set
+    aside, an unusable one only costs time)."""
+
+    def __init__(self, path: Path):
+        from abnirml.rankers.side_store import SideStore
+
+        self._store = SideStore(path, table="tokens", label="token store",
+                                fallback="tokenizing without a store", value_type="BLOB")
+
+    def lookup(self, fingerprint: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        raw = self._store.lookup_raw(fingerprint, texts)
+        out = {}
+        for text, blob in raw.items():
+            if isinstance(blob, bytes) and len(blob) % 4 == 0:
+                out[text] = np.frombuffer(blob, dtype="<i4").astype(np.int64)
+        return out
+
+    def save(self, fingerprint: str, ids: dict[str, list[int]]) -> None:
+        self._store.save_raw(fingerprint, {t: np.asarray(v, dtype="<i4").tobytes()
+                                           for t, v in ids.items()})
+
+    def close(self) -> None:
+        self._store.close()

@@ -1,7 +1,7 @@
 """Choice of significance test and multiple-comparison correction, and the effect size.
 
 Each test is a record (:class:`~abnirml.evaluation.stat_tests.StatisticalTest`) in one
-registry; this module holds the built-in ones (:data:`BUILT_IN_TESTS`):
+registry; the built-in ones (:data:`~.built_in_tests.BUILT_IN_TESTS`) are:
 
 * ``clustered`` (the default) — the query-clustered bootstrap test of the *score*, drawn
   with the same resampled queries as the score interval the report prints beside it. Its
@@ -52,27 +52,32 @@ from abnirml.evaluation.bootstrap import (
     DEFAULT_RESAMPLES,
     MAX_RESAMPLES,
     cluster_codes,
-    clustered_means,
     stable_seed,
-    weight_blocks,
+)
+from abnirml.evaluation.built_in_tests import (  # noqa: F401  (re-exported)
+    EXACT_SIGN_FLIPS,
+    bootstrap_p,
+    permutation_p,
+    wilcoxon_p,
+)
+from abnirml.evaluation.corrections import (  # noqa: F401  (re-exported)
+    CORRECTION_LABELS,
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    adjust,
+    significant,
 )
 from abnirml.evaluation.stat_tests import (
-    RoundsRule,
-    StatisticalTest,
     TestData,
     configured_rounds,
     get_test,
     rounds_for,
     warn_if_blocked,
 )
-from abnirml.evaluation.statistics import effects, greater_than_zero_p, paired_ttest_p
+from abnirml.evaluation.statistics import effects
 
-CORRECTIONS = ("bonferroni", "holm", "bh", "none")
 DEFAULT_TEST = "clustered"
-DEFAULT_CORRECTION = "bonferroni"
 DEFAULT_PERMUTATIONS = 10_000
-CORRECTION_LABELS = {"bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini–Hochberg",
-                     "none": "no"}
 
 
 @dataclass(frozen=True)
@@ -204,128 +209,6 @@ def p_value(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: boo
         count, np.random.default_rng(stable_seed(config.seed, config.test, *key))))
 
 
-def _ttest_p(data: TestData) -> float:
-    return (greater_than_zero_p(data.values) if data.symmetric
-            else paired_ttest_p(data.score1, data.score2))
-
-
-def _wilcoxon_p(data: TestData) -> float:
-    return wilcoxon_p(data.values, one_sided=data.symmetric)
-
-
-def _permutation_p(data: TestData) -> float:
-    return permutation_p(data.values, data.rounds, data.rng, one_sided=data.symmetric)
-
-
-def _bootstrap_p(data: TestData) -> float:
-    return bootstrap_p(data.values, data.cluster, data.rounds, data.rng,
-                       one_sided=data.symmetric)
-
-
-def _clustered_p(data: TestData) -> float:
-    from abnirml.evaluation.verdict import clustered_p
-
-    return clustered_p(data.statistic, data.cluster, data.rounds, data.rng, data.symmetric)
-
-
-def wilcoxon_p(values: np.ndarray, one_sided: bool = False) -> float:
-    """Wilcoxon signed-rank p-value of median(values) ≠ 0 (> 0 when ``one_sided``)."""
-    if not np.any(values != 0):
-        return 1.0
-    from scipy.stats import wilcoxon
-
-    result = wilcoxon(values, alternative="greater" if one_sided else "two-sided")
-    return float(result.pvalue)
-
-
-EXACT_SIGN_FLIPS = 16
-"""Up to this many samples (and 2ⁿ ≤ the rounds asked for) the randomization test
-enumerates all 2ⁿ sign patterns: the exact p-value, cheaper than the random rounds."""
-
-
-def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
-                  one_sided: bool = False, chunk: int = 1 << 22) -> float:
-    """Fisher randomization: flip each value's sign at random, ``rounds`` times (chunked);
-    exact (every sign pattern once) when 2ⁿ ≤ ``rounds`` and n ≤ :data:`EXACT_SIGN_FLIPS`."""
-    n = values.shape[0]
-    observed = float(values.mean())
-    tolerance = 1e-12 * max(float(np.abs(values).max()), 1e-300)
-    if n <= EXACT_SIGN_FLIPS and 2 ** n <= rounds:
-        codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)
-        means = ((codes & 1) * 2 - 1).astype(np.float64) @ values / n
-        if one_sided:
-            return float(np.mean(means >= observed - tolerance))
-        return float(np.mean(np.abs(means) >= abs(observed) - tolerance))
-    reached = 0
-    per_chunk = max(1, chunk // n)
-    done = 0
-    while done < rounds:
-        m = min(per_chunk, rounds - done)
-        signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
-        means = (signs @ values) / n
-        if one_sided:
-            reached += int((means >= observed - tolerance).sum())
-        else:
-            reached += int((np.abs(means) >= abs(observed) - tolerance).sum())
-        done += m
-    return (1 + reached) / (1 + rounds)
-
-
-def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
-                rng: np.random.Generator, one_sided: bool = False) -> float:
-    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided);
-    NaN with one query, whose every resample is itself (no variation to test against).
-    Resamples are drawn and counted in blocks, so memory does not grow with their number."""
-    codes, k = cluster_codes(cluster, values.shape[0])
-    if k < 2:
-        return math.nan
-    resamples = max(resamples, 1)
-    low = high = 0
-    for block in weight_blocks(k, resamples, rng):
-        means = clustered_means(values, codes, k, block)
-        low += int((means <= 0).sum())
-        high += int((means >= 0).sum())
-    below = (1 + low) / (1 + resamples)
-    if one_sided:
-        return min(1.0, below)
-    above = (1 + high) / (1 + resamples)
-    return min(1.0, 2.0 * min(below, above))
-
-
-def adjust(p_values: Sequence[float], correction: str) -> list[float]:
-    """Adjusted p-values (each compared with α) for one family of tests."""
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.shape[0]
-    if m == 0:
-        return []
-    if correction == "none":
-        return p.tolist()
-    if correction == "bonferroni":
-        return np.minimum(1.0, p * m).tolist()
-    order = np.argsort(p, kind="stable")
-    ranked = p[order]
-    if correction == "holm":
-        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
-    elif correction == "bh":
-        steps = np.minimum.accumulate((m * ranked / np.arange(1, m + 1))[::-1])[::-1]
-    else:
-        raise ValueError(correction)
-    out = np.empty(m)
-    out[order] = np.minimum(1.0, steps)
-    return out.tolist()
-
-
-def significant(p_values: Sequence[float], alpha: float, correction: str) -> list[bool]:
-    """Which tests stay significant at ``alpha`` after ``correction`` over the family.
-
-    Bonferroni is computed as ``p · m < α`` without clipping, exactly as before.
-    """
-    if correction == "bonferroni":
-        m = len(p_values)
-        return [p * m < alpha for p in p_values]
-    return [q < alpha for q in adjust(p_values, correction)]
-
-
 def effect_size(score1: np.ndarray, score2: np.ndarray, delta: float,
                 symmetric: bool = False) -> float | None:
     """Cohen's d_z: mean paired difference / SD of the differences (None when undefined).
@@ -416,7 +299,7 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     percentile interval would be a point; the Clopper–Pearson bound replaces it
     (:func:`.bootstrap.unanimous_interval`).
     """
-    from abnirml.evaluation.bootstrap import cluster_codes, clustered_ci, unanimous_interval
+    from abnirml.evaluation.bootstrap import clustered_ci, unanimous_interval
     from abnirml.evaluation.statistics import effects
 
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
@@ -489,29 +372,3 @@ def from_arguments(args: object, base: StatsConfig | None = None, seed: int | No
         resamples=int(pick("bootstrap", base.resamples)),  # type: ignore[arg-type]
         ci_level=float(pick("ci", base.ci_level)),  # type: ignore[arg-type]
         seed=base.seed if seed is None else seed))
-
-
-_QUERY_RESAMPLES = RoundsRule(floor=2.0, option="bootstrap", config_field="resamples",
-                              unit="resamples of queries")
-
-BUILT_IN_TESTS: tuple[StatisticalTest, ...] = (
-    StatisticalTest("clustered", "query-clustered bootstrap test of the score", _clustered_p,
-                    rounds=RoundsRule(floor=2.0, option="bootstrap",
-                                      config_field="resamples",
-                                      unit="resamples of queries", least=0),
-                    score_interval=True, queries_as_unit=True,
-                    symmetric_question="score > 0",
-                    help="query-clustered bootstrap test of the score; a row is significant "
-                         "exactly when its printed score interval excludes 0"),
-    StatisticalTest("ttest", "paired t-test", _ttest_p,
-                    help="the ABNIRML papers' paired t-test over samples (reproduces their "
-                         "tables)"),
-    StatisticalTest("wilcoxon", "Wilcoxon signed-rank test", _wilcoxon_p),
-    StatisticalTest("permutation", "Fisher randomization test", _permutation_p,
-                    rounds=RoundsRule(floor=1.0, option="permutations",
-                                      config_field="permutations", unit="sign-flip rounds")),
-    StatisticalTest("bootstrap", "query-clustered bootstrap test", _bootstrap_p,
-                    rounds=_QUERY_RESAMPLES, queries_as_unit=True,
-                    help="query-clustered bootstrap test of the mean difference"),
-)
-"""The tests every run knows, the default first."""

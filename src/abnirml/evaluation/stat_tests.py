@@ -23,101 +23,20 @@ Adding a test is one record (the statistics guide shows a sign test)::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
+from abnirml.evaluation.stat_test_types import PValue, RoundsRule, StatisticalTest, TestData
 from abnirml.registry import Registry
+
+__all__ = ["PValue", "RoundsRule", "StatisticalTest", "TestData", "get_test", "register_test"]
 
 REJECT_MARGIN = 10
 """Automatic rounds leave the smallest attainable corrected p at most α / this."""
 
 
-@dataclass(frozen=True)
-class TestData:
-    """What a p-value function reads about one probe × ranker × subset.
-
-    ``diff`` = R(q,d1) − R(q,d2) per sample; ``values`` is what the sample-level tests test
-    (``diff``, or ``|diff| − δ`` for symmetric probes, whose question is one-sided);
-    ``statistic`` the per-sample values whose pooled mean the row shows (the effects, or
-    the change of effect in ``compare``; filled only for a ``score_interval`` test);
-    ``cluster`` each sample's query (None: every sample its own); ``rounds`` the
-    resampling rounds; ``rng`` the record's seeded generator.
-    """
-
-    score1: np.ndarray
-    score2: np.ndarray
-    delta: float
-    symmetric: bool
-    statistic: np.ndarray
-    cluster: np.ndarray | None
-    rounds: int
-    rng: np.random.Generator
-
-    @property
-    def diff(self) -> np.ndarray:
-        return np.asarray(self.score1, dtype=np.float64) - np.asarray(self.score2,
-                                                                       dtype=np.float64)
-
-    @property
-    def values(self) -> np.ndarray:
-        diff = self.diff
-        return np.abs(diff) - self.delta if self.symmetric else diff
-
-
-PValue = Callable[[TestData], float]
-
-
-@dataclass(frozen=True)
-class RoundsRule:
-    """How a resampling test's rounds are counted and named.
-
-    ``floor``: its smallest p with R rounds is floor / (R + 1) (1 for a one-sided count, 2
-    for a two-sided one); ``option`` the settings and argument field naming the count
-    (``bootstrap``, ``permutations``), shown as ``--option``; ``config_field`` the field of
-    :class:`~abnirml.evaluation.significance.StatsConfig` holding it; ``least`` the smallest
-    count the test accepts; ``unit`` what one round is, in words.
-    """
-
-    floor: float
-    option: str
-    config_field: str
-    unit: str
-    least: int = 1
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.option
-
-
-@dataclass(frozen=True)
-class StatisticalTest:
-    """One significance test: ``name`` (``--test``), ``label`` (captions), ``p_value``
-    (:class:`TestData` → p, NaN where undefined), ``rounds`` (None: it draws no rounds),
-    ``score_interval`` (its verdict is the score interval the report prints: a row is
-    significant exactly when that interval excludes 0), ``queries_as_unit`` (it resamples
-    queries, so no caveat about sample-level independence applies), ``help`` (the ``--test``
-    help) and ``symmetric_question``."""
-
-    name: str
-    label: str
-    p_value: PValue
-    rounds: RoundsRule | None = None
-    score_interval: bool = False
-    queries_as_unit: bool = False
-    help: str = ""
-    #: the one-sided question the test asks of a symmetric probe, in words
-    symmetric_question: str = "|R(q,d1) − R(q,d2)| − δ > 0"
-
-    @property
-    def resamples(self) -> bool:
-        return self.rounds is not None
-
-
 def _built_ins() -> list[tuple[str, StatisticalTest]]:
-    from abnirml.evaluation.significance import BUILT_IN_TESTS
+    from abnirml.evaluation.built_in_tests import BUILT_IN_TESTS
 
     return [(test.name, test) for test in BUILT_IN_TESTS]
 

@@ -65,7 +65,7 @@ class RowRule:
 
 def row_rules(p_values: Sequence[float], alpha: float, correction: str) -> list[RowRule]:
     """One :class:`RowRule` per test of a table, matching ``significance.significant``."""
-    from abnirml.evaluation.significance import significant
+    from abnirml.evaluation.corrections import significant
 
     m = len(p_values)
     if correction == "none":

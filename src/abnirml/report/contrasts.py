@@ -210,11 +210,13 @@ def theirs_text(scores: Sequence[float]) -> str:
 def criteria(k: int, stats: Any = None) -> str:
     """How the per-ranker findings were chosen, in words (the note above the cards);
     ``stats``: the statistics the pairs were compared with."""
-    from abnirml.evaluation.significance import CORRECTION_LABELS, TEST_LABELS
+    from abnirml.evaluation.corrections import CORRECTION_LABELS
+    from abnirml.evaluation.stat_tests import find_test
 
     test = "the run's test and correction"
     if stats is not None:
-        test = (f"the {TEST_LABELS.get(stats.test, stats.test)} with "
+        record = find_test(stats.test)
+        test = (f"the {record.label if record is not None else stats.test} with "
                 f"{CORRECTION_LABELS.get(stats.correction, stats.correction)} correction")
     return (f"the probes on which it differs from more than half of the other {k - 1} "
             f"rankers on the same samples, in one direction and by at least {MIN_CONTRAST:g} "

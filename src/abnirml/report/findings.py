@@ -199,14 +199,17 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
 
 def screening_stats(stats: Any) -> Any:
     """The statistics the first screen compares rankers with: the run's, except that a
-    resampling test (permutation, bootstrap) is replaced by the paired t-test. Every pair
+    resampling test (the default clustered test, permutation, bootstrap) is replaced by the
+    paired t-test. Every pair
     of rankers is tested on every probe — 21 pairs × 110 probes on the demo — and drawing
     enough rounds for the correction to reject would make rendering a report take many
     minutes; the query-clustered interval of the difference, which must exclude 0 as well,
     keeps the screen as cautious as the run's test."""
     import dataclasses
 
-    if stats.test in ("permutation", "bootstrap"):
+    from abnirml.evaluation.stat_tests import get_test
+
+    if get_test(stats.test).resamples:
         return dataclasses.replace(stats, test="ttest")
     return stats
 

@@ -84,7 +84,7 @@ def test_user_family_runs_and_reports_from_run_folder_alone(tmp_path, echo_famil
     RunFolder(out).write_reports()
     report = (out / "report.md").read_text()
     assert "## Echo probes" in report and "Positive: the ranker prefers d1." in report
-    assert "| echo:query-vs-noise | * +1.00 | 2 |" in report   # n = 2: not significant
+    assert "| echo:query-vs-noise | +1.00 | 2 |" in report   # n = 2: not significant, unmarked
 
 
 def test_registering_a_probe_of_an_unknown_family_names_the_known_ones():

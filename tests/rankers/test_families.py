@@ -212,3 +212,50 @@ def test_building_a_lexical_ranker_leaves_the_pickle_policy_alone():
         assert hf._allow_pickle is True
     finally:
         hf.set_pickle_policy(False)
+
+
+def _another(field, value):
+    """A valid value other than ``value`` for a ``setting()`` field."""
+    meta = field.metadata
+    if meta.get("choices"):
+        return next(c for c in meta["choices"] if c != value)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)) and value is not None:
+        high = meta.get("maximum")
+        return value / 2 if high is not None and value + 1 > high else value + 1
+    return "7"
+
+
+@pytest.mark.parametrize(("family", "head", "given"), [
+    ("bm25", "bm25", {}), ("ql", "ql", {}), ("tfidf", "tfidf", {}),
+    ("http", "http:http://127.0.0.1:9/score", {}),
+    ("rerank-api", "rerank-api:http://127.0.0.1:9/v1/rerank", {"model": "m"}),
+])
+def test_a_hand_written_fingerprint_changes_with_exactly_the_scoring_parameters(family, head,
+                                                                                given):
+    """What ``setting(..., scoring=False)`` declares agrees with the fingerprint the family
+    writes by hand: every other parameter changes it, these never do."""
+    import dataclasses
+
+    from abnirml.data.stats import CollectionStats
+
+    record = ranker_registry.lookup(family)
+    env = ranker_registry.RankerEnv()
+    env._memo["stats"] = CollectionStats.build(["a b c", "b c d"], env.analyzer)
+
+    def fingerprint(params):
+        spec = head + "".join(f"+{k}={v}" for k, v in params.items())
+        return ranker_registry.build_ranker(spec, env).fingerprint
+
+    base = fingerprint(given)
+    checked = 0
+    for field in dataclasses.fields(record.params):
+        if field.name == "api_key_env":
+            continue                      # names a variable that must exist to build
+        value = given.get(field.name, field.default)
+        changed = fingerprint({**given, field.name: _another(field, value)})
+        assert (changed != base) == field.metadata.get("scoring", True), field.name
+        checked += 1
+    assert checked == len(dataclasses.fields(record.params)) - (family in ("http",
+                                                                             "rerank-api"))

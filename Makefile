@@ -79,8 +79,10 @@ test: setup
 	-@$(MAKE) --no-print-directory browser-deps
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
+# The type checker reads its settings (files: src/abnirml) from pyproject.toml.
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 
 # ir_axioms 1.2.5 pins numpy < 2, so the axiom comparison runs it from its own venv.
 IRAX_VENV ?= .venv-irax

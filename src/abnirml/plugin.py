@@ -5,6 +5,9 @@ tests when it is imported (see docs/guide/plugins.md)::
 
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
+``Ranker`` and ``Probe`` are the two contracts everything registered here fulfils (typing
+protocols: a class with the right members is one, no base class needed).
+
 The names here are the same objects the package uses internally, re-exported so a plugin
 does not depend on where they live. ``scoped_registrations`` is for a plugin's own tests:
 what is registered inside the block is forgotten when it ends.
@@ -15,14 +18,14 @@ from __future__ import annotations
 from abnirml.evaluation.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
 from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.axioms.features import QueryFeatures
-from abnirml.probes.base import ProbeContext
+from abnirml.probes.base import Probe, ProbeContext
 from abnirml.probes.family import Family, Requirement
 from abnirml.probes.family_registry import register_family
 from abnirml.probes.probe_registry import register as register_probe
 from abnirml.probes.probe_registry import register_pairs_probe
-from abnirml.rankers.base import RankerSpec
+from abnirml.rankers.base import Ranker, RankerSpec
 from abnirml.rankers.device_batching import DeviceSettings, TokenBudgetModel, TokenBudgetRanker
-from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.family import NoParams, RankerFamily, params_fingerprint
 from abnirml.rankers.registry import RankerEnv
 from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
@@ -35,8 +38,10 @@ __all__ = [
     "DeviceSettings",
     "Family",
     "NoParams",
+    "Probe",
     "ProbeContext",
     "QueryFeatures",
+    "Ranker",
     "RankerEnv",
     "RankerFamily",
     "RankerSpec",
@@ -49,6 +54,7 @@ __all__ = [
     "TokenBudgetModel",
     "TokenBudgetRanker",
     "axiom_probe",
+    "params_fingerprint",
     "ranker_parameters",
     "register_family",
     "register_pairs_probe",

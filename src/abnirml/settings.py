@@ -23,14 +23,17 @@ class NoSettings:
 def setting(default: Any, *, help: str, minimum: float | None = None,
             maximum: float | None = None, above: float | None = None,
             choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
-            allow_inf: bool = False, check: Callable[[Any, str], Any] | None = None) -> Any:
+            allow_inf: bool = False, check: Callable[[Any, str], Any] | None = None,
+            scoring: bool = True) -> Any:
     """A dataclass field of a family's options.
 
     ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
     spelled values (``any``, ``none``) to values; ``check(value, key)`` validates (and may
-    normalise) values the generic rules cannot describe.
+    normalise) values the generic rules cannot describe. ``scoring=False`` marks a ranker
+    parameter that cannot change a score (a batch size, a timeout, requests in flight): a
+    fingerprint derived from the parameters leaves it out, so changing it keeps the cache.
     """
     meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
             "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
-            "check": check}
+            "check": check, "scoring": scoring}
     return dataclasses.field(default=default, metadata=meta)

@@ -43,8 +43,8 @@ def test_the_plugin_facade_has_what_a_plugin_author_registers_with():
     import abnirml.plugin as facade
 
     needed = {"Family", "setting", "Sample", "Skip", "register_family", "register_probe",
-              "register_ranker", "axiom_probe", "RankerSpec", "RankerFamily",
-              "scoped_registrations"}
+              "register_ranker", "axiom_probe", "RankerSpec", "RankerFamily", "Ranker", "Probe",
+              "params_fingerprint", "scoped_registrations"}
     assert needed <= set(facade.__all__)
     for name in facade.__all__:
         assert getattr(facade, name) is not None

@@ -4,7 +4,10 @@ run through the command exactly as printed, with answers known from their defini
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from abnirml.registry import scoped_registrations
 from tests.helpers import one_error_line
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+SOURCE = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(autouse=True)
@@ -84,3 +88,34 @@ def test_the_probe_family_recipe(tmp_path, capsys):
                                             "echo", "--ranker", "bm25", "--option",
                                             "echo.querys=3", "--quiet",
                                             "--out", str(tmp_path / "bad"))
+
+
+def _mypy(folder: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """mypy as a plugin author runs it on their own files: their settings, not the
+    package's (an empty config), abnirml seen as an installed typed package whose own
+    modules are not the author's to fix (``--follow-imports=silent``), function bodies
+    checked even where unannotated."""
+    (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    env = {**os.environ, "MYPYPATH": str(SOURCE)}
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--follow-imports=silent",
+         "--check-untyped-defs", "--no-error-summary", "--cache-dir", str(folder / "cache"),
+         *files], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_both_recipes_type_check_as_a_plugin_author_sees_them(tmp_path):
+    pytest.importorskip("mypy", reason="mypy is not installed (the dev extra has it)")
+    ranker = Path(_recipe("ranker-family", tmp_path)).name
+    probe = Path(_recipe("probe-family", tmp_path)).name
+    # a checker that caught nothing would pass anything: a factory returning no ranker is
+    # refused by RankerFamily's declared factory type
+    code = (tmp_path / ranker).read_text(encoding="utf-8")
+    assert "return Overlap(spec.canonical, params)" in code
+    (tmp_path / "wrong.py").write_text(
+        code.replace("return Overlap(spec.canonical, params)", "return 3")
+            .replace("-> Overlap:", "-> int:"), encoding="utf-8")
+    checked = _mypy(tmp_path, ranker, probe, "wrong.py")
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert len(errors) == 1 and errors[0].startswith("wrong.py:"), checked.stdout
+    assert 'Argument "factory" to "RankerFamily"' in errors[0]

@@ -252,7 +252,7 @@ def test_plugin_blocks_run_as_printed(tmp_path):
                                       encoding="utf-8")
     (tmp_path / "axiom.py").write_text(_block_containing(text, "axiom_probe("),
                                        encoding="utf-8")
-    (tmp_path / "rankers.py").write_text(_block_containing(text, 'RankerFamily("query-words"'),
+    (tmp_path / "rankers.py").write_text(_block_containing(text, 'key="query-words"'),
                                          encoding="utf-8")
     listed = run_abnirml(["probes", "--plugin", "echo.py"], tmp_path)
     assert listed.returncode == 0, listed.stderr

@@ -122,3 +122,140 @@ def test_a_built_in_family_names_the_key_it_refuses_and_what_it_takes():
         ranker_registry.build_ranker("bm25+k=1", ranker_registry.RankerEnv())
     assert str(refused.value) == ("ranker bm25+k=1: unknown parameter 'k' (did you mean k3, "
                                   "k1?) (allowed: b, k1, k3)")
+
+
+class _Fixed:
+    name = fingerprint = "fixed"
+
+    def score(self, pairs):
+        return [0.0] * len(pairs)
+
+
+def test_a_factory_receives_the_values_the_registry_checked():
+    """``(spec, params, env)``: the declared dataclass, converted and defaulted once."""
+    from dataclasses import dataclass
+
+    from abnirml.plugin import RankerFamily, setting
+
+    @dataclass(frozen=True)
+    class Params:
+        k: float = setting(1.0, minimum=0, help="k")
+        mode: str = setting("a", choices=("a", "b"), help="mode")
+
+    seen = []
+
+    def factory(spec, params, env):
+        seen.append((spec.argument, spec.canonical, params))
+        return _Fixed()
+
+    with scoped_registrations():
+        ranker_registry.register_family(RankerFamily(
+            key="typed-test", factory=factory, description="", params=Params, argument="X"))
+        ranker_registry.build_ranker("typed-test:x+k=2", ranker_registry.RankerEnv())
+    assert seen == [("x", "typed-test:x+k=2", Params(k=2.0, mode="a"))]
+
+
+def test_a_two_argument_factory_of_a_family_with_parameters_still_runs_with_a_warning():
+    from dataclasses import dataclass
+
+    from abnirml.plugin import RankerFamily, ranker_parameters, setting
+
+    @dataclass(frozen=True)
+    class Params:
+        k: int = setting(3, minimum=1, help="k")
+
+    seen = []
+
+    def factory(spec, env):
+        seen.append(ranker_parameters(spec).k)
+        return _Fixed()
+
+    with scoped_registrations():
+        ranker_registry.register_family(RankerFamily(
+            key="legacy-test", factory=factory, description="", params=Params))
+        with pytest.warns(DeprecationWarning, match=r"write it as \(spec, params, env\)"):
+            ranker_registry.build_ranker("legacy-test+k=5", ranker_registry.RankerEnv())
+    assert seen == [5]
+
+
+def test_ranker_family_is_built_with_keywords():
+    from abnirml.plugin import RankerFamily
+
+    with pytest.raises(TypeError):
+        RankerFamily("x", lambda spec, params, env: _Fixed(), "")  # type: ignore[misc]
+
+
+def test_a_derived_fingerprint_holds_every_scoring_parameter_and_no_other():
+    from abnirml.plugin import params_fingerprint
+    from abnirml.rankers.built_in import HttpParams, RerankApiParams
+
+    assert params_fingerprint("http-v1", HttpParams(timeout=5.0, concurrency=2)) == \
+        "http-v1(version='')"
+    assert params_fingerprint("rerank-v1", RerankApiParams(model="m", batch_size=4)) == \
+        "rerank-v1(version='',model='m',protocol='cohere')"
+    bm25 = ranker_registry.lookup("bm25")
+    assert bm25 is not None
+    assert bm25.fingerprint(bm25.values(RankerSpec.parse("bm25+b=0.5"))) == \
+        "bm25-v1(k1=1.2,b=0.5,k3=8.0)"
+
+
+def test_building_a_lexical_ranker_leaves_the_pickle_policy_alone():
+    """The policy is the Hugging Face families' concern: they set it from their env."""
+    from abnirml.data.stats import CollectionStats
+    from abnirml.rankers import hf
+
+    hf.set_pickle_policy(True)
+    try:
+        env = ranker_registry.RankerEnv(allow_pickle=False)
+        env._memo["stats"] = CollectionStats.build(["a b c"], env.analyzer)
+        ranker_registry.build_ranker("bm25", env)
+        assert hf._allow_pickle is True
+    finally:
+        hf.set_pickle_policy(False)
+
+
+def _another(field, value):
+    """A valid value other than ``value`` for a ``setting()`` field."""
+    meta = field.metadata
+    if meta.get("choices"):
+        return next(c for c in meta["choices"] if c != value)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)) and value is not None:
+        high = meta.get("maximum")
+        return value / 2 if high is not None and value + 1 > high else value + 1
+    return "7"
+
+
+@pytest.mark.parametrize(("family", "head", "given"), [
+    ("bm25", "bm25", {}), ("ql", "ql", {}), ("tfidf", "tfidf", {}),
+    ("http", "http:http://127.0.0.1:9/score", {}),
+    ("rerank-api", "rerank-api:http://127.0.0.1:9/v1/rerank", {"model": "m"}),
+])
+def test_a_hand_written_fingerprint_changes_with_exactly_the_scoring_parameters(family, head,
+                                                                                given):
+    """What ``setting(..., scoring=False)`` declares agrees with the fingerprint the family
+    writes by hand: every other parameter changes it, these never do."""
+    import dataclasses
+
+    from abnirml.data.stats import CollectionStats
+
+    record = ranker_registry.lookup(family)
+    env = ranker_registry.RankerEnv()
+    env._memo["stats"] = CollectionStats.build(["a b c", "b c d"], env.analyzer)
+
+    def fingerprint(params):
+        spec = head + "".join(f"+{k}={v}" for k, v in params.items())
+        return ranker_registry.build_ranker(spec, env).fingerprint
+
+    base = fingerprint(given)
+    checked = 0
+    for field in dataclasses.fields(record.params):
+        if field.name == "api_key_env":
+            continue                      # names a variable that must exist to build
+        value = given.get(field.name, field.default)
+        changed = fingerprint({**given, field.name: _another(field, value)})
+        assert (changed != base) == field.metadata.get("scoring", True), field.name
+        checked += 1
+    assert checked == len(dataclasses.fields(record.params)) - (family in ("http",
+                                                                             "rerank-api"))

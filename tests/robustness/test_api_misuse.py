@@ -205,7 +205,7 @@ def registered():
 
 
 @pytest.mark.parametrize(("factory", "message"), [
-    (lambda spec: LengthRanker(), "ranker factory for 'mine' (<lambda>) must take two arguments"),
+    (lambda spec: LengthRanker(), "ranker factory for 'mine' (<lambda>) must take three arguments"),
     (lambda spec, env: None, "ranker factory for 'mine' gave NoneType None, which has no "
                              "score(pairs)"),
     (lambda spec, env: NumberNamed(), "ranker factory for 'mine': 'name' must be a "

@@ -18,7 +18,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -46,6 +46,26 @@ class Probe(Protocol):
     def symmetric(self) -> bool: ...
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]: ...
+
+
+@dataclass(frozen=True)
+class KeyedProbe:
+    """The header the probes of a built-in family share: one family key per class, one-sided
+    pairs (d1 is the text with the characteristic), and a name ``family:suffix``. A subclass
+    is a frozen dataclass of what picks its probe out of the family (a manipulation, a
+    variation, an axiom, a variable and its control), and says its ``suffix`` and ``label``.
+    """
+
+    family: ClassVar[str]
+    symmetric: ClassVar[bool] = False
+
+    @property
+    def suffix(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}:{self.suffix}"
 
 
 @dataclass

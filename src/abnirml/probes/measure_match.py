@@ -31,12 +31,12 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.probes.base import ProbeContext, SampleTable, table_samples
+from abnirml.probes.base import KeyedProbe, ProbeContext, SampleTable, table_samples
 from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
 
@@ -178,17 +178,17 @@ DIRECTED = ("relevance", "tf", "sumtf", "overlap")
 
 
 @dataclass(frozen=True)
-class MeasureMatchProbe:
+class MeasureMatchProbe(KeyedProbe):
     """Pairs judged documents of a query that match on ``control`` and differ on ``variable``."""
+
+    family: ClassVar[str] = "mmp"
 
     variable: str
     control: str
-    family: str = "mmp"
-    symmetric: bool = False
 
     @property
-    def name(self) -> str:
-        return f"mmp:{self.variable}:{self.control}"
+    def suffix(self) -> str:
+        return f"{self.variable}:{self.control}"
 
     @property
     def label(self) -> tuple[str, str]:

@@ -32,11 +32,12 @@ scorers apart, refuses to cache its scores and warns once.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,8 +51,9 @@ from abnirml.rankers.http_client import (
     json_number,
 )
 from abnirml.rankers.identity import scorer_identity
-from abnirml.rankers.torch_support import positive_int
-from abnirml.switches import switch_value
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import HttpParams, PyTerrierParams
 
 DEFAULT_HTTP_BATCH = 64
 DEFAULT_PYTERRIER_BATCH = 256
@@ -195,7 +197,7 @@ def _path_hint(module_name: str, exc: ImportError) -> str:
     return f"{found}: set PYTHONPATH=. or register the ranker in a plugin (--plugin FILE.py)"
 
 
-def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
+def pyterrier_from_spec(spec: RankerSpec, p: PyTerrierParams, env: Any) -> PyTerrierRanker:
     name = spec.canonical
     module_name, sep, factory_name = spec.argument.rpartition(":")
     if not sep or not module_name or not factory_name:
@@ -209,13 +211,10 @@ def pyterrier_from_spec(spec: RankerSpec, env) -> PyTerrierRanker:
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ConfigError(f"ranker {name}: {module_name} has no callable {factory_name!r}")
-    params = dict(spec.params)
-    version = params.pop("version", "")
-    per_query = switch_value(params.pop("per_query", "no"))
-    if per_query is None:
-        raise ConfigError(f"ranker {name}: per_query must be yes or no")
-    batch = positive_int(params.pop("batch_size", None), env.batch_size or DEFAULT_PYTERRIER_BATCH,
-                         name, "batch_size")
+    own = {f.name for f in dataclasses.fields(p)}
+    params = {k: v for k, v in spec.params if k not in own}     # the transformer factory's
+    version, per_query = p.version, p.per_query
+    batch = p.batch_size or env.batch_size or DEFAULT_PYTERRIER_BATCH
     try:
         transformer = factory(**params)
     except Exception as exc:
@@ -269,16 +268,13 @@ class HttpRanker:
                         dtype=np.float64)
 
 
-def http_from_spec(spec: RankerSpec, env) -> HttpRanker:
+def http_from_spec(spec: RankerSpec, p: HttpParams, env: Any) -> HttpRanker:
     name = spec.canonical
     url = spec.argument
     if url.startswith("//"):                 # "http://host/…" parsed as family "http"
         url = "http:" + url
     if not url:
         raise ConfigError(f"ranker {name}: expected http:<url>, e.g. http:http://localhost:8000/score")
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
     batch = p.batch_size if p.batch_size is not None else env.batch_size or DEFAULT_HTTP_BATCH
     return HttpRanker(url, name, batch_size=batch, timeout=p.timeout, version=p.version,
                       concurrency=p.concurrency, retry_for=p.retry_for,

@@ -31,22 +31,30 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abnirml.errors import ConfigError, install_hint
 from abnirml.rankers.base import Pair, RankerSpec, checked_scores
 from abnirml.rankers.device_batching import dtype_fingerprint, parse_dtype, torch_dtype
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.hf import (
+    ModelRef,
+    load_pretrained,
+    model_identity,
+    resolve_model,
+    set_pickle_policy,
+)
 from abnirml.rankers.lean_imports import load_without_unused_imports
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     neural_hints,
-    positive_int,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import BiEncoderParams
 
 PACKAGED_NAMES = ("", "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
 SIMILARITIES = ("cos", "dot")
@@ -339,14 +347,13 @@ def _transformer_config(model: Any) -> Any:
         return None
 
 
-def from_spec(spec: RankerSpec, env) -> BiEncoderRanker:
+def from_spec(spec: RankerSpec, p: BiEncoderParams, env: Any) -> BiEncoderRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
-    ref = resolve_biencoder_model(spec.argument, name, spec.param("revision"))
-    device = resolve_device(env.device, name, lazy=spec.param("dtype") is not None)
+    ref = resolve_biencoder_model(spec.argument, name, p.revision)
+    device = resolve_device(env.device, name, lazy=p.dtype is not None)
     return BiEncoderRanker(
-        ref, name, device=device, similarity=spec.param("similarity", "cos") or "cos",
-        batch_size=positive_int(spec.param("batch_size"), env.batch_size or DEFAULT_BATCH, name,
-                                "batch_size"),
-        query_prefix=spec.param("query_prefix", "") or "",
-        doc_prefix=spec.param("doc_prefix", "") or "",
-        dtype=parse_dtype(spec.param("dtype"), device, name))
+        ref, name, device=device, similarity=p.similarity,
+        batch_size=p.batch_size or env.batch_size or DEFAULT_BATCH,
+        query_prefix=p.query_prefix, doc_prefix=p.doc_prefix,
+        dtype=parse_dtype(p.dtype, device, name))

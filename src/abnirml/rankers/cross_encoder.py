@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerSpec
@@ -37,12 +37,16 @@ from abnirml.rankers.hf import (
     load_pretrained,
     model_identity,
     resolve_model,
+    set_pickle_policy,
 )
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import CrossEncoderParams
 
 DEFAULT_MAX_LENGTH = 512
 OUTPUTS = ("logit", "prob")
@@ -208,10 +212,8 @@ def _read_local_limits(ref: ModelRef, ranker: str) -> tuple[dict[str, Any], int 
     return config, limit
 
 
-def from_spec(spec: RankerSpec, env) -> CrossEncoderRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: CrossEncoderParams, env: Any) -> CrossEncoderRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")

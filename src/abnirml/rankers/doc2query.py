@@ -28,7 +28,7 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,12 +40,21 @@ from abnirml.rankers.expansion import (
     ExpansionStore,
     default_expansion_store_path,
 )
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.hf import (
+    ModelRef,
+    load_pretrained,
+    model_identity,
+    resolve_model,
+    set_pickle_policy,
+)
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import Doc2QueryParams
 
 MODES = ("sample", "greedy")
 DEFAULT_QUERIES = 4
@@ -151,10 +160,8 @@ class Doc2QueryRanker:
         return checked_scores(self.name, self.bm25.score(expanded), len(pairs))
 
 
-def _generator_from_spec(spec: RankerSpec, env: Any, example: str) -> Doc2QueryGenerator:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def _generator_from_spec(spec: RankerSpec, p: Doc2QueryParams, env: Any,
+                         example: str) -> Doc2QueryGenerator:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision, example=example)
     seed = p.seed if p.seed is not None else int(getattr(env, "seed", 0))
@@ -178,14 +185,13 @@ def _expanded_texts(texts: Iterable[str], generator: Doc2QueryGenerator,
         yield from (f"{t} {e}" for t, e in zip(batch, generator.expand(batch), strict=True))
 
 
-def from_spec(spec: RankerSpec, env) -> Doc2QueryRanker:
+def from_spec(spec: RankerSpec, p: Doc2QueryParams, env: Any) -> Doc2QueryRanker:
     from abnirml.data.stats import CollectionStats
     from abnirml.rankers.lexical import BM25
-    from abnirml.rankers.registry import parameters
 
-    p = parameters(spec)
+    set_pickle_policy(env.allow_pickle)
     mode = p.stats
-    generator = _generator_from_spec(spec, env,
+    generator = _generator_from_spec(spec, p, env,
                                      "doc2query:castorini/doc2query-t5-base-msmarco")
     if mode == "original":
         stats = env.collection_stats()
@@ -207,7 +213,10 @@ def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc
 
     spec = RankerSpec.parse(text if text.startswith("doc2query:") else f"doc2query:{text}")
     spec.check_params(GENERATOR_PARAMS)
-    return _generator_from_spec(spec, SimpleNamespace(device=device, seed=seed),
+    from abnirml.rankers.registry import parameters
+
+    return _generator_from_spec(spec, parameters(spec),
+                                SimpleNamespace(device=device, seed=seed),
                                 "doc2query:castorini/doc2query-t5-base-msmarco")
 
 

@@ -24,8 +24,14 @@ from abnirml.errors import ConfigError, did_you_mean
 from abnirml.rankers.base import Ranker, RankerSpec, checked_number
 from abnirml.settings import NoSettings as NoParams
 
-#: ``factory(spec, env) -> Ranker``; ``env`` is the registry's ``RankerEnv``
-Factory = Callable[[RankerSpec, Any], Ranker]
+#: ``factory(spec, params, env) -> Ranker``: the parsed spec (its ``argument`` and
+#: ``canonical`` name), the family's ``params`` dataclass already checked, and the registry's
+#: ``RankerEnv``
+Factory = Callable[[RankerSpec, Any, Any], Ranker]
+
+#: ``factory(spec, env) -> Ranker``, the older form: such a factory reads its parameters
+#: again itself; the registry still calls it (see :func:`factory_arity`)
+LegacyFactory = Callable[[RankerSpec, Any], Ranker]
 
 
 @dataclass(frozen=True)
@@ -39,13 +45,16 @@ class ParamInfo:
     help: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankerFamily:
     """Everything known about one ranker family before any of it is imported.
 
-    ``factory`` is ``"module:function"`` (imported only when a ranker is built) or a
-    callable ``(spec, env) -> Ranker``. ``argument`` names what goes after ``:`` (``NAME|DIR``;
-    empty: the family takes none) and ``argument_required`` whether it must be given.
+    Built with keywords, like :class:`~abnirml.probes.family.Family`. ``factory`` is
+    ``"module:function"`` (imported only when a ranker is built) or a callable
+    ``(spec, params, env) -> Ranker``: ``params`` is an instance of ``params``, checked once
+    by the registry, so the factory never parses a value itself. ``argument`` names what
+    goes after ``:`` (``NAME|DIR``; empty: the family takes none) and
+    ``argument_required`` whether it must be given.
     ``open_params`` lets keys outside ``params`` through to the factory (adapters that pass
     them on). ``modules``/``extra`` say what must be installed and which extra installs it;
     ``eager_imports`` start in the background when the spec is named (the model loads when
@@ -55,7 +64,7 @@ class RankerFamily:
     """
 
     key: str
-    factory: str | Factory
+    factory: str | Factory | LegacyFactory
     description: str
     params: type = NoParams
     argument: str = ""
@@ -73,7 +82,7 @@ class RankerFamily:
             raise ConfigError(f"ranker family {self.key!r}: params must be a dataclass of "
                               f"setting() fields, got {self.params!r}")
 
-    def load_factory(self) -> Factory:
+    def load_factory(self) -> Factory | LegacyFactory:
         """The factory itself, imported if it was given as ``"module:function"``."""
         if not isinstance(self.factory, str):
             return self.factory
@@ -89,9 +98,9 @@ class RankerFamily:
         own = inspect.get_annotations(self.params)
         return sorted(dataclasses.fields(self.params), key=lambda f: f.name not in own)
 
-    def check(self, spec: RankerSpec) -> None:
+    def check(self, spec: RankerSpec) -> Any:
         """Refuse an unknown ``+key`` (closest names offered) or a value outside its type or
-        range, before the factory runs."""
+        range, before the factory runs; the checked values (:meth:`values`) otherwise."""
         if not self.argument and spec.argument:
             spec.check_no_argument()
         if not self.open_params:
@@ -101,7 +110,7 @@ class RankerFamily:
                 raise ConfigError(f"ranker {spec.canonical}: unknown parameter {unknown[0]!r}"
                                   f"{did_you_mean(unknown[0], allowed)} "
                                   f"(allowed: {', '.join(sorted(allowed)) or 'none'})")
-        self.values(spec)
+        return self.values(spec)
 
     def values(self, spec: RankerSpec) -> Any:
         """The declared parameters of ``spec`` as the ``params`` dataclass, typed and checked
@@ -130,9 +139,28 @@ class RankerFamily:
                                  _allowed(meta), meta.get("help", "")))
         return out
 
+    def fingerprint(self, params: Any, version: str = "1") -> str:
+        """A fingerprint derived from the declared parameters: see :func:`params_fingerprint`
+        (``version`` names the scoring code; raise it when that changes)."""
+        return params_fingerprint(f"{self.key}-v{version}", params)
+
     def missing_modules(self) -> list[str]:
         """The modules this family imports that are not installed here."""
         return [m for m in self.modules if _absent(m)]
+
+
+def params_fingerprint(name: str, params: Any) -> str:
+    """``name(k1=v1,k2=v2)``: every parameter that can change a score, in declared order,
+    each value as Python writes it (``1.0``, ``'fold'``, ``None``). Fields declared with
+    ``setting(..., scoring=False)`` are left out, so a batch size or a timeout never
+    invalidates cached scores, while any other parameter a family adds is in its cache key
+    without anyone remembering to put it there."""
+    if not dataclasses.is_dataclass(params) or isinstance(params, type):
+        raise ConfigError(f"params_fingerprint: expected parameter values (a dataclass "
+                          f"instance), got {params!r}")
+    shown = ",".join(f"{f.name}={getattr(params, f.name)!r}"
+                     for f in dataclasses.fields(params) if f.metadata.get("scoring", True))
+    return f"{name}({shown})"
 
 
 def _placeholder(param: ParamInfo) -> str:

@@ -25,17 +25,20 @@ whichever of them the tokenizer holds as a single token.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.base import RankerSpec, digest
 from abnirml.rankers.device_batching import DeviceSettings, token_budget_batches
-from abnirml.rankers.hf import ModelRef, resolve_model
+from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.listwise import Permutation, Window
 from abnirml.rankers.rankgpt import shown_query, shown_text
 from abnirml.rankers.torch_support import resolve_device
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import FirstParams
 
 DEFAULT_PASSAGE_WORDS = 300
 DEFAULT_MAX_LENGTH = 4096
@@ -185,10 +188,8 @@ class FirstRanker:
         return [order_by_margin(m) for m in self.window_margins(windows)]
 
 
-def from_spec(spec: RankerSpec, env) -> FirstRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: FirstParams, env: Any) -> FirstRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="first:castorini/first_mistral")

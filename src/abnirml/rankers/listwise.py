@@ -171,12 +171,12 @@ class ListwiseOf:
         return out
 
 
-def listwise_of_from_spec(spec: Any, env: Any) -> ListwiseOf:
+def listwise_of_from_spec(spec: Any, p: Any, env: Any) -> ListwiseOf:
     """Registry factory for ``listwise-of:<inner spec>``: parameters other than the
     listwise ones go to the wrapped ranker, as ``maxp:`` does."""
     from abnirml.errors import ConfigError
     from abnirml.rankers.base import is_query_routed
-    from abnirml.rankers.registry import build_ranker, parameters
+    from abnirml.rankers.registry import build_ranker
 
     if not spec.argument:
         raise ConfigError("listwise-of needs the pointwise ranker to present as a list, e.g. "
@@ -189,7 +189,6 @@ def listwise_of_from_spec(spec: Any, env: Any) -> ListwiseOf:
         raise ConfigError(f"listwise-of:{spec.argument}: {inner.name} is not a plain "
                           "pointwise ranker (listwise-of wraps rankers that score one "
                           "document at a time, without per-query models)")
-    p = parameters(spec)
     check_window(spec.canonical, p.window, p.step)
     return ListwiseOf(inner, spec.canonical, p.window, p.step, p.list_size)
 

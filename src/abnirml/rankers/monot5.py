@@ -17,7 +17,7 @@ Pairs are scored in token-budget batches (``+max_tokens``, rows sorted by token 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.rankers.device_batching import (
@@ -25,9 +25,12 @@ from abnirml.rankers.device_batching import (
     Row,
     TokenBudgetRanker,
 )
-from abnirml.rankers.hf import ModelRef, resolve_model
+from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.t5_answer import T5AnswerScorer
 from abnirml.rankers.torch_support import resolve_device
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import MonoT5Params
 
 DEFAULT_MAX_LENGTH = 512
 
@@ -73,10 +76,8 @@ class MonoT5Ranker(TokenBudgetRanker):
         return self.t5.torch.log_softmax(self.t5.answer_logits(tensors), dim=-1)[:, 0]
 
 
-def from_spec(spec: RankerSpec, env) -> MonoT5Ranker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: MonoT5Params, env: Any) -> MonoT5Ranker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="monot5:castorini/monot5-base-msmarco")

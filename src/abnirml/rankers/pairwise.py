@@ -27,7 +27,7 @@ all-pairs; it does not change any preference, so it is not part of the fingerpri
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,8 +39,11 @@ from abnirml.rankers.device_batching import (
     TokenBudgetModel,
     TokenColumns,
 )
-from abnirml.rankers.hf import ModelRef, resolve_model
+from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.torch_support import resolve_device
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import DuoT5Params, LMPairwiseParams
 
 Triple = tuple[str, str, str]
 DEFAULT_RERANK_DEPTH = 10
@@ -171,10 +174,8 @@ def _common(spec: RankerSpec, env, params: Any) -> dict[str, Any]:
     }
 
 
-def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def duot5_from_spec(spec: RankerSpec, p: DuoT5Params, env: Any) -> DuoT5Ranker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="duot5:castorini/duot5-base-msmarco")
@@ -182,11 +183,11 @@ def duot5_from_spec(spec: RankerSpec, env) -> DuoT5Ranker:
                        **_common(spec, env, p))
 
 
-def lm_pairwise_from_spec(spec: RankerSpec, env) -> CausalLMPairwiseRanker:
+def lm_pairwise_from_spec(spec: RankerSpec, p: LMPairwiseParams,
+                          env: Any) -> CausalLMPairwiseRanker:
     from abnirml.rankers.causal_lm import load_template
-    from abnirml.rankers.registry import parameters
 
-    p = parameters(spec)
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="lm-pairwise:Qwen/Qwen2.5-0.5B-Instruct")

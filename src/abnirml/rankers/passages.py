@@ -20,6 +20,7 @@ Spec: ``maxp:<inner spec>`` with optional ``+passage_length=N``, ``+passage_stri
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from abnirml.rankers.base import (
     hints,
     is_query_routed,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import MaxPParams
 
 AGGREGATES = ("max", "first", "mean")
 OWN_PARAMS = ("passage_length", "passage_stride", "aggregate")
@@ -119,15 +123,14 @@ def aggregate_passages(inner: Ranker, passage_length: int = DEFAULT_LENGTH,
     return kind(inner, passage_length, passage_stride, aggregate, name=name)
 
 
-def build(spec: RankerSpec, env) -> PassageAggregate:
+def build(spec: RankerSpec, p: MaxPParams, env: Any) -> PassageAggregate:
     """Registry factory for ``maxp:<inner spec>`` (see the module docstring)."""
-    from abnirml.rankers.registry import build_ranker, parameters
+    from abnirml.rankers.registry import build_ranker
 
     if not spec.argument:
         raise ConfigError("maxp needs the ranker to wrap, e.g. maxp:bm25 or maxp:biencoder")
     inner_spec = spec.argument + "".join(f"+{k}={v}" for k, v in spec.params
                                          if k not in OWN_PARAMS)
     inner = build_ranker(inner_spec, env)
-    p = parameters(spec)
     return aggregate_passages(inner, p.passage_length, p.passage_stride, p.aggregate,
                               name=spec.canonical)

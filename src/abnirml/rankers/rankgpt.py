@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.base import RankerSpec, digest
@@ -45,6 +46,9 @@ from abnirml.rankers.http_client import (
     HttpClient,
 )
 from abnirml.rankers.listwise import Permutation, Window, checked_permutation
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import RankGPTParams
 
 DEFAULT_PASSAGE_WORDS = 300
 DEFAULT_WINDOW = 20
@@ -240,10 +244,7 @@ def _reply_text(answer: object) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def from_spec(spec: RankerSpec, env) -> RankGPTRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: RankGPTParams, env: Any) -> RankGPTRanker:
     name = spec.canonical
     url = spec.argument
     if url.startswith("//"):

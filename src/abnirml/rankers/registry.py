@@ -3,8 +3,10 @@
 Every family is one :class:`~abnirml.rankers.family.RankerFamily` record (the built-in ones
 in :mod:`abnirml.rankers.built_in`); its factory is imported only when used, so naming a
 neural family never costs a torch import unless that ranker is built. Before a factory runs,
-the record checks the spec's parameters; the factory receives the parsed
-:class:`~abnirml.rankers.base.RankerSpec` and the shared :class:`RankerEnv`, and reads typed
+the record checks the spec's parameters once; the factory receives the parsed
+:class:`~abnirml.rankers.base.RankerSpec` (its argument and canonical name), those checked
+values (an instance of the family's ``params`` dataclass) and the shared :class:`RankerEnv`.
+A factory of the older two-argument form ``(spec, env)`` is still called, and reads its
 values with :func:`parameters`.
 
 To add a family from outside the package, call :func:`register_family` (or :func:`register`
@@ -13,19 +15,24 @@ with a bare factory).
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
-from abnirml.rankers.built_in import BUILT_IN
-from abnirml.rankers.family import NoParams, RankerFamily
+from abnirml.rankers.built_in import BUILT_IN, BM25Params, QLParams, TFIDFParams
+from abnirml.rankers.family import Factory as FamilyFactory
+from abnirml.rankers.family import LegacyFactory, NoParams, RankerFamily
 from abnirml.registry import Registry
 from abnirml.text.analyzer import Analyzer
 
-Factory = Callable[[RankerSpec, "RankerEnv"], Ranker]
+#: ``factory(spec, params, env) -> Ranker``; a bare factory (:func:`register`) takes no
+#: declared parameters, so its ``params`` is an empty :class:`NoParams`
+Factory = Callable[[RankerSpec, Any, "RankerEnv"], Ranker]
 
 #: Every ranker family by lower-case key; the built-in ones can be neither replaced nor removed.
 _RANKERS: Registry[RankerFamily] = Registry(
@@ -78,13 +85,15 @@ def register_family(family: RankerFamily) -> None:
     _RANKERS.add(family.key.lower(), family)
 
 
-def register(family: str, factory: str | Factory, description: str = "") -> None:
+def register(family: str, factory: str | Factory | LegacyFactory,
+             description: str = "") -> None:
     """Make ``family`` available as a ranker spec (``factory`` or ``"module:function"``),
-    with no declared parameters: the factory checks its own. ``description`` is the line
+    with no declared parameters: the factory checks its own (``(spec, env)`` is enough
+    for it; ``(spec, params, env)`` is accepted too). ``description`` is the line
     ``abnirml rankers`` shows for it. A :class:`RankerFamily` with typed parameters is
     registered with :func:`register_family`."""
-    register_family(RankerFamily(family.lower(), factory, description, argument="ARGUMENT",
-                                 open_params=True, offline=""))
+    register_family(RankerFamily(key=family.lower(), factory=factory, description=description,
+                                 argument="ARGUMENT", open_params=True, offline=""))
 
 
 def unregister(family: str) -> None:
@@ -109,7 +118,7 @@ def owner_of(family: str) -> str | None:
     return _RANKERS.owner(family.lower())
 
 
-def factory_of(family: str) -> str | Factory | None:
+def factory_of(family: str) -> str | Factory | LegacyFactory | None:
     """The factory (or ``"module:function"``) registered for ``family``, None if none is."""
     record = lookup(family)
     return None if record is None else record.factory
@@ -137,19 +146,24 @@ def parameters(spec: RankerSpec) -> Any:
     return record.values(spec)
 
 
-def _check_factory(family: str, factory: Factory, spec: RankerSpec, env: RankerEnv) -> None:
-    """A registered factory is called as ``factory(spec, env)``; one that cannot take those
-    two arguments is named here rather than failing with a TypeError about a lambda."""
-    import inspect
-
+def factory_arity(family: str, factory: Callable[..., Ranker]) -> Literal[2, 3]:
+    """How ``factory`` is called: ``(spec, params, env)`` (3), or the older ``(spec, env)``
+    (2) a family registered before factories received their parameters still has. A
+    factory that takes neither is named here rather than failing with a TypeError about a
+    lambda."""
     try:
-        inspect.signature(factory).bind(spec, env)
-    except TypeError:
-        raise ConfigError(f"ranker factory for {family!r} "
-                          f"({getattr(factory, '__qualname__', factory)!s}) must take two "
-                          "arguments, (spec: RankerSpec, env: RankerEnv)") from None
-    except ValueError:        # no signature to read (a builtin): let the call decide
-        pass
+        signature = inspect.signature(factory)
+    except ValueError:        # no signature to read (a builtin): the current form
+        return 3
+    for arity in (3, 2):
+        try:
+            signature.bind(*range(arity))
+        except TypeError:
+            continue
+        return 3 if arity == 3 else 2
+    raise ConfigError(f"ranker factory for {family!r} "
+                      f"({getattr(factory, '__qualname__', factory)!s}) must take three "
+                      "arguments, (spec: RankerSpec, params, env: RankerEnv)")
 
 
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
@@ -158,23 +172,37 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     if record is None:
         raise ConfigError(f"unknown ranker {spec.family!r}{did_you_mean(spec.family, families())}"
                           f"; known: {', '.join(families())}")
-    record.check(spec)
-    target = record.load_factory()
-    from abnirml.rankers.hf import set_pickle_policy
-
-    set_pickle_policy(env.allow_pickle)
-    _check_factory(spec.family, target, spec, env)
+    params = record.check(spec)
+    factory = _called(spec.family, record, params)
     if _RANKERS.is_built_in(spec.family):
-        ranker = target(spec, env)
+        ranker = factory(spec, env)
     else:
-        ranker = _call_user_factory(target, spec, env)
+        ranker = _call_user_factory(factory, spec, env)
     check_ranker_fields(ranker, f"ranker factory for {spec.family!r}")
     if spec.display:
         name_ranker(ranker, spec.display, spec.canonical)
     return ranker
 
 
-def _call_user_factory(factory: Factory, spec: RankerSpec, env: RankerEnv) -> Ranker:
+def _called(family: str, record: RankerFamily,
+            params: Any) -> Callable[[RankerSpec, RankerEnv], Ranker]:
+    """The record's factory as ``(spec, env) -> Ranker`` with its checked ``params`` bound:
+    the current three-argument form gets them, the older two-argument one (which reads them
+    again with :func:`parameters`) is still called as it was."""
+    target = record.load_factory()
+    if factory_arity(family, target) == 3:
+        current: FamilyFactory = target   # type: ignore[assignment]
+        return lambda spec, env: current(spec, params, env)
+    if record.params is not NoParams:
+        warnings.warn(f"ranker family {family!r}: a factory (spec, env) reads its parameters "
+                      "again; write it as (spec, params, env) to receive them checked",
+                      DeprecationWarning, stacklevel=3)
+    legacy: LegacyFactory = target        # type: ignore[assignment]
+    return legacy
+
+
+def _call_user_factory(factory: Callable[[RankerSpec, RankerEnv], Ranker], spec: RankerSpec,
+                       env: RankerEnv) -> Ranker:
     """A registered (user's) factory's own failure as one line naming its file and line:
     it is the user's code, and a traceback through abnirml would hide where."""
     try:
@@ -198,21 +226,19 @@ def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:
                           f"(@{display})") from None
 
 
-def _bm25(spec: RankerSpec, env: RankerEnv) -> Ranker:
+def _bm25(spec: RankerSpec, p: BM25Params, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import BM25
 
-    p = parameters(spec)
     return BM25(env.collection_stats(), k1=p.k1, b=p.b, k3=p.k3, name=spec.canonical)
 
 
-def _ql(spec: RankerSpec, env: RankerEnv) -> Ranker:
+def _ql(spec: RankerSpec, p: QLParams, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import QueryLikelihood
 
-    return QueryLikelihood(env.collection_stats(), mu=parameters(spec).mu, name=spec.canonical)
+    return QueryLikelihood(env.collection_stats(), mu=p.mu, name=spec.canonical)
 
 
-def _tfidf(spec: RankerSpec, env: RankerEnv) -> Ranker:
+def _tfidf(spec: RankerSpec, p: TFIDFParams, env: RankerEnv) -> Ranker:
     from abnirml.rankers.lexical import TFIDF
 
-    p = parameters(spec)
     return TFIDF(env.collection_stats(), k1=p.k1, b=p.b, name=spec.canonical)

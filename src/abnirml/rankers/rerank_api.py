@@ -18,6 +18,7 @@ exactly once with a JSON number. The fingerprint names the URL, the model, the p
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from abnirml.rankers.http_client import (
     HttpClient,
     json_number,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import RerankApiParams
 
 DEFAULT_BATCH = 32
 PROTOCOLS = ("cohere", "tei")
@@ -112,10 +116,7 @@ class RerankApiRanker:
         return scores
 
 
-def from_spec(spec: RankerSpec, env) -> RerankApiRanker:
-    from abnirml.rankers.registry import parameters
-
-    p = parameters(spec)
+def from_spec(spec: RankerSpec, p: RerankApiParams, env: Any) -> RerankApiRanker:
     name = spec.canonical
     url = spec.argument
     if url.startswith("//"):                 # "http://host/…" split at the first ':'

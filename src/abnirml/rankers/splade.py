@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,13 +43,21 @@ from abnirml.rankers.device_batching import (
     cast_model,
     token_budget_batches,
 )
-from abnirml.rankers.hf import ModelRef, load_pretrained, model_identity, resolve_model
+from abnirml.rankers.hf import (
+    ModelRef,
+    load_pretrained,
+    model_identity,
+    resolve_model,
+    set_pickle_policy,
+)
 from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
-    positive_int,
     resolve_device,
 )
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import SpladeParams
 
 PACKAGED_NAMES = ("", "splade-tiny")
 PACKAGED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
@@ -239,26 +247,21 @@ class SpladeRanker(TokenBudgetRanker):
         return (q_vec[qi].double() * d_vec[rows].double()).sum(dim=-1)
 
 
-def from_spec(spec: RankerSpec, env) -> SpladeRanker:
+def from_spec(spec: RankerSpec, p: SpladeParams, env: Any) -> SpladeRanker:
+    set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     identity = None
-    if spec.argument in PACKAGED_NAMES and spec.param("revision") is None:
+    if spec.argument in PACKAGED_NAMES and p.revision is None:
         folder = packaged_model_path(name)
         ref = ModelRef(spec.argument or "splade-tiny", folder)
         identity = packaged_identity(folder)
     else:
-        ref = resolve_model(spec.argument, name, spec.param("revision"),
+        ref = resolve_model(spec.argument, name, p.revision,
                             example="splade:naver/splade-cocondenser-ensembledistil")
-
-    def top_k(key: str) -> int | None:
-        raw = spec.param(key)
-        return None if raw is None else positive_int(raw, 0, name, key)
-
     return SpladeRanker(
         ref, name, identity=identity,
         settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name),
                                           accelerator_tokens=ACCELERATOR_MAX_TOKENS),
-        max_length=positive_int(spec.param("max_length"), DEFAULT_MAX_LENGTH, name, "max_length"),
-        query_top_k=top_k("query_top_k"), doc_top_k=top_k("doc_top_k"),
+        max_length=p.max_length, query_top_k=p.query_top_k, doc_top_k=p.doc_top_k,
         token_store=getattr(env, "token_store", None))
 

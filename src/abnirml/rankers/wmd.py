@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
 from abnirml.rankers.glove import GloveVectors, glove_identity, glove_tokens, load_glove
 from abnirml.rankers.torch_support import import_or_explain
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import WMDParams
 
 Bag = tuple[np.ndarray, np.ndarray]      # (weights [n], vectors [n, dim]) in float64
 
@@ -83,14 +87,12 @@ class WMDRanker:
         return checked_scores(self.name, out, len(pairs))
 
 
-def from_spec(spec: RankerSpec, env) -> WMDRanker:
+def from_spec(spec: RankerSpec, p: WMDParams, env: Any) -> WMDRanker:
     name = spec.canonical
     if spec.argument not in ("", "glove"):
         raise ConfigError(f"ranker {name}: the only word vectors available are 'glove' "
                           "(GloVe 6B 50d, packaged)")
-    from abnirml.rankers.registry import parameters
-
-    mode = parameters(spec).stopwords
+    mode = p.stopwords
     stops = env.analyzer.stopword_set if mode == "remove" else frozenset()
     label = env.analyzer.stopwords if mode == "remove" else "none"
     return WMDRanker(None, name=name, stopwords=stops, stopword_list=label)

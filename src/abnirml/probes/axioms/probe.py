@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from abnirml.probes.axioms.features import AxiomData, QueryFeatures, axiom_data
 from abnirml.probes.axioms.options import AxiomOptions, axiom_settings
 from abnirml.probes.axioms.semantics import GLOVE as GLOVE_NAME
 from abnirml.probes.axioms.semantics import resolve_similarity, resolve_vectors
-from abnirml.probes.base import ProbeContext, SampleTable, table_samples
+from abnirml.probes.base import KeyedProbe, ProbeContext, SampleTable, table_samples
 from abnirml.probes.family import GLOVE, Requirement
 from abnirml.samples import Sample, Skip
 
@@ -150,16 +150,16 @@ def duplicate(text: str, k: int) -> str:
 
 
 @dataclass(frozen=True)
-class AxiomProbe:
+class AxiomProbe(KeyedProbe):
     """One axiomatic diagnostic dataset (``axiom:<suffix>``), mined from each query's pool."""
 
+    family: ClassVar[str] = "axiom"
+
     axiom: str
-    family: str = "axiom"
-    symmetric: bool = False
 
     @property
-    def name(self) -> str:
-        return f"axiom:{self.axiom}"
+    def suffix(self) -> str:
+        return self.axiom
 
     @property
     def label(self) -> str:

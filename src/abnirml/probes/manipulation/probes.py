@@ -40,9 +40,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
-from abnirml.probes.base import ProbeContext
+from abnirml.probes.base import KeyedProbe, ProbeContext
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
 from abnirml.probes.manipulation import edits as m
@@ -148,16 +148,16 @@ SPECS: tuple[Spec, ...] = (
 
 
 @dataclass(frozen=True)
-class ManipulationProbe:
+class ManipulationProbe(KeyedProbe):
     """One manipulation applied to every judged document (see the module docstring)."""
 
+    family: ClassVar[str] = "tmp"
+
     spec: Spec
-    family: str = "tmp"
-    symmetric: bool = False
 
     @property
-    def name(self) -> str:
-        return f"tmp:{self.spec.key}"
+    def suffix(self) -> str:
+        return self.spec.key
 
     @property
     def label(self) -> str:

@@ -34,6 +34,7 @@ import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class VariationContext:
 
     stopwords: frozenset[str] = frozenset()
     idf: Callable[[str], float] | None = None
-    synonyms: Callable[[str], object] | None = None
+    synonyms: Callable[[str], Any] | None = None
 
 
 def word_spans(query: str) -> list[tuple[int, int]]:

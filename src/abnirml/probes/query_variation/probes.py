@@ -29,11 +29,11 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from abnirml.probes.base import ProbeContext, SampleTable
+from abnirml.probes.base import KeyedProbe, ProbeContext, SampleTable
 from abnirml.probes.family import SPACY
 from abnirml.probes.query_variation.generators import VARIATIONS, VariationContext
 from abnirml.samples import Sample, Skip
@@ -109,6 +109,7 @@ def _synonym_source(context: ProbeContext) -> Any:
 
     options = _options(context)
     stopwords = context.analyzer.stopword_set
+    source: sources.CounterFittedSynonyms | sources.WordNetSynonyms
     if options.synonyms == "counter-fitted":
         source = sources.load_counter_fitted(
             sources.counter_fitted_path(options.counter_fitted), stopwords)
@@ -163,16 +164,16 @@ def pools(context: ProbeContext, depth: int) -> dict[str, list[str]]:
 
 
 @dataclass(frozen=True)
-class QueryVariationProbe:
+class QueryVariationProbe(KeyedProbe):
     """One query variation applied to every query (see the module docstring)."""
 
+    family: ClassVar[str] = "qvp"
+
     key: str
-    family: str = "qvp"
-    symmetric: bool = False
 
     @property
-    def name(self) -> str:
-        return f"qvp:{self.key}"
+    def suffix(self) -> str:
+        return self.key
 
     @property
     def label(self) -> str:
@@ -300,7 +301,9 @@ def ndcg_change(table: SampleTable, score1: np.ndarray, score2: np.ndarray
     qids = table.extra["qids"]
     qrels = table.extra.get("qrels", {})
     gains = np.nan_to_num(table.grade, nan=0.0)
-    docnos = np.array([table.meta(i)["docno"] for i in range(len(table))], dtype=object)
+    meta = table.meta
+    assert meta is not None, "a variation table rebuilds each sample's metadata"
+    docnos = np.array([meta(i)["docno"] for i in range(len(table))], dtype=object)
     before, after = [], []
     for qid in dict.fromkeys(qids.tolist()):
         mask = qids == qid

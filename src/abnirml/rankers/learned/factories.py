@@ -11,44 +11,40 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerSpec
 from abnirml.rankers.learned.ranker import FoldedRanker, load_folded
-from abnirml.rankers.learned.train import DEFAULT_FOLDS, cached_model, hyperparameters
+from abnirml.rankers.learned.train import cached_model, hyperparameters
+
+if TYPE_CHECKING:
+    from abnirml.rankers.built_in import LearnedParams
 
 
-def knrm(spec: RankerSpec, env) -> FoldedRanker:
-    return _learned("knrm", spec, env)
+def knrm(spec: RankerSpec, p: LearnedParams, env: Any) -> FoldedRanker:
+    return _learned("knrm", spec, p, env)
 
 
-def cknrm(spec: RankerSpec, env) -> FoldedRanker:
-    return _learned("cknrm", spec, env)
+def cknrm(spec: RankerSpec, p: LearnedParams, env: Any) -> FoldedRanker:
+    return _learned("cknrm", spec, p, env)
 
 
-def lgbm(spec: RankerSpec, env) -> FoldedRanker:
-    return _learned("lgbm", spec, env)
+def lgbm(spec: RankerSpec, p: LearnedParams, env: Any) -> FoldedRanker:
+    return _learned("lgbm", spec, p, env)
 
 
-def _learned(kind: str, spec: RankerSpec, env) -> FoldedRanker:
+def _learned(kind: str, spec: RankerSpec, p: LearnedParams, env: Any) -> FoldedRanker:
     name = spec.canonical
     if spec.argument:
         if spec.params:
             raise ConfigError(f"ranker {name}: a trained model directory takes no parameters "
                               "(its seed and settings are fixed at training time)")
         return load_folded(Path(spec.argument).expanduser(), kind, name, env)
-    given = dict(spec.params)
-    seed = _int(given.pop("seed", None), env.seed, name, "seed")
-    folds = _int(given.pop("folds", None), DEFAULT_FOLDS, name, "folds")
+    seed = p.seed if p.seed is not None else int(env.seed)
+    # the hyperparameters as written: training parses them with its own rules
+    given = {k: v for k, v in spec.params if k not in ("seed", "folds")}
     params = hyperparameters(kind, given, f"ranker {name}")
-    directory = cached_model(env, kind, seed, folds, params, name)
+    directory = cached_model(env, kind, seed, p.folds, params, name)
     return load_folded(directory, kind, name, env)
 
-
-def _int(raw: str | None, default: int, name: str, key: str) -> int:
-    if raw is None:
-        return int(default)
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"ranker {name}: {key}={raw!r} is not an integer") from None

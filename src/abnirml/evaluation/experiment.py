@@ -137,11 +137,12 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         local = interner.remap(table.texts)
         columns = [table.doc1, table.doc2, *table.more_docs]
         q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
-        docs = [local[c] if len(table) else np.zeros(0, dtype=np.int64) for c in columns]
-        queries = [q] * len(columns)
+        doc_columns = [local[c] if len(table) else np.zeros(0, dtype=np.int64)
+                       for c in columns]
+        query_columns = [q] * len(columns)
         if table.query1 is not None and len(table):
-            queries[0] = local[table.query1]          # doc1 scored with its own query (qvp)
-        codes[name] = (np.stack(queries), np.stack(docs))
+            query_columns[0] = local[table.query1]          # doc1 scored with its own query (qvp)
+        codes[name] = (np.stack(query_columns), np.stack(doc_columns))
         slots += len(columns) * len(table)
 
     from abnirml.rankers.listwise import is_listwise
@@ -221,7 +222,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         # samples of one query text form one cluster (the unit the bootstrap resamples)
         used, cluster = np.unique(tables[probe.name].query, return_inverse=True)
         cluster = cluster.reshape(-1)
-        queries = tuple(tables[probe.name].texts[i] for i in used.tolist())
+        query_texts = tuple(tables[probe.name].texts[i] for i in used.tolist())
         combine = tables[probe.name].combine
         for ranker in rankers:
             if combine is None:
@@ -229,7 +230,7 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             else:
                 score1, score2 = combine([scores_of(ranker.name, r) for r in rows])
             probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
-                                                                  queries)
+                                                                  query_texts)
 
     position_flags: dict[tuple[str, str], np.ndarray] = {}
     if pairwise:
@@ -245,9 +246,9 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
             table = tables[probe_name]
             if p.size:
                 used, cluster = np.unique(table.query, return_inverse=True)
-                queries = tuple(table.texts[i] for i in used.tolist())
+                query_texts = tuple(table.texts[i] for i in used.tolist())
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), queries,
+                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), query_texts,
                     preferences=True)
             else:
                 probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
@@ -434,7 +435,8 @@ def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     out: dict[tuple[str, str, str], Any] = {}
     found_all = table_draws(items, rounds, stats.seed, alpha, stats.correction)
     for (name, subset), found in zip(keys, found_all, strict=True):
-        for ranker, drawn in zip(rankers, found or [None] * len(rankers), strict=True):
+        no_draws: list[Any] = [None] * len(rankers)
+        for ranker, drawn in zip(rankers, found or no_draws, strict=True):
             out[(name, ranker, subset)] = drawn
     return out
 

@@ -358,7 +358,7 @@ def from_arguments(args: object, base: StatsConfig | None = None, seed: int | No
     """A checked StatsConfig from parsed arguments; None arguments keep ``base``'s values."""
     base = base if base is not None else StatsConfig()
 
-    def pick(name: str, default: object) -> object:
+    def pick(name: str, default: Any) -> Any:
         value = getattr(args, name, None)
         return default if value is None else value
 
@@ -368,7 +368,7 @@ def from_arguments(args: object, base: StatsConfig | None = None, seed: int | No
                                   and getattr(args, rule.option, None) is not None)
     return check_config(StatsConfig(
         test=test, correction=str(pick("correction", base.correction)), rounds_given=given,
-        permutations=int(pick("permutations", base.permutations)),  # type: ignore[arg-type]
-        resamples=int(pick("bootstrap", base.resamples)),  # type: ignore[arg-type]
-        ci_level=float(pick("ci", base.ci_level)),  # type: ignore[arg-type]
+        permutations=int(pick("permutations", base.permutations)),
+        resamples=int(pick("bootstrap", base.resamples)),
+        ci_level=float(pick("ci", base.ci_level)),
         seed=base.seed if seed is None else seed))

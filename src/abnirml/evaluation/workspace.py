@@ -149,7 +149,7 @@ class Workspace:
 
         if not specs:
             raise ConfigError("no ranker given")
-        rankers = []
+        rankers: list[Any] = []
         for spec in specs:
             rankers.append(build_ranker(spec, self.env) if isinstance(spec, str)
                            else as_ranker(spec, [r.name for r in rankers]))

@@ -34,6 +34,7 @@ from abnirml.mechanism.study import (
     GRANULARITIES,
     ProbePatching,
     patch_samples,
+    stacked,
 )
 from abnirml.mechanism.summary import summarise
 from abnirml.report.patching import PATCHING_DIR, SUMMARY_FILE, figures, markdown
@@ -155,7 +156,7 @@ def run_patching(config: PatchConfig) -> PatchOutput:
     seconds = time.perf_counter() - start
     if folder is not None:
         _write(folder, config, target, summaries, results, refused, seconds)
-        _refresh_run_report(Path(config.out))
+        _refresh_run_report(folder.parent.parent)   # OUT, above patching/<ranker>
     return PatchOutput(results, summaries, refused, seconds, folder)
 
 
@@ -180,6 +181,8 @@ def _target_folder(config: PatchConfig) -> Path:
     from abnirml.rankers.base import file_label, split_display_name
 
     spec, display = split_display_name(config.ranker)
+    if config.out is None:
+        raise ValueError("patching writes no folder without --out")
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; patching writes into a folder")
@@ -258,9 +261,9 @@ def _write_samples(path: Path, result: ProbePatching) -> None:
         "length": np.asarray([s.length for s in samples]),
     }
     if "residual" in result.granularities:
-        arrays["residual"] = np.stack([s.residual for s in samples])
+        arrays["residual"] = stacked([s.residual for s in samples], "residual")
     if "heads" in result.granularities:
-        arrays["heads"] = np.stack([s.heads for s in samples])
+        arrays["heads"] = stacked([s.heads for s in samples], "heads")
     np.savez_compressed(path, **arrays)
 
 

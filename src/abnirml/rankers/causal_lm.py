@@ -289,7 +289,7 @@ class CausalLMRanker(TokenBudgetRanker):
         with self.borrowed_tokenizer() as tokenizer:
             return self.prompts.columns([(q, (d,)) for q, d in pairs], tokenizer)
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], pairs: Sequence[Pair]) -> Any:
         out = self.lm.forward(tensors, self.token_ids)
         return out[:, 0] - out[:, 1] if self.lm.head == "lm" else out
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,7 +156,7 @@ class ColBERTRanker(TokenBudgetRanker):
         tokens.flat["input_ids"][second] = self.markers[1]
         return tokens
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], pairs: Sequence[Pair]) -> Any:
         torch = self._torch
         ids, attention = tensors["input_ids"], tensors["attention_mask"]
         keep = attention.bool()

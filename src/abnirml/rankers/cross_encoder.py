@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +152,7 @@ class CrossEncoderRanker(TokenBudgetRanker):
         keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoded]
         return TokenColumns.from_lists({k: encoded[k] for k in keys})
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], pairs: Sequence[Pair]) -> Any:
         torch = import_torch(self.name)
         logits = self.model(**tensors).logits.float()
         if self.labels == 1:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,7 @@ def ramped_pieces(batches: Sequence[Sequence[Any]], chunk: int,
 
 
 def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int = 4,
-               workers: int = PREFETCH_WORKERS) -> Iterator[Any]:
+               workers: int = PREFETCH_WORKERS) -> Generator[Any, None, None]:
     """``prepare(item)`` for each item, yielded in order, computed up to ``depth`` items ahead
     by ``workers`` threads, so the consumer's work (the device) overlaps the preparation
     (tokenizing: the fast tokenizers release the GIL while they split text).
@@ -356,6 +356,7 @@ class TokenBudgetModel:
 
     name: str
     settings: DeviceSettings
+    tokenizer: Any                       # the family's Hugging Face tokenizer
     pad_values: dict[str, int]
     pad_left: bool = False
     chunk: int = CHUNK_PAIRS
@@ -381,7 +382,7 @@ class TokenBudgetModel:
         finally:
             spare.append(tokenizer)
 
-    def _forward(self, tensors: dict[str, Any], items: list[Any]) -> Any:
+    def _forward(self, tensors: dict[str, Any], items: Sequence[Any]) -> Any:
         raise NotImplementedError
 
     def _host_tensors(self, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -459,7 +460,7 @@ class TokenBudgetModel:
         torch = import_torch(self.name)
         self._ready()
         pieces = ramped_pieces(batches, self.chunk, RAMP_PIECES)
-        current, parts = 0, []
+        current, parts = 0, list[Any]()
         stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
         try:
             with torch.inference_mode():

@@ -17,6 +17,7 @@ Pairs are scored in token-budget batches (``+max_tokens``, rows sorted by token 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abnirml.rankers.base import Pair, RankerSpec
@@ -72,7 +73,7 @@ class MonoT5Ranker(TokenBudgetRanker):
                 rows.append({"input_ids": ids, "attention_mask": [1] * len(ids)})
         return rows
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], pairs: Sequence[Pair]) -> Any:
         return self.t5.torch.log_softmax(self.t5.answer_logits(tensors), dim=-1)[:, 0]
 
 

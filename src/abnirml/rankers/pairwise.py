@@ -121,7 +121,7 @@ class DuoT5Ranker(_PairwiseBase):
         with self.borrowed_tokenizer() as tokenizer:
             return self.prompts.columns([(q, (a, b)) for q, a, b in triples], tokenizer)
 
-    def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
+    def _forward(self, tensors: dict[str, Any], triples: Sequence[Triple]) -> Any:
         return self.t5.torch.softmax(self.t5.answer_logits(tensors), dim=-1)[:, 0]
 
 
@@ -161,7 +161,7 @@ class CausalLMPairwiseRanker(_PairwiseBase):
         with self.borrowed_tokenizer() as tokenizer:
             return self.prompts.columns([(q, (a, b)) for q, a, b in triples], tokenizer)
 
-    def _forward(self, tensors: dict[str, Any], triples: list[Triple]) -> Any:
+    def _forward(self, tensors: dict[str, Any], triples: Sequence[Triple]) -> Any:
         logits = self.lm.forward(tensors, self.token_ids)
         return self.lm.torch.softmax(logits, dim=-1)[:, 0]
 

@@ -237,7 +237,7 @@ class SpladeRanker(TokenBudgetRanker):
                                          [pairs[i] for i in members]))
         return batches
 
-    def _forward(self, tensors: dict[str, Any], pairs: list[Pair]) -> Any:
+    def _forward(self, tensors: dict[str, Any], pairs: Sequence[Pair]) -> Any:
         rows = tensors.pop("pair_rows")
         d_vec = self._vectors(tensors, self.doc_top_k)
         queries = list(dict.fromkeys(q for q, _ in pairs))

@@ -85,9 +85,9 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     for probe, by_ranker in cells.items():
         row = [probe]
         for ranker in rankers:
-            r = by_ranker.get(ranker)
-            row.append("–" if r is None else
-                       f"{r['satisfied']:,} / {r['violated']:,} / {r['ties']:,}")
+            found = by_ranker.get(ranker)
+            row.append("–" if found is None else
+                       f"{found['satisfied']:,} / {found['violated']:,} / {found['ties']:,}")
         rows.append(row)
     return Table("Axiom instances: satisfied / violated / ties (raw scores, no δ)",
                  ["Probe", *rankers], rows,
@@ -201,12 +201,12 @@ def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, S
     for probe, by_group in cells.items():
         row = [probe]
         for g in names:
-            v = by_group.get(g)
-            if v is None or v.mean is None:
+            variance = by_group.get(g)
+            if variance is None or variance.mean is None:
                 row.append("–")
             else:
-                row.append(f"{signed_text(v.mean)} ± {v.std:.2f}" if v.std is not None
-                           else signed_text(v.mean))
+                row.append(f"{signed_text(variance.mean)} ± {variance.std:.2f}"
+                           if variance.std is not None else signed_text(variance.mean))
         rows.append(row)
     per_probe = Table("Seed / checkpoint variance per probe (mean ± standard deviation)",
                       ["Probe", *names], rows,
@@ -379,9 +379,9 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
     labels = probe_labels(records, run_info)
     views = family_views(records, run_info)
     for view in views:
-        section = _family_section(records, run_info, view, labels)
-        if section is not None:
-            sections.append(section)
+        family_section = _family_section(records, run_info, view, labels)
+        if family_section is not None:
+            sections.append(family_section)
 
     if store is None:
         store = _store(directory)

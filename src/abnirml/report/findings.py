@@ -15,6 +15,7 @@ linking to the row of the statistics table and to example samples.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -189,7 +190,7 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
                    f"n = {record['n']:,}{_over(queries)}")
         mine.append(Finding(
             c.ranker, c.probe, c.family,
-            contrasts.sentence(c, lambda up, r=record: phrase_of(r, up), len(rankers) - 1),
+            contrasts.sentence(c, functools.partial(phrase_of, record), len(rankers) - 1),
             numbers, anchor("row", c.probe, c.ranker),
             anchor("ex", c.probe) if c.probe in with_examples else "", _hint(record, queries)))
     shared = contrasts.shared(records, _qualifies, phrase_of)

@@ -185,9 +185,10 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     body_rows = []
     for i, row in enumerate(table.rows):
         small = samples is not None and samples < len(row) and _is_small(row[samples])
+        small_at = samples if samples is not None else 0
         cells = [_cell(c, j in text, j in scored, table.mark) for j, c in enumerate(row)]
         if small:
-            cells[samples] = cells[samples].replace(
+            cells[small_at] = cells[small_at].replace(
                 "</td>", f'<span class="smalln" title="fewer than {SMALL_N} samples">'
                          f"n &lt; {SMALL_N}</span></td>")
         if linked:

@@ -119,8 +119,9 @@ def _draw_intervals(rows: Sequence[tuple[str, str, float, float, float]]) -> byt
     """The error-bar figure of (probe, ranker, score, ci_low, ci_high) rows."""
     from abnirml.report.plots import _figure, _png
 
-    chosen = [{"probe": p, "ranker": k, "score": s, "ci_low": lo, "ci_high": hi}
-              for p, k, s, lo, hi in rows]
+    chosen: list[dict[str, Any]] = [
+        {"probe": p, "ranker": k, "score": s, "ci_low": lo, "ci_high": hi}
+        for p, k, s, lo, hi in rows]
     probes = list(dict.fromkeys(r["probe"] for r in chosen))
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
     figure = _figure(7.5, 0.8 + 0.28 * len(probes) * max(1, len(rankers)) ** 0.5)

@@ -417,26 +417,37 @@ def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
 
     if not rankers:
         return {}
-    keys: list[tuple[str, str]] = []
+    keys: list[tuple[str, str, list[str]]] = []
     items: list[DrawItem] = []
     for probe in probes:
-        first = probe_scores[(probe.name, rankers[0])]
-        for subset, mask in subset_masks(first.grade, grade_bands):
-            columns = []
-            for ranker in rankers:
-                ps = probe_scores[(probe.name, ranker)]
-                delta = (delta_for or {}).get(ranker, calibrations[ranker].delta)
-                columns.append(effects(ps.score1[mask] - ps.score2[mask], delta,
-                                       probe.symmetric))
-            keys.append((probe.name, subset))
-            items.append(DrawItem(probe.family, subset, np.stack(columns, axis=1),
-                                  None if first.cluster is None else first.cluster[mask],
-                                  probe.symmetric))
+        scores = {r: probe_scores[(probe.name, r)] for r in rankers}
+        # rankers scored on the same samples, without subsets of their own, share one item
+        # per subset; a preference ranker with other samples or its own subsets (a listwise
+        # ranker's window subsets) gets items of its own; one without samples gets none
+        plain = [r for r in rankers if not scores[r].subsets]
+        size = scores[plain[0]].score1.shape[0] if plain else -1
+        shared = [r for r in plain if scores[r].score1.shape[0] == size]
+        groups = ([shared] if shared else []) + [[r] for r in rankers if r not in shared]
+        for group in groups:
+            first = scores[group[0]]
+            if not first.score1.shape[0]:
+                continue
+            for subset, mask in subset_masks(first.grade, grade_bands, first.subsets):
+                columns = []
+                for ranker in group:
+                    ps = scores[ranker]
+                    delta = (delta_for or {}).get(ranker, calibrations[ranker].delta)
+                    columns.append(effects(ps.score1[mask] - ps.score2[mask], delta,
+                                           probe.symmetric))
+                keys.append((probe.name, subset, group))
+                items.append(DrawItem(probe.family, subset, np.stack(columns, axis=1),
+                                      None if first.cluster is None else first.cluster[mask],
+                                      probe.symmetric))
     out: dict[tuple[str, str, str], Any] = {}
     found_all = table_draws(items, rounds, stats.seed, alpha, stats.correction)
-    for (name, subset), found in zip(keys, found_all, strict=True):
-        no_draws: list[Any] = [None] * len(rankers)
-        for ranker, drawn in zip(rankers, found or no_draws, strict=True):
+    for (name, subset, group), found in zip(keys, found_all, strict=True):
+        no_draws: list[Any] = [None] * len(group)
+        for ranker, drawn in zip(group, found or no_draws, strict=True):
             out[(name, ranker, subset)] = drawn
     return out
 

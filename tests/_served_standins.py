@@ -112,11 +112,22 @@ class StandIn:
         with self._lock:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        answered = threading.Event()
+
+        def answering() -> None:
+            # a request stops counting as in flight before its answer is written: the client
+            # can only send its next one after reading this answer, so the count never
+            # depends on which of the two server threads the machine runs first
+            if not answered.is_set():
+                answered.set()
+                with self._lock:
+                    self.in_flight -= 1
+
+        handler.answering = answering          # type: ignore[attr-defined]
         try:
             self._answer(handler)
         finally:
-            with self._lock:
-                self.in_flight -= 1
+            answering()
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
@@ -179,6 +190,9 @@ class StandIn:
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, code: int, payload: bytes,
               headers: dict[str, str] | None = None, reason: str | None = None) -> None:
+        answering = getattr(handler, "answering", None)
+        if answering is not None:
+            answering()
         handler.send_response(code, reason)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))

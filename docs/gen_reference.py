@@ -5,7 +5,7 @@
 
 The probe, ranker, option and result-field listings are read from the code (the probe and
 family registries, the ranker family records, the CLI's argparse
-parser, :mod:`abnirml.result_fields`), so they cannot disagree with it; a test runs
+parser, :class:`abnirml.result_fields.ResultRow`), so they cannot disagree with it; a test runs
 ``--check``. Only built-in names are listed: run this in a fresh interpreter, without plugins.
 """
 
@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "reference"
@@ -228,17 +229,21 @@ def cli_page() -> str:
 
 # -- results.jsonl --------------------------------------------------------------------------
 
-def results_page() -> str:
-    from abnirml.result_fields import FIELDS
+def results_page(row_type: Any = None) -> str:
+    """The fields of ``row_type`` (None: :class:`abnirml.result_fields.ResultRow`, the
+    type the run writes and ``load_results`` reads), in declaration order."""
+    from abnirml.result_fields import ResultRow, row_fields
 
     out = [HEADER, "# results.jsonl fields\n\n",
            "`results.jsonl` holds one JSON object per probe × ranker × subset. These names "
            "are a public interface and stay stable; read the file with "
-           "`abnirml.load_results` or any JSON-lines reader. The "
+           "`abnirml.load_results` or any JSON-lines reader. A field whose *in* column "
+           "names some records only is absent, not null, on the others. The "
            "[statistics guide](../guide/statistics.md) explains how the numbers are "
-           "computed.\n\n| field | in | meaning |\n|---|---|---|\n"]
-    for name, (scope, meaning) in FIELDS.items():
-        out.append(f"| `{name}` | {_cell(scope)} | {_cell(meaning)} |\n")
+           "computed.\n\n| field | type | in | meaning |\n|---|---|---|---|\n"]
+    for field in row_fields(ResultRow if row_type is None else row_type):
+        out.append(f"| `{field.name}` | {field.json_type} | {_cell(field.scope)} | "
+                   f"{_cell(field.meaning)} |\n")
     return "".join(out)
 
 

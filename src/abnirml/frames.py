@@ -44,33 +44,45 @@ def _flat(record: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def results_frame(records: Iterable[Mapping[str, Any]]) -> Any:
-    """A DataFrame with one row per result record (see :data:`LEADING_COLUMNS`)."""
+def results_frame(records: Iterable[Mapping[str, Any]], row_type: Any = None) -> Any:
+    """A DataFrame with one row per result record (see :data:`LEADING_COLUMNS`); the
+    columns' types follow ``row_type``'s declared fields (None: the project's
+    :class:`~abnirml.result_fields.ResultRow`): numbers as float64 (null → NaN), counts as
+    nullable integers (absent on rows of other families → NA), required flags as bool."""
+    from abnirml.result_fields import ResultRow, row_fields
+
     pd = _pandas()
     rows = [_flat(r) for r in records]
     frame = pd.DataFrame(rows)
     leading = [c for c in LEADING_COLUMNS if c in frame.columns]
     frame = frame[leading + [c for c in frame.columns if c not in leading]]
-    for column in ("score", "ci_low", "ci_high", "p_value", "p_adjusted", "mean_diff",
-                   "delta", "effect_size"):
-        if column in frame.columns:
-            frame[column] = pd.to_numeric(frame[column]).astype("float64")   # None → NaN
-    for column in ("n", "pos", "neg", "neutral", "skipped", "tests_in_table"):
-        if column in frame.columns:      # absent on untested records: a nullable integer
-            frame[column] = frame[column].astype("Int64")
-    if "significant" in frame.columns:
-        frame["significant"] = frame["significant"].astype(bool)
+    for field in row_fields(ResultRow if row_type is None else row_type):
+        if field.name not in frame.columns:
+            continue
+        column = frame[field.name]
+        if field.name == "skipped" or field.kinds == (int,):
+            frame[field.name] = column.astype("Int64")      # skipped: its total (_flat)
+        elif float in field.kinds:
+            frame[field.name] = pd.to_numeric(column).astype("float64")   # None → NaN
+        elif field.kinds == (bool,) and field.required:
+            frame[field.name] = column.astype(bool)
     return frame
 
 
-def load_results(path: str | Path) -> Any:
+def load_results(path: str | Path, *, row_type: Any = None) -> Any:
     """The results of an ``abnirml run`` output folder (or its ``results.jsonl``) as a tidy
-    DataFrame; like :func:`load_samples`, either the folder or the file may be named."""
+    DataFrame; like :func:`load_samples`, either the folder or the file may be named. Each
+    row is checked against ``row_type`` (None: :class:`~abnirml.result_fields.ResultRow`,
+    the schema the run writes; a copy of it with a plugin family's own fields checks and
+    types those too): a row that does not fit is one error naming the file and line."""
     from abnirml.files.run_names import RESULTS
     from abnirml.report.run_outputs import read_results
+    from abnirml.result_fields import ResultRow
 
+    row_type = ResultRow if row_type is None else row_type
     path = Path(_checked_path(path, "load_results"))
-    return results_frame(read_results(path / RESULTS if path.is_dir() else path))
+    return results_frame(read_results(path / RESULTS if path.is_dir() else path, row_type),
+                         row_type)
 
 
 def _checked_path(path: Any, caller: str) -> Any:

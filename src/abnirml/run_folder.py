@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.files.run_names import (
@@ -27,6 +27,9 @@ from abnirml.files.run_names import (
     SCORES,
     table_file,
 )
+
+if TYPE_CHECKING:
+    from abnirml.result_fields import ResultRow
 
 
 class RunFolder:
@@ -47,7 +50,7 @@ class RunFolder:
 
     # -- reading ------------------------------------------------------------------------
 
-    def read_records(self) -> list[dict[str, Any]]:
+    def read_records(self) -> list[ResultRow]:
         """results.jsonl's records; a file with none is refused, since every run writes
         one record per probe and ranker and a report of nothing would look like a success."""
         from abnirml.errors import InputError
@@ -171,8 +174,9 @@ def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """Every file of a run (the caller writes the manifest naming them); the report modules
     only render (report.md, report.html, tables/)."""
     from abnirml.report.analyses import render_reports
+    from abnirml.report.run_outputs import results_text
 
-    write_jsonl(out / RESULTS, result.records)
+    _write_text(out / RESULTS, results_text(result.records))
     write_jsonl(out / EXAMPLES, result.examples)
     write_json(out / RUN_INFO, run_info)
     write_json(out / CALIBRATION,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from abnirml.errors import InputError
+from abnirml.errors import ConfigError, InputError
 from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
@@ -29,9 +29,7 @@ from abnirml.report.tables import (
     score_legend,
     to_markdown,
 )
-
-RESULT_FIELDS = ("probe", "family", "ranker", "subset", "score", "n", "pos", "neg", "neutral",
-                 "mean_diff", "p_value", "significant", "delta")
+from abnirml.result_fields import ResultRow, row_problem
 
 
 def dumps(record: Mapping[str, Any]) -> str:
@@ -54,30 +52,31 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [record for _, record in iter_json_objects(path)]
 
 
-_NUMERIC_FIELDS = ("score", "n", "pos", "neg", "neutral", "mean_diff", "p_value", "delta")
-_TEXT_FIELDS = ("probe", "family", "ranker", "subset")
+def results_text(rows: Iterable[Mapping[str, Any]], row_type: Any = ResultRow) -> str:
+    """``results.jsonl``'s text, every row first checked against ``row_type`` (the schema
+    the reference page lists), so a run never writes a row its own documentation does not
+    describe. Each row keeps its own key order: the order the engine computed the fields."""
+    rows = list(rows)
+    for row in rows:
+        problem = row_problem(row, row_type)
+        if problem is not None:
+            where = " × ".join(str(row.get(k, "?")) for k in ("probe", "ranker", "subset"))
+            raise ConfigError(f"result row {where}: {problem}")
+    return jsonl_text(rows)
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """``results.jsonl`` records, each checked for the fields and types reports rely on."""
+def read_results(path: Path, row_type: Any = ResultRow) -> list[ResultRow]:
+    """``results.jsonl``'s rows, each checked against ``row_type``: a missing required
+    field or a value of another type is one error naming the file and line."""
     from abnirml.data.trec import iter_json_objects
 
-    records = []
+    rows: list[ResultRow] = []
     for number, record in iter_json_objects(path):
-        missing = [f for f in RESULT_FIELDS if f not in record]
-        if missing:
-            raise InputError(f"result record lacks {', '.join(missing)}", path=path, line=number)
-        for name in _NUMERIC_FIELDS:
-            value = record[name]
-            if value is not None and (isinstance(value, bool)
-                                      or not isinstance(value, (int, float))):
-                raise InputError(f"field {name!r} must be a number or null, found "
-                                 f"{json.dumps(value)[:30]}", path=path, line=number)
-        for name in _TEXT_FIELDS:
-            if not isinstance(record[name], str):
-                raise InputError(f"field {name!r} must be a string", path=path, line=number)
-        records.append(record)
-    return records
+        problem = row_problem(record, row_type)
+        if problem is not None:
+            raise InputError(problem, path=path, line=number)
+        rows.append(record)  # type: ignore[arg-type]   # checked just above
+    return rows
 
 
 def read_run_info(path: Path) -> dict[str, Any]:

@@ -94,7 +94,49 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     ``progress=False`` (or ``RunConfig(session=SessionSettings(progress=False))``, or
     ``ABNIRML_PROGRESS=0`` in the environment) keeps stderr free of progress bars, e.g. in
     a notebook cell; the argument wins over the config, which wins over the environment.
+
+    The steps of the architecture page, in order: check the configuration, select the
+    probes (their options resolved), check the output folder, load the workspace, run the
+    experiment and its analyses, describe the run, write the folder. Everything a user can
+    get wrong is refused before the collection loads or any ranker scores.
     """
+    config, stats = _checked_config(config, progress)
+    selection = _select_probes(config)
+    folder = _output_folder(config)
+    loaded = _load(config, selection, folder)
+    result, analyses, ray_record = _experiment(config, stats, selection, loaded)
+    run_info = _run_info(config, stats, selection, loaded, result, analyses, ray_record)
+    if folder is not None:
+        folder.write(result, run_info)
+    return RunOutput(result, run_info, None if folder is None else folder.path)
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The probes a run will run: their families' options resolved and checked, and those
+    left out (with why) for run.json."""
+
+    resolved: Any
+    probes: list[Any]
+    omitted: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """What the experiment runs on: the workspace (collection, scorer, candidates), the
+    rankers built from their specs, and the one probe context."""
+
+    workspace: Any
+    rankers: list[Any]
+    context: Any
+    in_process: bool
+
+
+def _checked_config(config: RunConfig, progress: bool | None
+                    ) -> tuple[RunConfig, StatsConfig]:
+    """Check the configuration's types and numbers (α, the test, δ, the session's paths)
+    before anything loads; ``progress`` overrides the session's. Returns it with the
+    checked test settings."""
     from abnirml.api_checks import check_progress, checked_config
 
     check_progress(progress, "run(progress=…)")
@@ -105,25 +147,28 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     if progress is not None:
         config = dataclasses.replace(
             config, session=dataclasses.replace(config.session, progress=progress))
-    from abnirml.evaluation.variance import expand_rankers
-    from abnirml.evaluation.workspace import Workspace
-    from abnirml.probes.family_registry import (
-        check_requirements,
-        get_family,
-        resolve_options,
-        without_missing_requirements,
-    )
-    from abnirml.probes.probe_registry import OMITTED_KEY, omit_unavailable, select_probes
-    from abnirml.run_folder import RunFolder
-
-    session, statistics = config.session, config.statistics
+    statistics = config.statistics
     check_alpha(statistics.alpha)
     stats = config.stats()
     if statistics.delta is not None:
         check_delta(statistics.delta)
     for name, value in statistics.deltas.items():
         check_delta(value, f"delta for {name}")
-    session.check()                  # before the collection loads
+    config.session.check()           # before the collection loads
+    return config, stats
+
+
+def _select_probes(config: RunConfig) -> _Selection:
+    """Resolve every family's options and select the probes (``resolve_options``,
+    ``select_probes``): unavailable ones left out, requirements checked — all before any
+    work, so a typo costs no loading."""
+    from abnirml.probes.family_registry import (
+        check_requirements,
+        resolve_options,
+        without_missing_requirements,
+    )
+    from abnirml.probes.probe_registry import omit_unavailable, select_probes
+
     resolved = resolve_options(config.options)
     probes, omitted = omit_unavailable(select_probes(config.probes), config.probes,
                                        resolved.settings)
@@ -134,38 +179,69 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         raise ConfigError(f"no probe left to run: {omitted[0]['probe']}: "
                           f"{omitted[0]['reason']}")
     check_requirements(probes, resolved.settings)
-    folder = None if config.out is None else RunFolder(config.out)
-    if folder is not None:
-        folder.check_replaceable()
-        if session.cache is not None:
-            from abnirml.rankers.cache import default_cache_path
+    return _Selection(resolved, probes, omitted)
 
-            folder.refuse_inside(default_cache_path() if session.cache == "default"
-                                 else session.cache, "--cache")
+
+def _output_folder(config: RunConfig) -> Any:
+    """The output folder (``RunFolder.check``): one the tool may replace, not holding the
+    score cache; None without ``out``."""
+    from abnirml.run_folder import RunFolder
+
+    if config.out is None:
+        return None
+    folder = RunFolder(config.out)
+    folder.check_replaceable()
+    cache = config.session.cache
+    if cache is not None:
+        from abnirml.rankers.cache import default_cache_path
+
+        folder.refuse_inside(default_cache_path() if cache == "default" else cache, "--cache")
+    return folder
+
+
+def _load(config: RunConfig, selection: _Selection, folder: Any) -> _Loaded:
+    """Load the workspace and build the rankers (their libraries imported in the background
+    while the data loads); a replaced output folder is announced before any scoring."""
+    from abnirml.evaluation.variance import expand_rankers
+    from abnirml.evaluation.workspace import Workspace
+
+    session, statistics = config.session, config.statistics
     in_process = session.workers == 1 and session.ray_address is None
     if in_process:      # rankers that load their model when built: import while data loads
         background_import.for_specs([*config.rankers,
                                      *(s for group in config.variant_groups.values()
                                        for s in group)])
     workspace = Workspace(config.collection, session, config.seed)
-    collection = workspace.collection
-    _warn_grades_outside_bands(collection, config.grade_bands)
+    _warn_grades_outside_bands(workspace.collection, config.grade_bands)
     rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
     names = [r.name for r in rankers]
     unknown = sorted(set(statistics.deltas) - set(names))
     if unknown:
         raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
     if folder is not None:           # before any scoring: nothing is lost unannounced
-        _announce_replacement(folder, names, [p.name for p in probes], config.keep)
-    context = workspace.probe_context(resolved, grade_bands=config.grade_bands)
+        _announce_replacement(folder, names, [p.name for p in selection.probes], config.keep)
+    context = workspace.probe_context(selection.resolved, grade_bands=config.grade_bands)
+    return _Loaded(workspace, rankers, context, in_process)
+
+
+def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
+                loaded: _Loaded) -> tuple[ExperimentResult, dict[str, Any], Any]:
+    """Run the experiment and the analyses that need the scorer (effectiveness, the
+    listwise position analyses, the axiom overlap split, each family's ``annotate``), in
+    one scorer session; returns the result, the analyses for run.json and the Ray record."""
+    from abnirml.probes.family_registry import get_family
+
+    workspace, rankers, context = loaded.workspace, loaded.rankers, loaded.context
+    collection, statistics = workspace.collection, config.statistics
+    names = [r.name for r in rankers]
     needs_candidates = statistics.delta is None and any(n not in statistics.deltas
                                                         for n in names)
     with workspace.scorer() as scorer:
-        if in_process:
+        if loaded.in_process:
             _preload_uncached(rankers, scorer.cache)
         candidates = workspace.candidates
         result = run_experiment(
-            probes, rankers, context, scorer,
+            selection.probes, rankers, context, scorer,
             ExperimentConfig(alpha=statistics.alpha, deltas=statistics.deltas,
                              delta_all=statistics.delta,
                              examples_per_probe=config.examples_per_probe, stats=stats),
@@ -193,12 +269,25 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         from abnirml.evaluation.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
-        for key in dict.fromkeys(p.family for p in probes):
+        for key in dict.fromkeys(p.family for p in selection.probes):
             annotate = get_family(key).annotate
             if annotate is not None:
                 annotate(result)
     if config.variant_groups:
         analyses["variant_groups"] = {k: list(v) for k, v in config.variant_groups.items()}
+    return result, analyses, ray_record
+
+
+def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
+              loaded: _Loaded, result: ExperimentResult, analyses: dict[str, Any],
+              ray_record: Any) -> dict[str, Any]:
+    """run.json: what was run — collection, rankers with δ, statistics, counts, options,
+    the families' labels (so a report renders without their plugins) and the analyses."""
+    from abnirml.probes.family_registry import get_family
+    from abnirml.probes.probe_registry import OMITTED_KEY
+
+    workspace, rankers, probes = loaded.workspace, loaded.rankers, selection.probes
+    collection, session, statistics = workspace.collection, config.session, config.statistics
     skipped = dict(collection.skipped)
     skipped.update(result.summary.get("skipped", {}))
     run_info = {
@@ -224,7 +313,7 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         "options": {"alpha": statistics.alpha, "seed": config.seed,
                     "stopwords": shown_path(session.stopwords),
                     "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
-                    **resolved.public},
+                    **selection.resolved.public},
         "families": [get_family(key).describe()
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
@@ -235,12 +324,10 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
         run_info["usage"] = usage
     if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
         run_info["scoring"] = {"ray": ray_record}
-    if omitted:
-        run_info[OMITTED_KEY] = omitted
+    if selection.omitted:
+        run_info[OMITTED_KEY] = selection.omitted
     run_info.update(analyses)
-    if folder is not None:
-        folder.write(result, run_info)
-    return RunOutput(result, run_info, None if folder is None else folder.path)
+    return run_info
 
 
 def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
@@ -263,7 +350,7 @@ def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],
         raise ConfigError(f"{note}; --keep keeps it: give --out a new folder")
     import warnings
 
-    warnings.warn(f"{note}; --keep stops instead, or give --out a new folder", stacklevel=3)
+    warnings.warn(f"{note}; --keep stops instead, or give --out a new folder", stacklevel=4)
 
 
 def _spec_field(ranker: Any) -> dict[str, str]:

@@ -1,13 +1,19 @@
 """The engine: materialise probe samples, score each unique (q, d) once per ranker, report.
 
-1. Every requested probe builds its :class:`~abnirml.probes.base.SampleTable`.
-2. The texts of all tables (and of the δ-calibration candidates) are interned and the
-   *unique* (query, document) pairs collected — a document shared by many samples and
-   probes is scored once.
-3. Each ranker scores the unique pairs through the persistent cache (see :mod:`.scoring`);
-   a ranker with per-query state scores them per judged query instead (:mod:`.routing`).
-4. δ is calibrated per ranker (unless given), then effects, scores and p-values are
-   computed per probe × ranker × subset, with a Bonferroni correction per table (family).
+:func:`run_experiment` runs these steps, one function each:
+
+1. :func:`build_tables` — every requested probe builds its
+   :class:`~abnirml.probes.base.SampleTable`.
+2. :func:`unique_pairs` — the texts of all tables (and of the δ-calibration candidates)
+   are interned and the *unique* (query, document) pairs collected: a document shared by
+   many samples and probes is scored once.
+3. :func:`score_pairs` — each ranker scores the unique pairs through the persistent cache
+   (see :mod:`.scoring`); a ranker with per-query state scores them per judged query
+   instead (:mod:`.routing`).
+4. :func:`calibrate_rankers` (δ per ranker, unless given), :func:`sample_scores` (each
+   sample's two scores) and :func:`build_records`: effects, scores and p-values per
+   probe × ranker × subset, with a correction per table (family). Pairwise and listwise
+   rankers reach the same records through :func:`preference_scores`.
 """
 
 from __future__ import annotations
@@ -129,153 +135,23 @@ def build_tables(probes: Sequence[Probe], context: ProbeContext,
 def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: ProbeContext,
                    scorer: Scorer, config: ExperimentConfig,
                    candidates: Candidates | None = None) -> ExperimentResult:
-    tables = build_tables(probes, context, scorer.progress)
-    interner = _Interner()
-    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    slots = 0
-    for name, table in tables.items():
-        local = interner.remap(table.texts)
-        columns = [table.doc1, table.doc2, *table.more_docs]
-        q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
-        doc_columns = [local[c] if len(table) else np.zeros(0, dtype=np.int64)
-                       for c in columns]
-        query_columns = [q] * len(columns)
-        if table.query1 is not None and len(table):
-            query_columns[0] = local[table.query1]          # doc1 scored with its own query (qvp)
-        codes[name] = (np.stack(query_columns), np.stack(doc_columns))
-        slots += len(columns) * len(table)
-
+    """The four steps of the module docstring, one function each: samples, unique pairs,
+    scores, then δ, per-sample scores and records. Pairwise and listwise rankers take
+    their own path from the samples on (:func:`preference_scores`)."""
     from abnirml.rankers.listwise import is_listwise
     from abnirml.rankers.pairwise import is_pairwise
 
-    listwise = [r for r in rankers if is_listwise(r)]   # probed in lists: .listwise_probing
-    pairwise = [r for r in rankers if is_pairwise(r) and not is_listwise(r)]   # .pairwise
-    all_rankers = rankers
-    rankers = [r for r in rankers if not is_pairwise(r) and not is_listwise(r)]
-    needs_calibration = [r for r in rankers
+    tables = build_tables(probes, context, scorer.progress)
+    pointwise = [r for r in rankers if not is_pairwise(r) and not is_listwise(r)]
+    needs_calibration = [r for r in pointwise
                          if config.delta_all is None and r.name not in config.deltas]
-    calib_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if needs_calibration and candidates is not None:
-        collection = context.collection
-        for qid, docnos in candidates.ranking.items():
-            if not docnos:
-                continue
-            q_id = interner.remap([collection.queries[qid]])
-            d_ids = interner.remap([collection.docs[d] for d in docnos])
-            calib_codes[qid] = (np.repeat(q_id, len(d_ids)), d_ids)
-            slots += len(d_ids)
-
-    base = max(len(interner.ids), 1)
-    all_codes = [q * base + d for qs, docs in codes.values()
-                 for q, d in zip(qs, docs, strict=True)]
-    all_codes += [q * base + d for q, d in calib_codes.values()]
-    flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
-    unique, inverse = np.unique(flat, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    texts = interner.texts()
-    pairs = [(texts[c // base], texts[c % base]) for c in unique.tolist()]
-
-    calibrations: dict[str, Calibration] = {}
-    # each ranker's scores as (values, index): slot i's score is values[index[i]]
-    slot_scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    routed = [r for r in rankers if is_query_routed(r)]
-    if routed:
-        slot_identity, identities = _slot_identities(tables, codes, calib_codes,
-                                                     context.collection)
-    for ranker in rankers:
-        if ranker in routed:
-            slot_scores[ranker.name] = score_routed(scorer, ranker, pairs, inverse,
-                                                    slot_identity, identities)
-        else:
-            slot_scores[ranker.name] = (scorer.score(ranker, pairs), inverse)
-
-    # The slot ranges of each table's score rows and of each query's calibration candidates.
-    offsets: dict[str, list[slice]] = {}
-    pos = 0
-    for name, (_, docs) in codes.items():
-        n = docs.shape[1]
-        offsets[name] = [slice(pos + r * n, pos + (r + 1) * n) for r in range(docs.shape[0])]
-        pos += docs.shape[0] * n
-    calib_index: dict[str, slice] = {}
-    for qid, (_, d) in calib_codes.items():
-        calib_index[qid] = slice(pos, pos + d.shape[0])
-        pos += d.shape[0]
-
-    def scores_of(ranker_name: str, where: slice) -> np.ndarray:
-        values, index = slot_scores[ranker_name]
-        return values[index[where]]
-
-    for ranker in rankers:
-        if config.delta_all is not None:
-            calibrations[ranker.name] = fixed(config.delta_all)
-        elif ranker.name in config.deltas:
-            calibrations[ranker.name] = fixed(config.deltas[ranker.name])
-        else:
-            per_query = {qid: scores_of(ranker.name, where)
-                         for qid, where in calib_index.items()}
-            calibrations[ranker.name] = calibrate(per_query)
-
-    probe_scores: dict[tuple[str, str], ProbeScores] = {}
-    for probe in probes:
-        rows = offsets[probe.name]
-        grade = tables[probe.name].grade
-        # samples of one query text form one cluster (the unit the bootstrap resamples)
-        used, cluster = np.unique(tables[probe.name].query, return_inverse=True)
-        cluster = cluster.reshape(-1)
-        query_texts = tuple(tables[probe.name].texts[i] for i in used.tolist())
-        combine = tables[probe.name].combine
-        for ranker in rankers:
-            if combine is None:
-                score1, score2 = scores_of(ranker.name, rows[0]), scores_of(ranker.name, rows[1])
-            else:
-                score1, score2 = combine([scores_of(ranker.name, r) for r in rows])
-            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, grade, cluster,
-                                                                  query_texts)
-
-    position_flags: dict[tuple[str, str], np.ndarray] = {}
-    if pairwise:
-        from abnirml.evaluation.preference_probing import score_probes
-
-        def delta_for(name: str) -> float | None:
-            return config.delta_all if config.delta_all is not None else config.deltas.get(name)
-
-        pair_calibrations, preferences = score_probes(pairwise, tables, scorer, delta_for,
-                                                      candidates, context)
-        calibrations.update(pair_calibrations)
-        for (probe_name, ranker_name), (p, flags) in preferences.items():
-            table = tables[probe_name]
-            if p.size:
-                used, cluster = np.unique(table.query, return_inverse=True)
-                query_texts = tuple(table.texts[i] for i in used.tolist())
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), query_texts,
-                    preferences=True)
-            else:
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
-                                                                      preferences=True)
-            position_flags[(probe_name, ranker_name)] = flags
-    if listwise:
-        from abnirml.evaluation import listwise_probing
-
-        list_calibrations, verdicts = listwise_probing.score_probes(
-            listwise, tables, scorer, lambda name: config.delta_all if config.delta_all
-            is not None else config.deltas.get(name), context)
-        calibrations.update(list_calibrations)
-        for (probe_name, ranker_name), scored in verdicts.items():
-            table, p = tables[probe_name], scored.p
-            if p.size:
-                used, cluster = np.unique(table.query, return_inverse=True)
-                cluster_texts = tuple(table.texts[i] for i in used.tolist())
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(
-                    p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1), cluster_texts,
-                    scored.subsets, preferences=True)
-            else:
-                probe_scores[(probe_name, ranker_name)] = ProbeScores(p, p.copy(), np.zeros(0),
-                                                                      preferences=True)
-            if scored.flags is not None or not p.size:
-                position_flags[(probe_name, ranker_name)] = (
-                    scored.flags if scored.flags is not None else np.zeros(0, dtype=bool))
-    rankers = list(all_rankers)
+    slots = unique_pairs(tables, context.collection,
+                         candidates if needs_calibration else None)
+    slot_scores = score_pairs(pointwise, slots, tables, scorer, context.collection)
+    calibrations = calibrate_rankers(pointwise, config, slots, slot_scores)
+    probe_scores = sample_scores(probes, pointwise, tables, slots, slot_scores)
+    position_flags = preference_scores(rankers, tables, scorer, config, candidates, context,
+                                       calibrations, probe_scores)
     outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
                             context.grade_bands, config.alpha, stats=config.stats)
@@ -286,10 +162,11 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                           lambda ps: subset_masks(ps.grade, context.grade_bands, ps.subsets))
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
+    listwise = any(is_listwise(r) for r in rankers)
     summary = {
         "probes": len(probes), "rankers": [r.name for r in rankers],
         "samples": int(sum(len(t) for t in tables.values())),
-        "pair_slots": int(slots), "unique_pairs": len(pairs),
+        "pair_slots": int(slots.count), "unique_pairs": len(slots.pairs),
         "scored": scorer.scored, "from_cache": scorer.reused,
         **({"windows_ranked": scorer.windows_ranked, "windows_from_cache": scorer.windows_reused}
            if listwise else {}),
@@ -300,6 +177,195 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
         "grade_bands": [list(b) for b in context.grade_bands],
     }
     return ExperimentResult(records, calibrations, probe_scores, tables, examples, summary)
+
+
+@dataclass
+class PairSlots:
+    """Every (query, document) slot the run scores, and the unique pairs behind them.
+
+    Slots are laid out flat: each table's score rows (one per document column), then each
+    query's calibration candidates; ``inverse[i]`` is slot i's index into ``pairs``."""
+
+    codes: dict[str, tuple[np.ndarray, np.ndarray]]        # table → (query, doc) text codes
+    calib_codes: dict[str, tuple[np.ndarray, np.ndarray]]  # qid → its candidates' codes
+    pairs: list[tuple[str, str]]
+    inverse: np.ndarray
+    count: int                                              # slots, duplicates included
+    rows: dict[str, list[slice]] = field(default_factory=dict)   # table → its rows' slots
+    calibration: dict[str, slice] = field(default_factory=dict)  # qid → its candidates' slots
+
+    def scores(self, scored: tuple[np.ndarray, np.ndarray], where: slice) -> np.ndarray:
+        """The scores of the slots ``where`` from one ranker's (values, index)."""
+        values, index = scored
+        return values[index[where]]
+
+
+def unique_pairs(tables: Mapping[str, SampleTable], collection: Any,
+                 candidates: Candidates | None) -> PairSlots:
+    """Step 2: intern every text and collect the unique (query, document) pairs of all
+    tables and of the δ-calibration candidates (when a ranker needs calibrating), so a
+    passage in many samples, probes and candidate lists is scored once."""
+    interner = _Interner()
+    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    count = 0
+    for name, table in tables.items():
+        local = interner.remap(table.texts)
+        columns = [table.doc1, table.doc2, *table.more_docs]
+        q = local[table.query] if len(table) else np.zeros(0, dtype=np.int64)
+        doc_columns = [local[c] if len(table) else np.zeros(0, dtype=np.int64)
+                       for c in columns]
+        query_columns = [q] * len(columns)
+        if table.query1 is not None and len(table):
+            query_columns[0] = local[table.query1]          # doc1 scored with its own query (qvp)
+        codes[name] = (np.stack(query_columns), np.stack(doc_columns))
+        count += len(columns) * len(table)
+    calib_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if candidates is not None:
+        for qid, docnos in candidates.ranking.items():
+            if not docnos:
+                continue
+            q_id = interner.remap([collection.queries[qid]])
+            d_ids = interner.remap([collection.docs[d] for d in docnos])
+            calib_codes[qid] = (np.repeat(q_id, len(d_ids)), d_ids)
+            count += len(d_ids)
+
+    base = max(len(interner.ids), 1)
+    all_codes = [q * base + d for qs, docs in codes.values()
+                 for q, d in zip(qs, docs, strict=True)]
+    all_codes += [q * base + d for q, d in calib_codes.values()]
+    flat = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
+    unique, inverse = np.unique(flat, return_inverse=True)
+    texts = interner.texts()
+    slots = PairSlots(codes, calib_codes, [(texts[c // base], texts[c % base])
+                                           for c in unique.tolist()],
+                      inverse.reshape(-1), count)
+    pos = 0
+    for name, (_, docs) in codes.items():
+        n = docs.shape[1]
+        slots.rows[name] = [slice(pos + r * n, pos + (r + 1) * n) for r in range(docs.shape[0])]
+        pos += docs.shape[0] * n
+    for qid, (_, d) in calib_codes.items():
+        slots.calibration[qid] = slice(pos, pos + d.shape[0])
+        pos += d.shape[0]
+    return slots
+
+
+def score_pairs(rankers: Sequence[Ranker], slots: PairSlots,
+                tables: Mapping[str, SampleTable], scorer: Scorer,
+                collection: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Step 3: each ranker's scores of the unique pairs, through the cache, as (values,
+    index) — slot i's score is ``values[index[i]]``. A ranker with per-query state scores
+    each unique (route, pair) instead (:mod:`.routing`)."""
+    scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    routed = [r for r in rankers if is_query_routed(r)]
+    if routed:
+        slot_identity, identities = _slot_identities(tables, slots.codes, slots.calib_codes,
+                                                     collection)
+    for ranker in rankers:
+        if ranker in routed:
+            scored[ranker.name] = score_routed(scorer, ranker, slots.pairs, slots.inverse,
+                                               slot_identity, identities)
+        else:
+            scored[ranker.name] = (scorer.score(ranker, slots.pairs), slots.inverse)
+    return scored
+
+
+def calibrate_rankers(rankers: Sequence[Ranker], config: ExperimentConfig, slots: PairSlots,
+                      slot_scores: Mapping[str, tuple[np.ndarray, np.ndarray]]
+                      ) -> dict[str, Calibration]:
+    """Step 4a: each ranker's δ — the one given for every ranker, the one given for it, or
+    calibrated from its scores of each query's candidates (:mod:`.calibration`)."""
+    calibrations: dict[str, Calibration] = {}
+    for ranker in rankers:
+        if config.delta_all is not None:
+            calibrations[ranker.name] = fixed(config.delta_all)
+        elif ranker.name in config.deltas:
+            calibrations[ranker.name] = fixed(config.deltas[ranker.name])
+        else:
+            per_query = {qid: slots.scores(slot_scores[ranker.name], where)
+                         for qid, where in slots.calibration.items()}
+            calibrations[ranker.name] = calibrate(per_query)
+    return calibrations
+
+
+def sample_scores(probes: Sequence[Probe], rankers: Sequence[Ranker],
+                  tables: Mapping[str, SampleTable], slots: PairSlots,
+                  slot_scores: Mapping[str, tuple[np.ndarray, np.ndarray]]
+                  ) -> dict[tuple[str, str], ProbeScores]:
+    """Step 4b: every sample's two scores per probe and ranker (a triple probe's combined
+    by its table's ``combine``), with the query clusters the bootstrap resamples."""
+    probe_scores: dict[tuple[str, str], ProbeScores] = {}
+    for probe in probes:
+        table = tables[probe.name]
+        rows = slots.rows[probe.name]
+        # samples of one query text form one cluster (the unit the bootstrap resamples)
+        used, cluster = np.unique(table.query, return_inverse=True)
+        cluster = cluster.reshape(-1)
+        query_texts = tuple(table.texts[i] for i in used.tolist())
+        for ranker in rankers:
+            scored = slot_scores[ranker.name]
+            if table.combine is None:
+                score1, score2 = slots.scores(scored, rows[0]), slots.scores(scored, rows[1])
+            else:
+                score1, score2 = table.combine([slots.scores(scored, r) for r in rows])
+            probe_scores[(probe.name, ranker.name)] = ProbeScores(score1, score2, table.grade,
+                                                                  cluster, query_texts)
+    return probe_scores
+
+
+def preference_scores(rankers: Sequence[Ranker], tables: Mapping[str, SampleTable],
+                      scorer: Scorer, config: ExperimentConfig,
+                      candidates: Candidates | None, context: ProbeContext,
+                      calibrations: dict[str, Calibration],
+                      probe_scores: dict[tuple[str, str], ProbeScores]
+                      ) -> dict[tuple[str, str], np.ndarray]:
+    """Steps 3–4b for pairwise and listwise rankers, which score documents in pairs or
+    lists rather than (query, document) pairs: their δ and their per-sample preferences p
+    (compared with ½) join ``calibrations`` and ``probe_scores``; returns the per-sample
+    position flags ``position_bias`` is counted from."""
+    from abnirml.rankers.listwise import is_listwise
+    from abnirml.rankers.pairwise import is_pairwise
+
+    listwise = [r for r in rankers if is_listwise(r)]   # probed in lists: .listwise_probing
+    pairwise = [r for r in rankers if is_pairwise(r) and not is_listwise(r)]   # .pairwise
+
+    def delta_for(name: str) -> float | None:
+        return config.delta_all if config.delta_all is not None else config.deltas.get(name)
+
+    position_flags: dict[tuple[str, str], np.ndarray] = {}
+    if pairwise:
+        from abnirml.evaluation.preference_probing import score_probes
+
+        pair_calibrations, preferences = score_probes(pairwise, tables, scorer, delta_for,
+                                                      candidates, context)
+        calibrations.update(pair_calibrations)
+        for (probe_name, ranker_name), (p, flags) in preferences.items():
+            probe_scores[(probe_name, ranker_name)] = _preference(tables[probe_name], p)
+            position_flags[(probe_name, ranker_name)] = flags
+    if listwise:
+        from abnirml.evaluation import listwise_probing
+
+        list_calibrations, verdicts = listwise_probing.score_probes(
+            listwise, tables, scorer, delta_for, context)
+        calibrations.update(list_calibrations)
+        for (probe_name, ranker_name), scored in verdicts.items():
+            probe_scores[(probe_name, ranker_name)] = _preference(
+                tables[probe_name], scored.p, scored.subsets)
+            if scored.flags is not None or not scored.p.size:
+                position_flags[(probe_name, ranker_name)] = (
+                    scored.flags if scored.flags is not None else np.zeros(0, dtype=bool))
+    return position_flags
+
+
+def _preference(table: SampleTable, p: np.ndarray,
+                subsets: Mapping[str, np.ndarray] | None = None) -> ProbeScores:
+    """A preference ranker's scores of one probe: p against ½, clustered by query."""
+    if not p.size:
+        return ProbeScores(p, p.copy(), np.zeros(0), preferences=True)
+    used, cluster = np.unique(table.query, return_inverse=True)
+    query_texts = tuple(table.texts[i] for i in used.tolist())
+    return ProbeScores(p, np.full(p.shape, 0.5), table.grade, cluster.reshape(-1),
+                       query_texts, subsets, preferences=True)
 
 
 def _slot_identities(tables: Mapping[str, SampleTable],

@@ -77,3 +77,18 @@ def test_pipeline_records_effectiveness(tmp_path):
     qrels = load_collection("demo").qrels
     assert evaluate(reranked, qrels) == pytest.approx(info["rankers"]["ql"])
     assert 0.0 < info["rankers"]["bm25"]["nDCG@10"] <= 1.0
+
+
+@pytest.mark.parametrize("measures", [("RR(rel=2)", "nDCG@10", "AP(rel=2)"),
+                                      ("AP(rel=2)", "nDCG@10", "RR(rel=2)")])
+def test_per_query_values_keep_the_measures_order(measures):
+    """run.json's per-query table lists each query's measures as asked, whatever order
+    ir_measures computes them in (it differs between processes)."""
+    from abnirml.evaluation.effectiveness import evaluate_per_query
+
+    qrels = {"q2": {"d1": 1, "d3": 2}, "q1": {"d1": 2, "d2": 0}}
+    run = {"q1": [("d1", 2.0), ("d2", 1.0)], "q2": [("d1", 1.0), ("d3", 0.5)]}
+    found = evaluate_per_query(run, qrels, measures)
+    assert list(found) == ["q1", "q2"]
+    assert [list(values) for values in found.values()] == [list(measures)] * 2
+    assert found["q2"]["RR(rel=2)"] == 0.5 and found["q1"]["AP(rel=2)"] == 1.0

@@ -57,7 +57,10 @@ def evaluate(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
 def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT_MEASURES
                        ) -> dict[str, dict[str, float]]:
     """Each judged query's value of each measure (query → measure → value), as
-    ``ir_measures.iter_calc`` gives them: the rows a significance test across runs needs."""
+    ``ir_measures.iter_calc`` gives them: the rows a significance test across runs needs.
+    Queries are sorted and measures kept in ``measures``' order: the order iter_calc yields
+    them in follows its providers' internals (the command and the Python API get different
+    orders for one configuration), and run.json must not depend on it."""
     import ir_measures
 
     parsed = _parsed(measures)
@@ -66,7 +69,8 @@ def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT
     for metric in ir_measures.iter_calc(parsed, qrels, _as_dict(run)):
         out.setdefault(str(metric.query_id), {})[names[str(metric.measure)]] = float(
             metric.value)
-    return {qid: out[qid] for qid in sorted(out)}
+    return {qid: {text: out[qid][text] for text in measures if text in out[qid]}
+            for qid in sorted(out)}
 
 
 def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,

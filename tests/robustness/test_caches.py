@@ -260,6 +260,7 @@ def _edited_cache(path: Path, statement: str) -> None:
 @pytest.mark.parametrize("statement, expected", [
     ("CREATE TABLE notes (text TEXT);", "unknown table(s) notes"),
     ("DROP TABLE meta;", "no table meta"),
+    ("CREATE TABLE notes (text TEXT); DROP TABLE meta;", "unknown table(s) notes; no table meta"),
     ("ALTER TABLE rankers ADD COLUMN origin TEXT;", "table rankers has unknown column(s) origin"),
     ("ALTER TABLE scores DROP COLUMN chk; ALTER TABLE scores ADD COLUMN checksum BLOB;",
      "table scores has unknown column(s) checksum"),

@@ -373,8 +373,7 @@ class ScoreCache:
         unknown = sorted(tables - _CACHE_TABLES)
         missing = sorted(_CACHE_TABLES - tables) if marked else []
         if unknown or missing:
-            what = "; ".join([f"unknown table(s) {', '.join(unknown)}"] * bool(unknown)
-                             + [f"no table {', '.join(missing)}"] * bool(missing))
+            what = _mismatch("table", unknown, missing)
             raise ConfigError(f"{where}: the score cache has {what} (a cache holds the tables "
                               "meta, rankers and scores); refusing to use or change it (give "
                               "another --cache, or move this one away)")
@@ -384,8 +383,7 @@ class ScoreCache:
             strange = sorted(columns - expected)
             lacking = sorted(expected - columns - _ADDED_SINCE_1.get(table, frozenset()))
             if strange or lacking:
-                what = "; ".join([f"unknown column(s) {', '.join(strange)}"] * bool(strange)
-                                 + [f"no column {', '.join(lacking)}"] * bool(lacking))
+                what = _mismatch("column", strange, lacking)
                 raise ConfigError(f"{where}: the score cache's table {table} has {what}; "
                                   "refusing to use or change it (give another --cache, or "
                                   "move this one away)")
@@ -618,3 +616,12 @@ class _Transaction:
                 self.conn.execute("ROLLBACK")
         else:
             (self.conn.rollback if exc_type else self.conn.commit)()
+
+
+def _mismatch(kind: str, unknown: list[str], missing: list[str]) -> str:
+    """``unknown table(s) a, b; no table c``: what a refused cache's tables or one table's
+    columns hold that this version does not know, and what they lack."""
+    parts = [f"unknown {kind}(s) {', '.join(unknown)}"] if unknown else []
+    if missing:
+        parts.append(f"no {kind} {', '.join(missing)}")
+    return "; ".join(parts)

@@ -82,7 +82,7 @@ class ResultRow(TypedDict):
     significant: Annotated[bool, About(
         EVERY_RECORD, "adjusted p < α after the correction over the table (`--correction`, "
                       "Bonferroni by default; `--alpha`)")]
-    delta: Annotated[float | None, About(
+    delta: Annotated[float, About(
         EVERY_RECORD, "the ranker's δ: calibrated from its candidate score gaps, or fixed "
                       "with `--delta`")]
     symmetric: NotRequired[Annotated[bool, About(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from abnirml.evaluation.statistics import defined_p, summarize
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
+from abnirml.result_fields import ResultRow
 
 ALL = "all"
 
@@ -89,7 +90,7 @@ class ProbeScores:
 
 @dataclass
 class ExperimentResult:
-    records: list[dict[str, Any]]
+    records: list[ResultRow]
     calibrations: dict[str, Calibration]
     probe_scores: dict[tuple[str, str], ProbeScores]
     tables: dict[str, SampleTable]
@@ -410,7 +411,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                   calibrations: Mapping[str, Calibration],
                   grade_bands: Sequence[tuple[str, int, int]], alpha: float,
                   delta_for: Mapping[str, float] | None = None,
-                  stats: StatsConfig | None = None) -> list[dict[str, Any]]:
+                  stats: StatsConfig | None = None) -> list[ResultRow]:
     """One record per probe × ranker × subset, corrected per family (Bonferroni by default).
 
     Families are ordered as registered; a family's ``record_fields`` adds its own fields.
@@ -424,7 +425,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     test = get_test(stats.test)
     keys = family_keys()
     order = {family: i for i, family in enumerate(keys)}
-    records: list[dict[str, Any]] = []
+    records: list[ResultRow] = []
     rounds = family_rounds(probes, rankers, probe_scores, grade_bands, alpha, stats)
     draws: dict[int, Any] = {}                  # id(record) → its ScoreDraws
     shared = (_table_draws(probes, rankers, probe_scores, calibrations, grade_bands, alpha,
@@ -445,7 +446,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 else:
                     p = p_value(s1, s2, delta, probe.symmetric, stats, cluster,
                                 (*key, ranker), rounds.get(probe.family))
-                record: dict[str, Any] = {
+                record: ResultRow = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
                     "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
@@ -455,11 +456,11 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                     "skipped": dict(sorted(probe.skipped.items())) if subset == ALL else {},
                 }
                 if extra_fields is not None:
-                    record.update(extra_fields(s1, s2, summary))
-                record.update(probe.record_fields)
+                    _add_fields(record, extra_fields(s1, s2, summary))
+                _add_fields(record, probe.record_fields)
                 if probe.family in rounds:
                     record["test_rounds"] = rounds[probe.family]
-                record.update({name: _round(value) for name, value in record_fields(
+                _add_fields(record, {name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 if drawn is not None:
                     draws[id(record)] = drawn
@@ -518,18 +519,14 @@ def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     return out
 
 
-def apply_verdict_intervals(records: list[dict[str, Any]], draws: Mapping[int, Any],
+def apply_verdict_intervals(records: list[ResultRow], draws: Mapping[int, Any],
                             alpha: float, correction: str) -> None:
     """Set each tested row's score interval at the level its correction tested it at, so
     that it excludes 0 exactly when the row is significant (:mod:`.verdict`)."""
     from abnirml.evaluation.verdict import row_rules
 
-    by_family: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        if record["n"] >= 2 and record["p_value"] is not None:
-            by_family.setdefault(record["family"], []).append(record)
-    for group in by_family.values():
-        rules = row_rules([r["p_value"] for r in group], alpha, correction)
+    for group, p_values in _tested_by_table(records):
+        rules = row_rules(p_values, alpha, correction)
         for record, rule in zip(group, rules, strict=True):
             drawn = draws.get(id(record))
             if drawn is None:
@@ -559,19 +556,28 @@ def family_rounds(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     return rounds
 
 
-def apply_bonferroni(records: list[dict[str, Any]], alpha: float,
+def _tested_by_table(records: Sequence[ResultRow]
+                     ) -> list[tuple[list[ResultRow], list[float]]]:
+    """Per table (family, in order of first appearance) the rows its correction counts —
+    n ≥ 2 and a p-value — with their p-values."""
+    tables: dict[str, tuple[list[ResultRow], list[float]]] = {}
+    for record in records:
+        p = record["p_value"]
+        if record["n"] >= 2 and p is not None:
+            rows, p_values = tables.setdefault(record["family"], ([], []))
+            rows.append(record)
+            p_values.append(p)
+    return list(tables.values())
+
+
+def apply_bonferroni(records: list[ResultRow], alpha: float,
                      correction: str = "bonferroni") -> None:
     """Mark significance per table (= probe family) over every test with n ≥ 2 (fewer
     samples have no p-value: they are neither tested nor counted in the correction).
 
     The name is historical: ``correction`` picks Bonferroni (default), Holm, BH or none.
     """
-    by_family: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        if record["n"] >= 2 and record["p_value"] is not None:
-            by_family.setdefault(record["family"], []).append(record)
-    for group in by_family.values():
-        p_values = [r["p_value"] for r in group]
+    for group, p_values in _tested_by_table(records):
         flags = significant(p_values, alpha, correction)
         for record, flag, p_adj in zip(group, flags, adjust(p_values, correction), strict=True):
             record["significant"] = bool(flag)
@@ -606,6 +612,17 @@ def pick_examples(probes: Sequence[Probe], rankers: Sequence[Ranker],
     return out
 
 
+def _add_fields(record: ResultRow, fields: Mapping[str, Any]) -> None:
+    """Add a family's or the statistics' own fields to a row. Their names and values are
+    checked against :class:`~abnirml.result_fields.ResultRow` when results.jsonl is
+    written (a plugin family's fields may be ones the type does not declare)."""
+    cast(dict[str, Any], record).update(fields)
+
+
+@overload
+def _round(value: float) -> float: ...
+@overload
+def _round(value: float | None) -> float | None: ...
 def _round(value: float | None) -> float | None:
     """Round to 12 significant digits: stable across platforms' last-bit noise."""
     if value is None or not math.isfinite(value):

@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abnirml.evaluation.calibration import TOP, Calibration, fixed
 from abnirml.rankers.base import RankerHints, hints
 from abnirml.rankers.pairwise import Triple, is_pairwise
+
+if TYPE_CHECKING:
+    from abnirml.result_fields import ResultRow
 
 __all__ = [
     "is_pairwise",
@@ -183,7 +186,7 @@ def rerank_run(ranker: Any, scorer: Any, ranking: Mapping[str, list[str]],
     return run
 
 
-def add_position_bias(records: list[dict[str, Any]],
+def add_position_bias(records: Sequence[ResultRow],
                       flags: Mapping[tuple[str, str], np.ndarray],
                       probe_scores: Mapping[tuple[str, str], Any],
                       masks_for: Any) -> None:

@@ -35,6 +35,7 @@ from abnirml.evaluation.experiment import (
 )
 from abnirml.evaluation.significance import StatsConfig
 from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
+from abnirml.result_fields import ResultRow
 
 FORMAT = "abnirml-scores"
 VERSION = 1
@@ -82,7 +83,7 @@ class ScoreStore:
         raise KeyError(name)
 
     def records(self, delta_for: Mapping[str, float] | None = None,
-                rankers: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                rankers: Sequence[str] | None = None) -> list[ResultRow]:
         """Result records exactly as the engine builds them, optionally at other δ."""
         chosen = [r for r in self.rankers if rankers is None or r.name in rankers]
         outlines = [ProbeOutline(p.name, p.family, p.symmetric, dict(p.skipped),
@@ -97,17 +98,17 @@ class ScoreStore:
                     stats: StatsConfig | None = None) -> ScoreStore:
         summary = result.summary
         bands = grade_bands if grade_bands is not None else summary.get("grade_bands")
-        first: dict[str, dict[str, Any]] = {}
+        first: dict[str, Mapping[str, Any]] = {}
         for record in result.records:
             first.setdefault(record["probe"], record)
         order = _probe_order(result)
         probes = []
         for name in order:
-            record = first.get(name, {})
+            seen = first.get(name, {})
             table = result.tables[name]
             probes.append(ProbeInfo(
-                name=name, family=str(record.get("family", "")),
-                symmetric=bool(record.get("symmetric", False)), digest=sample_digest(table),
+                name=name, family=str(seen.get("family", "")),
+                symmetric=bool(seen.get("symmetric", False)), digest=sample_digest(table),
                 skipped=tuple(sorted((str(k), int(v)) for k, v in table.skipped.items())),
                 record_extra=json.dumps(table.extra.get("record", {}), allow_nan=False)))
         rankers = [RankerInfo(name) for name in summary.get("rankers", list(result.calibrations))]

@@ -19,6 +19,7 @@ import numpy as np
 from abnirml.evaluation.calibration import Calibration
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
+from abnirml.result_fields import ResultRow
 
 OPERATING_POINT = 50.0
 DEFAULT_PERCENTILES: tuple[float, ...] = tuple(float(p) for p in range(0, 101, 5))
@@ -116,7 +117,7 @@ def _score(ordered: np.ndarray, delta: float, symmetric: bool, n: int) -> float 
     return _round((above - below) / n)
 
 
-def records_at(store: ScoreStore, percentile: float) -> list[dict[str, Any]]:
+def records_at(store: ScoreStore, percentile: float) -> list[ResultRow]:
     """Full result records with every calibrated ranker's δ at ``percentile``."""
     delta_for: dict[str, float] = {}
     for name in store.ranker_names:

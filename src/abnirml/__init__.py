@@ -20,6 +20,8 @@ _LAZY = {
     "load_results": "abnirml.frames",
     "load_samples": "abnirml.frames",
     "load_scores": "abnirml.evaluation.score_file",
+    "ResultRow": "abnirml.result_fields",
+    "About": "abnirml.result_fields",
     "wrap_pyterrier": "abnirml.rankers.adapters",
     "expect": "abnirml.expect",
 }

@@ -6,7 +6,9 @@ tests when it is imported (see docs/guide/plugins.md)::
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
 ``Ranker`` and ``Probe`` are the two contracts everything registered here fulfils (typing
-protocols: a class with the right members is one, no base class needed).
+protocols: a class with the right members is one, no base class needed). ``ResultRow`` is
+what a run writes per probe × ranker × subset; a family whose ``record_fields`` adds fields
+may declare them in a copy of it (``About`` says what each means) for ``load_results``.
 
 The names here are the same objects the package uses internally, re-exported so a plugin
 does not depend on where they live. ``scoped_registrations`` is for a plugin's own tests:
@@ -31,10 +33,12 @@ from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
 from abnirml.rankers.registry import register_family as register_ranker
 from abnirml.registry import scoped_registrations
+from abnirml.result_fields import About, ResultRow
 from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
 
 __all__ = [
+    "About",
     "DeviceSettings",
     "Family",
     "NoParams",
@@ -46,6 +50,7 @@ __all__ = [
     "RankerFamily",
     "RankerSpec",
     "Requirement",
+    "ResultRow",
     "RoundsRule",
     "Sample",
     "Skip",

@@ -45,6 +45,14 @@ def _gen_reference():
     return module
 
 
+def test_users_and_plugin_authors_see_the_one_type():
+    import abnirml
+    import abnirml.plugin
+
+    assert abnirml.ResultRow is abnirml.plugin.ResultRow is ResultRow
+    assert abnirml.About is abnirml.plugin.About is About
+
+
 def test_the_copy_declares_the_projects_fields_then_its_own():
     names = [f.name for f in row_fields(ReviewedRow)]
     assert names == [f.name for f in row_fields()] + ["reviewer", "objections"]

@@ -74,7 +74,7 @@ class _WordNetData:
     def message(self, who: str) -> str:
         return (f"{who} needs the WordNet database: apt-get install wordnet-base (or "
                 "'make wordnet-deps'), or set ABNIRML_WORDNET to a folder of WordNet 3.0 "
-                "index.* and data.* files, or --option qvp.synonyms=counter-fitted")
+                "index.*, data.* and cntlist.rev files, or --option qvp.synonyms=counter-fitted")
 
 
 WORDNET = _WordNetData()

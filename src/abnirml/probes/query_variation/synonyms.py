@@ -7,9 +7,10 @@ Penha et al. swap one query word for a synonym with TextAttack's ``WordSwapEmbed
 
 * :class:`WordNetSynonyms` (default): the query is tagged with spaCy; each content word
   (noun, verb, adjective or adverb, not a stopword or a name) is looked up in WordNet under
-  its own part of speech, and the other single words of its most frequent sense are its
-  synonyms — when the sense order is evidence (tag counts) and the synonym's own most
-  frequent sense is the same one (:meth:`~abnirml.text.wordnet.WordNet.synonyms`). Only
+  its own part of speech; its synonyms are the other single words of its usual sense, by
+  WordNet's tag counts, for which that sense is their usual sense too
+  (:meth:`~abnirml.text.wordnet.WordNet.synonyms`): a word whose meaning depends on its
+  context gets none, and neither does one whose only synonyms usually mean something else. Only
   uninflected words are replaced, and plural nouns by the plural of the synonym that
   WordNet's morphology reads back as it ("huntsmen", never "huntsmans"); a word with no
   such form is skipped, so the query stays grammatical.
@@ -94,7 +95,8 @@ class WordNetSynonyms:
         return self._parse(text)
 
     def replacement(self, token: Any) -> str | None:
-        """The synonym for one tagged token, inflected like it; None when there is none."""
+        """The synonym for one tagged token (its most tagged one), inflected like it; None
+        when there is none."""
         pos = WORDNET_POS[token.pos_]
         word, lemma = token.lower_, token.lemma_.lower()
         plural = pos == "n" and token.tag_ == "NNS" and lemma != word

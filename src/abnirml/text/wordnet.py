@@ -1,7 +1,8 @@
-"""A small reader for the WordNet 3.0 database files (Princeton's ``index.*``/``data.*``).
+"""A small reader for the WordNet 3.0 database files (Princeton's ``index.*``, ``data.*``,
+``cntlist.rev``).
 
 The query-variation synonym probe needs one thing from WordNet: for a lemma and a part of
-speech, its senses in frequency order and the other words of each sense. No PyPI package
+speech, its senses, how often each was tagged, and the other words of each sense. No PyPI package
 ships the English WordNet data for offline use, but Debian's ``wordnet-base`` does
 (``/usr/share/wordnet``; ``make wordnet-deps`` installs it as root), so this module reads
 those files directly instead of depending on NLTK and its downloader.

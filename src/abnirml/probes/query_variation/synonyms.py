@@ -78,13 +78,12 @@ def _same_word(a: str, b: str) -> bool:
 
 
 class WordNetSynonyms:
-    """Content word → the other words of its most frequent WordNet sense, same POS."""
+    """Content word → the words that share its usual WordNet sense as theirs, same POS."""
 
     def __init__(self, wordnet: Any, stopwords: frozenset[str],
-                 parse: Callable[[str], Any] | None = None, senses: int = 1):
+                 parse: Callable[[str], Any] | None = None):
         self.wordnet = wordnet
         self.stopwords = stopwords
-        self.senses = senses
         self._parse = parse
 
     def parse(self, text: str) -> Any:
@@ -102,7 +101,7 @@ class WordNetSynonyms:
         plural = pos == "n" and token.tag_ == "NNS" and lemma != word
         if lemma != word and not plural:
             return None                         # inflected verbs/adjectives: not re-inflected
-        for candidate in self.wordnet.synonyms(lemma, pos, self.senses):
+        for candidate in self.wordnet.synonyms(lemma, pos):
             if len(candidate) < 3 or not candidate.isalpha() or _same_word(candidate, lemma):
                 continue
             if not plural:

@@ -17,9 +17,9 @@ the most frequent. A data line at byte ``offset`` of ``data.<pos>`` is
 Tag counts (``cntlist.rev``, ``cntlist(5WN)``): a line ``sense_key sense_number tag_cnt``
 says how often the ``sense_number``-th sense of the key's lemma (``lemma%ss_type:…``, with
 ``ss_type`` 1 noun, 2 verb, 3 adjective, 4 adverb, 5 adjective satellite) was seen in the
-tagged corpora. A word's sense order comes from these counts; the synonym rule also reads
-them to ask whether the first sense is the word's usual one and whether a synonym is used in
-it at all.
+tagged corpora. A word's sense order comes from these counts; the synonym rule reads them
+to ask whether a word has a usual sense at all, and whether its synonym's usual sense is the
+same one.
 
 Morphology (``morphy(7WN)``): an inflected form maps to its lemmas through the exception
 lists (``noun.exc``, ``verb.exc``, …: irregular forms such as "huntsmen" → "huntsman" are

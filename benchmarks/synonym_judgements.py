@@ -1,109 +1,87 @@
-"""Every substitution ``qvp:synonym`` (WordNet) can make on TREC DL 2019, for judging by hand.
+"""Every WordNet synonym ``qvp:synonym`` could put into a TREC DL 2019 query, judged by hand,
+and the precision/coverage frontier of the rules that choose among them.
 
 The probe replaces one content word of a query, picked at random among the words that have a
-synonym; each such word has exactly one replacement (its most used synonym). So the
-substitutions the probe can make on a text set are all ``(word, replacement)`` choices of its
-synonym source, which is what this lists, in two DL19 sets:
+synonym. The candidates are the single words of every WordNet sense of the word, in its own
+part of speech, inflected like it (see ``abnirml.probes.query_variation.synonyms``); a rule
+keeps at most one per word. The judged file (``docs/synonym-judgements.tsv``) lists every
+candidate on the 43 DL19 queries: text id, the word's character offset, word, synonym (as
+written), varied query, whether the rule emits it (``yes``/``no``), the verdict (``kept``: the
+varied query asks the same thing; ``changed``: a wrong sense, a register shift that changes
+what is asked, a broken name or fixed phrase, or a non-word) and a short reason.
+``tests/probes/query_variation/test_synonyms.py`` checks that the file lists exactly the
+candidates and the rule's choices, so the judged set cannot drift from the code.
 
-* ``query``: the 43 judged queries, the text the probe varies;
-* ``passage``: the first sentence of each query's three top BM25 passages
-  (``runs/bm25.run``), DL19 text of the same topics, which gives enough substitutions to
-  judge; these were judged while the rule was chosen;
-* ``held-out``: the same for the passages at BM25 ranks 4 to 6, judged only after the rule
-  was fixed, so their rate is not one the rule was fitted to.
-
-The judged file (``docs/synonym-judgements.tsv``) has one row per substitution: set, text
-id, the word's character offset, word, synonym, varied text, verdict (``kept``: the varied
-text asks / says the same thing; ``changed``: a wrong sense, a register shift that changes
-what is asked, a broken name or fixed phrase, or a non-word), and a short reason.
-``tests/probes/query_variation/test_synonyms.py`` checks that the file lists exactly what the
-rule produces, so the judged set cannot drift from the code.
-
-    PYTHONPATH=src python benchmarks/synonym_judgements.py            # rates from the file
-    PYTHONPATH=src python benchmarks/synonym_judgements.py --update   # add unjudged rows
+    PYTHONPATH=src python benchmarks/synonym_judgements.py            # frontier from the file
+    PYTHONPATH=src python benchmarks/synonym_judgements.py --update   # rewrite, keep verdicts
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import require_dl19
 
 JUDGED = Path(__file__).resolve().parents[1] / "docs" / "synonym-judgements.tsv"
-COLUMNS = ("set", "id", "at", "word", "synonym", "varied", "verdict", "reason")
-#: passage sets by BM25 rank: ranks 1-3 were judged while the rule was chosen, ranks 4-6
-#: only once it was fixed (a held-out check of the rate)
-PASSAGE_SETS = (("passage", 1, 3), ("held-out", 4, 6))
-TOP_PASSAGES = max(last for _, _, last in PASSAGE_SETS)
-SETS = ("query", *(name for name, _, _ in PASSAGE_SETS))
+COLUMNS = ("id", "at", "word", "synonym", "varied", "emitted", "verdict", "reason")
 VERDICTS = ("kept", "changed")
-#: a sentence ends at ., ? or ! followed by a space and a capital letter or digit
-SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9])")
 
 
-def texts(dl19: Path) -> Iterator[tuple[str, str, str]]:
-    """``(set, id, text)``: the queries, then the first sentence of each query's top BM25
-    passages (id ``qid/docno``; a sentence already listed is not repeated), in queries.tsv
-    order."""
-    queries = [line.split("\t", 1) for line in
-               (dl19 / "queries.tsv").read_text(encoding="utf-8").splitlines()]
-    ranked: dict[str, list[tuple[int, str]]] = {}
-    for line in (dl19 / "runs" / "bm25.run").read_text(encoding="utf-8").splitlines():
-        qid, _, docno, place, *_ = line.split()
-        if int(place) <= TOP_PASSAGES:
-            ranked.setdefault(qid, []).append((int(place), docno))
-    top = {qid: sorted(pairs) for qid, pairs in ranked.items()}
-    wanted = {docno for pairs in top.values() for _, docno in pairs}
-    passages: dict[str, str] = {}
-    with (dl19 / "passages.tsv").open(encoding="utf-8") as handle:
-        for line in handle:
-            docno, text = line.rstrip("\n").split("\t", 1)
-            if docno in wanted:
-                passages[docno] = text
-    for qid, text in queries:
-        yield "query", qid, text
-    seen: set[str] = set()
-    for name, first_rank, last_rank in PASSAGE_SETS:
-        for qid, _query in queries:
-            for rank, docno in top.get(qid, []):
-                if not first_rank <= rank <= last_rank:
-                    continue
-                first = SENTENCE_END.split(passages.get(docno, "").strip(), maxsplit=1)[0]
-                if first and first not in seen:                # near-duplicate passages
-                    seen.add(first)
-                    yield name, f"{qid}/{docno}", first
+def queries(dl19: Path) -> list[tuple[str, str]]:
+    return [tuple(line.split("\t", 1)) for line in  # type: ignore[misc]
+            (dl19 / "queries.tsv").read_text(encoding="utf-8").splitlines()]
 
 
-def substitutions(source, dl19: Path) -> list[tuple[str, ...]]:
-    """``(set, id, at, word, synonym, varied text)`` for every choice ``source`` offers
-    (``at``: the word's character offset in the text)."""
+def candidates(source: Any, dl19: Path) -> list[dict[str, Any]]:
+    """Every candidate of every content word the probe may replace, with what the frontier
+    reads: the first sense of the word that lists the synonym, whether the tag-count rule
+    offers it, the GloVe cosine of the two words and the MiniLM cosine of the two queries
+    (when ``source`` has a context check), and whether the rule emits it."""
+    from abnirml.probes.query_variation.synonyms import WORDNET_POS, _content_tokens
     from abnirml.text.casing import match_case
 
-    rows: list[tuple[str, ...]] = []
-    for kind, key, text in texts(dl19):
-        for (start, end), found in source(text).choices:
-            word = text[start:end]
-            varied = text[:start] + match_case(word, found) + text[end:]
-            rows.append((kind, key, str(start), word, found, varied))
+    net, check = source.wordnet, source.context
+    rows = []
+    for qid, query in queries(dl19):
+        doc = source.parse(query)
+        emitted = set(source(query).choices)
+        for token in _content_tokens(doc, source.stopwords):
+            if source.in_collocation(doc, token.i):
+                continue
+            pos, lemma = WORDNET_POS[token.pos_], token.lemma_.lower()
+            start, end = token.idx, token.idx + len(token.text)
+            usual = {form for _, form in source.candidates(token, everyone=False)}
+            found = source.candidates(token, everyone=True)
+            varied = [query[:start] + match_case(token.text, form) + query[end:]
+                      for _, form in found]
+            cosines = check.query_cosines(query, varied) if check and found else []
+            for k, (synonym, form) in enumerate(found):
+                sense = next(i for i, offset in enumerate(net.senses(lemma, pos))
+                             if synonym in net.words(pos, offset))
+                offset = net.senses(lemma, pos)[sense]
+                own = net.senses(synonym, pos).index(offset)
+                counts = net.sense_counts(synonym, pos)
+                tagged = net.sense_counts(lemma, pos)[sense]
+                rows.append({"id": qid, "at": str(start), "word": token.text,
+                             "synonym": form, "varied": varied[k],
+                             "emitted": "yes" if ((start, end), form) in emitted else "no",
+                             "key": (qid, start), "sense": sense, "usual": form in usual,
+                             # the sense is among the synonym's first two in index order,
+                             # and among its two most tagged, tagged ≥ 1/20 as often
+                             "mutual": own < 2 and net.tagged_senses(lemma, pos) > 0,
+                             "intermediate": tagged > 0 and 20 * counts[own] >= tagged
+                             and sorted(range(len(counts)),
+                                        key=lambda i: (-counts[i], i)).index(own) < 2,
+                             "glove": check.word_cosine(lemma, synonym) if check else None,
+                             "minilm": cosines[k] if check else None})
     return rows
-
-
-def wordnet_source():
-    from abnirml.probes.query_variation.synonyms import WordNetSynonyms
-    from abnirml.text.stopwords import load_stopwords
-    from abnirml.text.wordnet import load_wordnet
-
-    wordnet = load_wordnet()
-    if wordnet is None:
-        return None
-    return WordNetSynonyms(wordnet, load_stopwords())
 
 
 def read_judged(path: Path = JUDGED) -> list[dict[str, str]]:
@@ -111,35 +89,100 @@ def read_judged(path: Path = JUDGED) -> list[dict[str, str]]:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
+def _best(rows: list[dict[str, Any]], keep: Callable[[dict[str, Any]], bool],
+          by: str | None) -> list[dict[str, Any]]:
+    """The rows a rule emits: those it keeps, at most one per word (the highest ``by``, or
+    the first in WordNet's order for ``"first"``) when ``by`` is given, every kept row
+    otherwise."""
+    chosen: dict[Any, dict[str, Any]] = {}
+    out = []
+    for row in rows:
+        if not keep(row):
+            continue
+        if by is None:
+            out.append(row)
+        elif row["key"] not in chosen or (by != "first" and row[by] > chosen[row["key"]][by]):
+            chosen[row["key"]] = row
+    return out + list(chosen.values())
+
+
+def frontier(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The rules compared on docs/query-variations.md, each with the rows it emits."""
+    def glove(row: dict[str, Any]) -> float:
+        return -1.0 if row["glove"] is None else row["glove"]
+
+    rules: list[tuple[str, list[dict[str, Any]]]] = [
+        ("every sense, every synonym", _best(rows, lambda r: True, None)),
+        ("(ceiling: every candidate judged kept)",
+         _best(rows, lambda r: r.get("verdict") == "kept", None)),
+        ("first sense, every synonym", _best(rows, lambda r: r["sense"] == 0, None)),
+        ("first sense, tagged word, sense among the synonym's first two (first synonym)",
+         _best(rows, lambda r: r["sense"] == 0 and r["mutual"], "first")),
+        ("first sense, tagged word, sense among the synonym's first two",
+         _best(rows, lambda r: r["sense"] == 0 and r["mutual"], None)),
+        ("first sense, synonym tagged in it ≥ 1/20 as often, among its two most tagged",
+         _best(rows, lambda r: r["sense"] == 0 and r["intermediate"], None)),
+        ("usual sense of both words (tag counts; the fallback)",
+         _best(rows, lambda r: r["usual"], None))]
+    def close(word: float = -1.0, query: float = -1.0,
+              first: bool = False) -> Callable[[dict[str, Any]], bool]:
+        return lambda r: (glove(r) >= word and (query < 0 or r["minilm"] >= query)
+                          and (not first or r["sense"] == 0))
+
+    for low in (0.5, 0.6, 0.7):
+        rules.append((f"first sense, GloVe ≥ {low}", _best(rows, close(low, first=True), None)))
+        rules.append((f"every sense, GloVe ≥ {low}, closest",
+                      _best(rows, close(low), "glove")))
+    for low in (0.85, 0.9, 0.94):
+        rules.append((f"every sense, MiniLM ≥ {low}, closest",
+                      _best(rows, close(query=low), "minilm")))
+    for word, query in ((0.5, 0.9), (0.5, 0.92), (0.6, 0.85), (0.6, 0.9), (0.7, 0.9)):
+        rules.append((f"every sense, GloVe ≥ {word}, MiniLM ≥ {query}, closest",
+                      _best(rows, close(word, query), "minilm")))
+    return rules
+
+
+def context_source():
+    from abnirml.probes.query_variation.synonyms import WordNetSynonyms, load_context_check
+    from abnirml.text.stopwords import load_stopwords
+    from abnirml.text.wordnet import load_wordnet
+
+    wordnet, check = load_wordnet(), load_context_check()
+    if wordnet is None or check is None:
+        return None
+    return WordNetSynonyms(wordnet, load_stopwords(), context=check)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--update", action="store_true",
-                        help="rewrite the judged file with the rule's rows, keeping verdicts")
+                        help="rewrite the judged file with the candidates, keeping verdicts")
     args = parser.parse_args()
     dl19 = require_dl19()
-    source = wordnet_source()
+    source = context_source()
     if dl19 is None or source is None:
-        print("skipped: needs TREC DL 2019 and the WordNet database")
+        print("skipped: needs TREC DL 2019, the WordNet database, GloVe and MiniLM")
         return
-    rows = substitutions(source, dl19)
-    judged = {tuple(r[c] for c in COLUMNS[:5]): r for r in read_judged()} \
+    rows = candidates(source, dl19)
+    judged = {tuple(r[c] for c in COLUMNS[:4]): r for r in read_judged()} \
         if JUDGED.is_file() else {}
     if args.update:
         with JUDGED.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
             writer.writerow(COLUMNS)
             for row in rows:
-                old = judged.get(row[:5], {})
-                writer.writerow((*row, old.get("verdict", ""), old.get("reason", "")))
-        print(f"{len(rows)} substitutions → {JUDGED}")
+                old = judged.get(tuple(row[c] for c in COLUMNS[:4]), {})
+                writer.writerow((*(row[c] for c in COLUMNS[:6]), old.get("verdict", ""),
+                                 old.get("reason", "")))
+        print(f"{len(rows)} candidates → {JUDGED}")
         return
-    for kind in (*SETS, "all"):
-        verdicts = [judged.get(row[:5], {}).get("verdict", "") for row in rows
-                    if kind in ("all", row[0])]
-        kept = verdicts.count("kept")
-        print(f"{kind:8} substitutions {len(verdicts):3}  judged "
-              f"{sum(v in VERDICTS for v in verdicts):3}  kept {kept:3}  "
-              f"{100 * kept / max(1, len(verdicts)):.0f} %")
+    for row in rows:
+        row["verdict"] = judged.get(tuple(row[c] for c in COLUMNS[:4]), {}).get("verdict", "")
+    print("| rule | substitutions | kept | % | queries varied (of 43) |\n|---|---|---|---|---|")
+    for name, chosen in frontier(rows):
+        kept = sum(r["verdict"] == "kept" for r in chosen)
+        print(f"| {name} | {len(chosen)} | {kept} | {100 * kept / max(1, len(chosen)):.0f} | "
+              f"{len({r['id'] for r in chosen})} |")
 
 
 if __name__ == "__main__":

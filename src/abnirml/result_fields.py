@@ -101,6 +101,9 @@ FIELDS: dict[str, tuple[str, str]] = {
                                       "every judgment of the query)"),
     "synonym_source": ("`qvp:synonym`", "where the synonyms come from (`wordnet` or "
                                         "`counter-fitted`)"),
+    "synonym_rule": ("`qvp:synonym`", "how WordNet synonyms were chosen: `context` (GloVe and "
+                                      "MiniLM closeness) or `usual-sense` (tag counts, without "
+                                      "those models); `counter-fitted` for that source"),
     "synonym_content_words": ("`qvp:synonym`", "content words of the queries that were "
                                                "looked up"),
     "synonym_words_without": ("`qvp:synonym`", "content words with no synonym in the source"),

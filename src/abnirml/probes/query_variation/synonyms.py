@@ -150,14 +150,15 @@ class WordNetSynonyms:
         if self.context is None or query is None:
             found = self.candidates(token, everyone=False)
             return found[0][1] if found else None
-        lemma = token.lemma_.lower()
+        lemma, check = token.lemma_.lower(), self.context
         close = [form for synonym, form in self.candidates(token, everyone=True)
-                 if (self.context.word_cosine(lemma, synonym) or -1.0) >= MIN_WORD_COSINE]
+                 if (cosine := check.word_cosine(lemma, synonym)) is not None
+                 and cosine >= MIN_WORD_COSINE]
         if not close:
             return None
         start, end = token.idx, token.idx + len(token.text)
         varied = [query[:start] + match_case(token.text, form) + query[end:] for form in close]
-        cosines = list(self.context.query_cosines(query, varied))
+        cosines = list(check.query_cosines(query, varied))
         best = max(range(len(close)), key=lambda i: (cosines[i], -i))
         return close[best] if cosines[best] >= MIN_QUERY_COSINE else None
 

@@ -168,6 +168,10 @@ class ResultRow(TypedDict):
              "query)")]]
     synonym_source: NotRequired[Annotated[str, About(
         SYNONYM, "where the synonyms come from (`wordnet` or `counter-fitted`)")]]
+    synonym_rule: NotRequired[Annotated[str, About(
+        SYNONYM, "how WordNet synonyms were chosen: `context` (GloVe and MiniLM closeness) or "
+                 "`usual-sense` (tag counts, without those models); `counter-fitted` for that "
+                 "source")]]
     synonym_content_words: NotRequired[Annotated[int, About(
         SYNONYM, "content words of the queries that were looked up")]]
     synonym_words_without: NotRequired[Annotated[int, About(

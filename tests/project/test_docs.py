@@ -129,7 +129,8 @@ def test_every_results_field_is_documented_and_written(tmp_path):
     need_more = {"position_bias", "axiom_label"}
     if not any(json.loads(line)["probe"] == "qvp:synonym" for line in
                (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()):
-        need_more |= {"synonym_source", "synonym_content_words", "synonym_words_without"}
+        need_more |= {"synonym_source", "synonym_rule", "synonym_content_words",
+                      "synonym_words_without"}
     assert declared - written == need_more
 
 

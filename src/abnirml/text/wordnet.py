@@ -1,7 +1,8 @@
-"""A small reader for the WordNet 3.0 database files (Princeton's ``index.*``/``data.*``).
+"""A small reader for the WordNet 3.0 database files (Princeton's ``index.*``, ``data.*``,
+``cntlist.rev``).
 
 The query-variation synonym probe needs one thing from WordNet: for a lemma and a part of
-speech, its senses in frequency order and the other words of each sense. No PyPI package
+speech, its senses, how often each was tagged, and the other words of each sense. No PyPI package
 ships the English WordNet data for offline use, but Debian's ``wordnet-base`` does
 (``/usr/share/wordnet``; ``make wordnet-deps`` installs it as root), so this module reads
 those files directly instead of depending on NLTK and its downloader.
@@ -13,6 +14,13 @@ the semantically tagged corpora — 0 means the order of the senses is no eviden
 the most frequent. A data line at byte ``offset`` of ``data.<pos>`` is
 ``offset lex_filenum ss_type w_cnt word lex_id [word lex_id…] …`` with ``w_cnt`` in hex.
 
+Tag counts (``cntlist.rev``, ``cntlist(5WN)``): a line ``sense_key sense_number tag_cnt``
+says how often the ``sense_number``-th sense of the key's lemma (``lemma%ss_type:…``, with
+``ss_type`` 1 noun, 2 verb, 3 adjective, 4 adverb, 5 adjective satellite) was seen in the
+tagged corpora. A word's sense order comes from these counts; the synonym rule reads them
+to ask whether a word has a usual sense at all, and whether its synonym's usual sense is the
+same one.
+
 Morphology (``morphy(7WN)``): an inflected form maps to its lemmas through the exception
 lists (``noun.exc``, ``verb.exc``, …: irregular forms such as "huntsmen" → "huntsman" are
 not always listed) and the detachment rules (``-s`` → ``-``, ``-men`` → ``-man``, ``-ies``
@@ -23,6 +31,7 @@ morphy maps it back to the noun, so no form is made that WordNet would not read 
 
 from __future__ import annotations
 
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +41,12 @@ DEFAULT_DIRS = ("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/wo
 ENV_VAR = "ABNIRML_WORDNET"
 #: WordNet's parts of speech and their file suffixes
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+#: the tag counts per sense, read by the synonym rule (part of every WordNet 3.0 release)
+COUNTS_FILE = "cntlist.rev"
+#: a sense key's ss_type digit → part of speech (5: adjective satellite)
+SS_TYPES = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
+#: the normal quantile of the two-sided 95 % interval whose lower end decides "the usual sense"
+Z_95 = 1.959963984540054
 #: morphy's detachment rules per part of speech: (inflected ending, lemma ending)
 DETACHMENT = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
@@ -49,7 +64,8 @@ def wordnet_dir() -> Path | None:
     for folder in (*candidates, *DEFAULT_DIRS):
         path = Path(folder)
         if all((path / f"{kind}.{suffix}").is_file()
-               for suffix in POS_FILES.values() for kind in ("index", "data")):
+               for suffix in POS_FILES.values() for kind in ("index", "data")) \
+                and (path / COUNTS_FILE).is_file():
             return path
     return None
 
@@ -63,6 +79,7 @@ class WordNet:
         self._tagged: dict[str, dict[str, int]] = {}
         self._synsets: dict[tuple[str, int], tuple[str, ...]] = {}
         self._exceptions: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._counts: dict[tuple[str, str, int], int] | None = None
 
     def _offsets(self, pos: str) -> dict[str, tuple[int, ...]]:
         if pos not in self._index:
@@ -87,6 +104,44 @@ class WordNet:
         (0: its sense order is no evidence of frequency)."""
         self._offsets(pos)
         return self._tagged[pos].get(lemma.lower().replace(" ", "_"), 0)
+
+    def sense_counts(self, lemma: str, pos: str) -> tuple[int, ...]:
+        """How often each of ``lemma``'s senses as ``pos`` (in index order) was tagged in
+        WordNet's corpora (``cntlist.rev``); 0 for a sense never seen."""
+        if self._counts is None:
+            table: dict[tuple[str, str, int], int] = {}
+            path = self.folder / COUNTS_FILE
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    fields = line.split()
+                    if len(fields) != 3 or "%" not in fields[0]:
+                        continue
+                    word, kind = fields[0].split("%", 1)
+                    key = (word.lower(), SS_TYPES.get(kind[:1], ""), int(fields[1]))
+                    table[key] = table.get(key, 0) + int(fields[2])
+            self._counts = table
+        name = lemma.lower().replace(" ", "_")
+        return tuple(self._counts.get((name, pos, rank), 0)
+                     for rank in range(1, len(self.senses(lemma, pos)) + 1))
+
+    def usual_sense(self, lemma: str, pos: str) -> int | None:
+        """The offset of ``lemma``'s usual sense as ``pos``, or None when it has none: the
+        sense that holds the majority of the lemma's tagged occurrences at 95 % confidence
+        (the Wilson lower bound of its share is above one half). Four occurrences, all in
+        one sense, are the least that make it usual; "find" (159 of 705 in its first
+        sense), "part" (113 of 234), "just" (95 of 355 for "exactly") and a word seen once
+        or never have none, since what the word means is not known without its context."""
+        counts = self.sense_counts(lemma, pos)
+        total = sum(counts)
+        if not total:
+            return None
+        best = max(range(len(counts)), key=lambda rank: (counts[rank], -rank))
+        share, z2 = counts[best] / total, Z_95 * Z_95
+        centre = share + z2 / (2 * total)
+        spread = Z_95 * math.sqrt(share * (1 - share) / total + z2 / (4 * total * total))
+        if (centre - spread) / (1 + z2 / total) <= 0.5:
+            return None
+        return self.senses(lemma, pos)[best]
 
     def exceptions(self, pos: str) -> dict[str, tuple[str, ...]]:
         """``<pos>.exc``: irregular inflected form → its lemmas (empty when absent)."""
@@ -157,18 +212,30 @@ class WordNet:
 
     def synonyms(self, lemma: str, pos: str, senses: int = 1, mutual: int = 2,
                  tagged: bool = True) -> list[str]:
-        """The other words of ``lemma``'s first ``senses`` senses as ``pos``, in order,
-        without repeats, keeping a word only if that sense is also among its own first
-        ``mutual`` senses (0: keep every word). The mutual check drops words whose usual
-        meaning is another one: "find" shares a sense with "happen", which mostly means
-        "occur"; "knob" with "boss", which mostly means a person. With ``tagged``, the sense
-        order must be evidence: a lemma none of whose senses was seen in the tagged corpora
-        has no synonyms, since its first sense is not known to be its most frequent
-        ("miscarriage" lists a failure of justice first, "wifi" has no counts at all)."""
-        out: list[str] = []
+        """Words that mean what ``lemma`` means as ``pos``.
+
+        With ``tagged`` (the rule ``qvp:synonym`` uses), the tag counts decide: the other
+        words of ``lemma``'s usual sense (:meth:`usual_sense`) for which that sense is their
+        usual sense too, most tagged in it first. A word and its synonym must both be read
+        in that sense unless their context says otherwise: "exactly" and "just" share a
+        sense, but "just" mostly means "only"; "food" and "nutrient" share one, but
+        "nutrient" was tagged once; "miscarriage" was never tagged, so the failure of
+        justice its index lists first is not known to be what it means.
+
+        Without ``tagged``: the other words of its first ``senses`` senses in index order,
+        keeping a word only if that sense is among its own first ``mutual`` senses (0: every
+        word)."""
         own = lemma.lower()
-        if tagged and not self.tagged_senses(lemma, pos):
-            return out
+        if tagged:
+            usual = self.usual_sense(lemma, pos)
+            if usual is None:
+                return []
+            found = [(self.sense_counts(word, pos)[self.senses(word, pos).index(usual)], word)
+                     for word in dict.fromkeys(self.words(pos, usual))
+                     if word != own and self.usual_sense(word, pos) == usual]
+            found.sort(key=lambda pair: -pair[0])           # stable: WordNet's order on ties
+            return [word for _, word in found]
+        out: list[str] = []
         for offset in self.senses(lemma, pos)[:senses]:
             for word in self.words(pos, offset):
                 if word == own or word in out:

@@ -74,7 +74,7 @@ class _WordNetData:
     def message(self, who: str) -> str:
         return (f"{who} needs the WordNet database: apt-get install wordnet-base (or "
                 "'make wordnet-deps'), or set ABNIRML_WORDNET to a folder of WordNet 3.0 "
-                "index.* and data.* files, or --option qvp.synonyms=counter-fitted")
+                "index.*, data.* and cntlist.rev files, or --option qvp.synonyms=counter-fitted")
 
 
 WORDNET = _WordNetData()
@@ -119,8 +119,11 @@ def _synonym_source(context: ProbeContext) -> Any:
         wordnet = load_wordnet()
         if wordnet is None:
             raise MissingExtra(WORDNET.message("qvp:synonym"), WORDNET.extra)
-        source = sources.WordNetSynonyms(wordnet, stopwords)
-    return lru_cache(maxsize=None)(source)
+        source = sources.WordNetSynonyms(wordnet, stopwords,
+                                         context=sources.load_context_check())
+    memo = lru_cache(maxsize=None)(source)
+    memo.rule = getattr(source, "rule", "counter-fitted")        # type: ignore[attr-defined]
+    return memo
 
 
 def _idf_function(context: ProbeContext):
@@ -240,6 +243,7 @@ class QueryVariationProbe(KeyedProbe):
         record: dict[str, Any] = {"qvp_depth": depth}
         if text_context.synonyms is not None:
             record["synonym_source"] = _options(context).synonyms
+            record["synonym_rule"] = getattr(text_context.synonyms, "rule", "")
             record["synonym_content_words"] = synonym_counts["content_words"]
             record["synonym_words_without"] = synonym_counts["without_synonym"]
 

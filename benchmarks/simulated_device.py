@@ -35,7 +35,13 @@ TARGET = 1.10
 
 
 class SimulatedDevice:
-    """One device queue: jobs run one after another on a thread that only sleeps."""
+    """One device queue: jobs run one after another on a thread that only sleeps.
+
+    The device keeps its own clock, as a GPU runs queued kernels back to back: a batch
+    queued while the device is busy starts when the previous one ends, one queued while it
+    is idle starts when it is queued, and its scores are ready at that start plus its time.
+    The thread sleeps until then, so the time it takes to wake up is never added to the
+    device's work. The gaps while nothing was queued are the host's fault, and counted."""
 
     def __init__(self, seconds_per_token: float):
         self.seconds_per_token = seconds_per_token
@@ -44,17 +50,28 @@ class SimulatedDevice:
         self.rows = 0
         self.batches = 0
         self.first_batch_at: float | None = None
+        self.last_done_at: float | None = None
+        self.idle_s = 0.0          # time the device had nothing queued, between batches
+        self.waits = 0             # how many times that happened
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="simulated-device", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        free_at: float | None = None       # when the work queued so far ends
         while True:
             job = self._jobs.get()
             if job is None:
                 return
-            seconds, done = job
-            time.sleep(seconds)
+            seconds, done, queued_at = job
+            if free_at is not None and queued_at > free_at:
+                self.idle_s += queued_at - free_at
+                self.waits += 1
+            free_at = max(queued_at, free_at or queued_at) + seconds
+            delay = free_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.last_done_at = time.perf_counter()
             done.set()
 
     def forward(self, tensors: dict[str, Any], items: list[Any]) -> _PendingScores:
@@ -69,7 +86,7 @@ class SimulatedDevice:
         self.batches += 1
         self.busy_s += seconds
         done = threading.Event()
-        self._jobs.put((seconds, done))
+        self._jobs.put((seconds, done, time.perf_counter()))
         return _PendingScores(rows, done)
 
     def close(self) -> None:
@@ -103,11 +120,13 @@ def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) 
     from abnirml.rankers.device_batching import ENGINE_PAIRS
     from abnirml.rankers.registry import RankerEnv, build_ranker
 
-    ranker = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}", RankerEnv())
+    ranker: Any = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}",
+                               RankerEnv())
     ranker.hints = RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True, own_batches=True)
     ranker.fingerprint += "[simulated]"
     ranker._ready()
     ranker._forward = device.forward
+    ranker._queue_ahead = lambda: True      # the forward pass is asynchronous, as on a GPU
     return ranker
 
 
@@ -152,9 +171,10 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
         from abnirml.rankers.token_store import TokenDisk
 
         (work / "tokens.sqlite").unlink(missing_ok=True)
-        earlier = TokenStore(store.fingerprint, store.encode, TokenDisk(work / "tokens.sqlite"))
+        earlier_disk = TokenDisk(work / "tokens.sqlite")
+        earlier = TokenStore(store.fingerprint, store.encode, earlier_disk)
         earlier.view(list(dict.fromkeys(t for pair in pairs for t in pair)))
-        earlier.disk.close()
+        earlier_disk.close()
         disk = TokenDisk(work / "tokens.sqlite")
     fresh = TokenStore(store.fingerprint, store.encode, disk)    # nothing in memory yet
     ranker._joiner = (fresh, template)
@@ -162,9 +182,9 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     cache_path.unlink(missing_ok=True)
     cpu_start = time.process_time()
     with ScoreCache(cache_path) as cache:
-        start = time.perf_counter()
+        start, engine_cpu = time.perf_counter(), time.thread_time()
         Scorer(cache, progress=False).score(ranker, pairs)
-        wall = time.perf_counter() - start
+        wall, engine_cpu = time.perf_counter() - start, time.thread_time() - engine_cpu
         assert cache.count() == len(pairs)      # every pair scored and committed
     cpu = time.process_time() - cpu_start
     device.close()
@@ -180,8 +200,11 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
           f"batches (token budget {max_tokens:,})")
     print(f"simulated device: {device.busy_s:.2f} s ({consume:,.0f} pairs/s; BERT-base bf16 "
           f"on an H100 × {speedup:g})")
-    print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s; first batch reached the device "
-          f"after {startup:.2f} s)")
+    tail = start + wall - (device.last_done_at or start + wall)
+    print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s, the engine's thread {engine_cpu:.2f} "
+          f"s; first batch reached the device after {startup:.2f} s)")
+    print(f"device idle: {startup:.2f} s before the first batch, {device.idle_s:.2f} s between "
+          f"batches ({device.waits:,} waits), {tail:.2f} s after the last")
     print(f"token store: {'tokens.sqlite of an earlier run' if stored else 'empty'}; during "
           f"the run {fresh.tokenized:,} texts tokenized, {fresh.loaded:,} read back")
     print(f"host: {cores} cores, load average {load:.1f}; tokenizing unique texts "

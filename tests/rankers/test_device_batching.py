@@ -116,6 +116,41 @@ def test_token_budget_ranker_tokenizes_whole_chunks_ahead_and_keeps_the_order():
     assert ranker.tokenized == [2, 2, 1]
 
 
+class _QueuedRanker(_SumRanker):
+    """Records when each chunk reaches the device and when the caller gets scores."""
+
+    def __init__(self, asynchronous: bool):
+        super().__init__(max_tokens=100)
+        self.asynchronous = asynchronous
+        self.events: list[str] = []
+
+    def _queue_ahead(self) -> bool:
+        return self.asynchronous
+
+    def _forward(self, tensors, pairs):
+        self.events.append(f"forward {len(pairs)}")
+        return tensors["input_ids"].sum(dim=1)
+
+
+def test_on_an_accelerator_the_next_chunk_is_queued_before_the_caller_gets_scores():
+    pytest.importorskip("torch")
+    batches = [[("a", "b")], [("cc", "d"), ("e", "f")], [("g", "hh")]]
+    got = {}
+    for asynchronous in (True, False):
+        ranker = _QueuedRanker(asynchronous)
+        got[asynchronous] = []
+        for scores in ranker.score_batches(batches):
+            got[asynchronous].append(scores.tolist())
+            ranker.events.append(f"caller {len(scores)}")
+        if asynchronous:   # the device holds the next chunk while the caller commits
+            assert ranker.events == ["forward 1", "forward 2", "caller 1", "forward 1",
+                                     "caller 2", "caller 1"]
+        else:              # on a CPU the forward pass is the work: scores go out at once
+            assert ranker.events == ["forward 1", "caller 1", "forward 2", "caller 2",
+                                     "forward 1", "caller 1"]
+    assert got[True] == got[False] == [[2.0], [3.0, 2.0], [3.0]]
+
+
 def test_the_serial_executor_streams_batches_to_rankers_that_can():
     from abnirml.evaluation.parallel import SerialExecutor
 

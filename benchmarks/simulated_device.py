@@ -218,10 +218,14 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
         elif feed < consume:
             print(f"binds: the host feed ({feed:,.0f} pairs/s < the device's "
                   f"{consume:,.0f} pairs/s)")
-        elif startup > (ratio - 1) * device.busy_s / 2:
+        elif startup > max(device.idle_s, tail):
             print(f"binds: start-up ({startup:.2f} s before the device's first batch)")
+        elif tail > device.idle_s:
+            print(f"binds: the last commit ({tail:.2f} s after the device's last batch)")
         else:
-            print("binds: the host's serial work (engine, cache commits, hand-off) between "
-                  f"device batches ({cpu:.2f} CPU-s in {wall:.2f} s)")
+            print(f"binds: the host between device batches ({device.idle_s:.2f} s idle): "
+                  f"{cpu:.2f} host CPU-s in {wall:.2f} s, {engine_cpu:.2f} on the engine's "
+                  "thread (hashing texts, committing scores), the rest mostly feeding "
+                  "(reading stored ids, joining, packing)")
     print(f"engine / simulated device: {ratio:.3f}")
     return ratio

@@ -2,7 +2,9 @@
 
 Pairs already in the cache are never rescored; missing pairs are scored in batches (sorted
 by length when the ranker asks for it, which keeps padding low for neural models) and each
-batch is committed before the next starts, so an interrupted run resumes where it stopped.
+batch is committed as soon as its scores arrive, before the next batch's, so an interrupted
+run resumes where it stopped. A ranker with nothing cached is not looked up pair by pair:
+its texts are hashed batch by batch, for the commits, while the ranker scores.
 """
 
 from __future__ import annotations

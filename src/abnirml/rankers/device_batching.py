@@ -23,7 +23,9 @@ per document. Why each part exists:
   the critical path. Token ids are kept as flat arrays (:class:`TokenColumns`) and each
   batch is padded by one NumPy gather, not pair by pair. On CUDA the padded tensors are
   pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
-  Scores are fetched once per chunk, so the device queue does not drain between batches.
+  Scores are fetched once per chunk, so the device queue does not drain between batches,
+  and on an accelerator the next chunk is queued before they are fetched, so it does not
+  drain between chunks either, nor while the engine commits a finished call's scores.
 
 :class:`TokenBudgetModel` ties these together: a subclass says how to tokenize items into
 rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch

@@ -141,10 +141,15 @@ def host_rates(ranker: Any, pairs: list[tuple[str, str]]) -> tuple[float, float]
     if texts:
         store.view(texts)
     tokenize = len(texts) / (time.perf_counter() - start) if texts else float("inf")
+    return tokenize, feed_rate(ranker, pairs)
+
+
+def feed_rate(ranker: Any, pairs: list[tuple[str, str]]) -> float:
+    """Pairs per second of one ``_prepare`` pass over every pair, in engine-call pieces."""
     start = time.perf_counter()
     for s in range(0, len(pairs), 8_192):
         ranker._prepare(pairs[s:s + 8_192])
-    return tokenize, len(pairs) / (time.perf_counter() - start)
+    return len(pairs) / (time.perf_counter() - start)
 
 
 def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup: float,
@@ -190,6 +195,11 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     device.close()
     assert device.rows >= len(pairs)            # every pair went through the device
     ratio = wall / device.busy_s
+    disk_feed = None
+    if disk is not None:      # the feed as in the run: every text's ids read back from disk
+        ranker._joiner = (TokenStore(fresh.fingerprint, fresh.encode, disk), template)
+        disk_feed = feed_rate(ranker, pairs)
+        disk.close()
     ranker._joiner = (TokenStore(fresh.fingerprint, fresh.encode), template)
     tokenize, feed = host_rates(ranker, pairs)
     consume = len(pairs) / device.busy_s
@@ -207,17 +217,21 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
           f"batches ({device.waits:,} waits), {tail:.2f} s after the last")
     print(f"token store: {'tokens.sqlite of an earlier run' if stored else 'empty'}; during "
           f"the run {fresh.tokenized:,} texts tokenized, {fresh.loaded:,} read back")
+    read_back = ("" if disk_feed is None else
+                 f", reading every text's ids from tokens.sqlite {disk_feed:,.0f} pairs/s")
     print(f"host: {cores} cores, load average {load:.1f}; tokenizing unique texts "
-          f"{tokenize:,.0f} texts/s; feed with every text stored {feed:,.0f} pairs/s")
+          f"{tokenize:,.0f} texts/s; feed with every text in memory {feed:,.0f} pairs/s"
+          f"{read_back}")
     if ratio > TARGET:
         texts_per_pair = fresh.tokenized / len(pairs)
         if texts_per_pair and tokenize / texts_per_pair < consume:
             print(f"binds: host tokenization ({tokenize:,.0f} texts/s on {cores} cores, "
                   f"{texts_per_pair:.2f} new texts per pair < the device's {consume:,.0f} "
                   "pairs/s): more cores, a slower device, or texts already stored")
-        elif feed < consume:
-            print(f"binds: the host feed ({feed:,.0f} pairs/s < the device's "
-                  f"{consume:,.0f} pairs/s)")
+        elif min(feed, disk_feed or feed) < consume:
+            print(f"binds: the host feed ({min(feed, disk_feed or feed):,.0f} pairs/s"
+                  f"{'' if disk_feed is None else ' reading stored ids back'} < the "
+                  f"device's {consume:,.0f} pairs/s)")
         elif startup > max(device.idle_s, tail):
             print(f"binds: start-up ({startup:.2f} s before the device's first batch)")
         elif tail > device.idle_s:

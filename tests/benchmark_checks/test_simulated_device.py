@@ -52,6 +52,33 @@ def test_scores_wait_for_the_device_which_is_busy_for_the_padded_tokens(monkeypa
     device.close()
 
 
+def test_the_device_keeps_its_own_clock_and_counts_only_the_hosts_gaps(monkeypatch):
+    import numpy as np
+
+    clock = [0.0]          # a clock only the test and the device's sleeps move
+    awake = threading.Event()
+    awake.set()
+
+    def sleep(seconds: float) -> None:
+        awake.wait()
+        clock[0] += seconds + 0.25          # every sleep wakes up a quarter second late
+
+    monkeypatch.setattr(simulated_device, "time",
+                        SimpleNamespace(sleep=sleep, perf_counter=lambda: clock[0]))
+    device = SimulatedDevice(seconds_per_token=0.1)
+    batch = {"input_ids": np.zeros((2, 5), dtype=np.int64)}       # 10 tokens: 1 s
+    device.forward(batch, []).cpu()                 # queued at 0, ready at 1 (1.25)
+    awake.clear()
+    clock[0] = 1.5                                  # the host is late by half a second
+    # three batches queued back to back: they run from 1.5 to 4.5, one late wake-up at most
+    last = [device.forward(batch, []) for _ in range(3)][-1]
+    awake.set()
+    last.cpu()
+    assert (device.idle_s, device.waits, device.busy_s) == (0.5, 1, 4.0)
+    assert device.last_done_at == 4.75
+    device.close()
+
+
 def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
     model = save_cross_encoder(tmp_path / "model")

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.rankers.device_batching import FetchedEarly
+
 #: 6.8 s / 5,509,699 padded tokens: BERT-base bf16 on an H100 over the DL19 battery's pairs
 H100_BERT_BASE_BF16_S_PER_TOKEN = 6.8 / 5_509_699
 TARGET = 1.10
@@ -53,6 +55,8 @@ class SimulatedDevice:
         self.last_done_at: float | None = None
         self.idle_s = 0.0          # time the device had nothing queued, between batches
         self.waits = 0             # how many times that happened
+        self.finished = 0          # batches done, in queue order
+        self._progress = threading.Condition()
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="simulated-device", daemon=True)
         self._thread.start()
@@ -72,7 +76,22 @@ class SimulatedDevice:
             if delay > 0:
                 time.sleep(delay)
             self.last_done_at = time.perf_counter()
+            with self._progress:
+                self.finished += 1
+                self._progress.notify_all()
             done.set()
+
+    def synchronize(self) -> None:
+        """Wait for every batch queued so far: what a copy to the host queued now waits
+        for, as on a CUDA stream, which runs in order."""
+        target = self.batches
+        with self._progress:
+            self._progress.wait_for(lambda: self.finished >= target)
+
+    def fetch_early(self, scores: _PendingScores) -> FetchedEarly:
+        """The ranker's ``_fetch_early``: the copy queued right behind the batch, so reading
+        the scores waits for that batch alone."""
+        return FetchedEarly(scores, scores)
 
     def forward(self, tensors: dict[str, Any], items: list[Any]) -> _PendingScores:
         """What the ranker's ``_forward`` returns: scores that are ready once the device has
@@ -87,7 +106,7 @@ class SimulatedDevice:
         self.busy_s += seconds
         done = threading.Event()
         self._jobs.put((seconds, done, time.perf_counter()))
-        return _PendingScores(rows, done)
+        return _PendingScores(rows, done, self)
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -96,17 +115,23 @@ class SimulatedDevice:
 
 class _PendingScores:
     """Duck-types the tensor the engine fetches: ``.double().cpu().numpy()`` waits for the
-    device, like a CUDA tensor's copy to the host."""
+    device as a CUDA tensor's copy to the host does — for every batch queued until then,
+    the stream running in order — unless the ranker queued the copy early
+    (:meth:`SimulatedDevice.fetch_early`): then reading waits for this batch alone."""
 
-    def __init__(self, rows: int, done: threading.Event):
+    def __init__(self, rows: int, done: threading.Event, device: SimulatedDevice):
         self.rows = rows
         self.done = done
+        self.device = device
+
+    def synchronize(self) -> None:      # the event a copy queued early records
+        self.done.wait()
 
     def double(self) -> _PendingScores:
         return self
 
     def cpu(self) -> _PendingScores:
-        self.done.wait()
+        self.device.synchronize()
         return self
 
     def numpy(self) -> np.ndarray:
@@ -127,6 +152,7 @@ def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) 
     ranker._ready()
     ranker._forward = device.forward
     ranker._queue_ahead = lambda: True      # the forward pass is asynchronous, as on a GPU
+    ranker._fetch_early = device.fetch_early
     return ranker
 
 

@@ -79,6 +79,41 @@ def test_the_device_keeps_its_own_clock_and_counts_only_the_hosts_gaps(monkeypat
     device.close()
 
 
+def test_scores_read_late_wait_for_every_batch_queued_as_on_a_cuda_stream(monkeypatch):
+    """A copy to the host queued when the scores are read waits for every batch queued
+    before it (a CUDA stream runs in order); one queued early, right behind its batch
+    (the ranker's ``_fetch_early``), waits for that batch alone."""
+    import numpy as np
+
+    gates = [threading.Event(), threading.Event()]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:      # each batch stays on the device until released
+        gate = gates[len(slept)]
+        slept.append(seconds)
+        gate.wait()
+
+    monkeypatch.setattr(simulated_device, "time",
+                        SimpleNamespace(sleep=sleep, perf_counter=time.perf_counter))
+    device = SimulatedDevice(seconds_per_token=1.0)
+    batch = {"input_ids": np.zeros((2, 5), dtype=np.int64)}
+    first, second = device.forward(batch, []), device.forward(batch, [])
+    early = device.fetch_early(first)
+    gates[0].set()                                  # the first batch ends, not the second
+    reader = threading.Thread(target=early.numpy)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive() and not second.done.is_set()
+    late = threading.Thread(target=lambda: first.double().cpu())
+    late.start()
+    late.join(timeout=0.2)
+    assert late.is_alive()                          # it waits for the second batch too
+    gates[1].set()
+    late.join(timeout=30)
+    assert not late.is_alive() and second.done.is_set()
+    device.close()
+
+
 def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
     model = save_cross_encoder(tmp_path / "model")

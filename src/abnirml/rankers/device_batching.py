@@ -25,7 +25,9 @@ per document. Why each part exists:
   pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
   Scores are fetched once per chunk, so the device queue does not drain between batches,
   and on an accelerator the next chunk is queued before they are fetched, so it does not
-  drain between chunks either, nor while the engine commits a finished call's scores.
+  drain between chunks either, nor while the engine commits a finished call's scores; on
+  CUDA each batch's copy to the host is queued right behind the batch, so fetching a chunk
+  never waits for the chunk queued after it (a stream runs in order).
 
 :class:`TokenBudgetModel` ties these together: a subclass says how to tokenize items into
 rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
@@ -440,8 +442,24 @@ class TokenBudgetModel:
         for batch in prepared:
             tensors = {k: v.to(device, non_blocking=non_blocking)
                        for k, v in batch.tensors.items()}
-            pending.append((batch.indices, self._forward(tensors, batch.pairs)))
+            pending.append((batch.indices,
+                            self._fetch_early(self._forward(tensors, batch.pairs))))
         return pending
+
+    def _fetch_early(self, scores: Any) -> Any:
+        """A batch's scores with their copy to the host queued now, right behind the
+        batch's own kernels (:class:`FetchedEarly`), on CUDA; anything else as it is.
+
+        A CUDA stream runs in order: a copy queued when the scores are read would wait for
+        every batch queued after this one too — with the next chunk queued ahead, for that
+        whole chunk — and the device would run dry while the host commits."""
+        if not getattr(scores, "is_cuda", False):
+            return scores
+        torch = import_torch(self.name)
+        host = scores.double().to("cpu", non_blocking=True)    # into pinned memory
+        ready = torch.cuda.Event()
+        ready.record()
+        return FetchedEarly(host, ready)
 
     @staticmethod
     def _collect(pending: list[tuple[np.ndarray, Any]], size: int) -> np.ndarray:
@@ -531,9 +549,24 @@ def _finish(name: str, parts: list[np.ndarray], size: int) -> np.ndarray:
     return checked_scores(name, scores, size)
 
 
+class FetchedEarly:
+    """A batch's scores being copied to the host (``host``, filled once ``ready`` — an event
+    with ``synchronize()`` — has passed): reading them waits for their own batch alone."""
+
+    def __init__(self, host: Any, ready: Any):
+        self.host = host
+        self.ready = ready
+
+    def numpy(self) -> np.ndarray:
+        self.ready.synchronize()
+        return np.asarray(self.host.numpy(), dtype=np.float64)
+
+
 def _to_numpy(scores: Any) -> np.ndarray:
     if isinstance(scores, np.ndarray):
         return scores.astype(np.float64, copy=False)
+    if isinstance(scores, FetchedEarly):
+        return scores.numpy()
     return scores.double().cpu().numpy()
 
 

@@ -151,6 +151,28 @@ def test_on_an_accelerator_the_next_chunk_is_queued_before_the_caller_gets_score
     assert got[True] == got[False] == [[2.0], [3.0, 2.0], [3.0]]
 
 
+def test_a_batch_that_fails_on_the_device_still_lets_the_finished_ones_out():
+    """With the next chunk queued ahead, a forward pass that fails (out of memory) must not
+    hold back the engine call finished before it: the caller commits it, then sees the
+    error, as when nothing is queued ahead."""
+    pytest.importorskip("torch")
+
+    class Failing(_QueuedRanker):
+        def _forward(self, tensors, pairs):
+            if any(e.startswith("forward") for e in self.events):   # the second batch
+                raise MemoryError("out of device memory")
+            return super()._forward(tensors, pairs)
+
+    for asynchronous in (True, False):
+        ranker = Failing(asynchronous)
+        got = []
+        with pytest.raises(MemoryError, match="out of device memory"):
+            for scores in ranker.score_batches([[("a", "b")], [("cc", "d")], [("e", "f")]]):
+                got.append(scores.tolist())
+                ranker.events.append("caller")
+        assert got == [[2.0]]
+
+
 def test_the_serial_executor_streams_batches_to_rankers_that_can():
     from abnirml.evaluation.parallel import SerialExecutor
 

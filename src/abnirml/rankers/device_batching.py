@@ -505,20 +505,27 @@ class TokenBudgetModel:
         ahead = 1 if self._queue_ahead() else 0
         parts, filled = list[Any](), 0
         queued: deque[tuple[int, int, list[tuple[np.ndarray, Any]]]] = deque()
+        failure: Exception | None = None
         stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
         try:
             with torch.inference_mode():
                 for entry in chain(zip(pieces, stream, strict=True), [None]):
                     if entry is not None:
                         (number, piece), prepared = entry
-                        queued.append((number, len(piece), self._submit(prepared)))
-                    while len(queued) > (ahead if entry is not None else 0):
+                        try:
+                            queued.append((number, len(piece), self._submit(prepared)))
+                        except Exception as exc:      # out of memory, say: the batches
+                            failure = exc             # finished before it still go out
+                    last = entry is None or failure is not None
+                    while len(queued) > (0 if last else ahead):
                         done, size, pending = queued.popleft()
                         parts.append(self._collect(pending, size))
                         filled += size
                         if filled == len(batches[done]):     # its batch's last piece
                             yield _finish(self.name, parts, filled)
                             parts, filled = [], 0
+                    if failure is not None:
+                        raise failure
         finally:
             stream.close()      # stop tokenizing ahead when the caller stops early
 

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -44,28 +45,32 @@ def pieces_of(pairs: list, engine_pairs: int, chunk: int) -> list[list]:
     return [list(piece) for _, piece in ramped_pieces(calls, chunk)]
 
 
-def digest_batches(prepared: list[tuple[int, list]]) -> str:
-    """A digest of every row of every batch: its pair's position, ids, types and mask."""
+def _hash_batch(h: Any, tensors: dict[str, Any], indices: Any, start: int) -> None:
+    """Add one padded batch to digest ``h``: its rows' pair positions (``indices`` within
+    the piece that starts at pair ``start``), their lengths, and the ids, token types and
+    mask of every real (unpadded) position."""
     import numpy as np
 
+    arrays = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in tensors.items()}
+    mask = arrays["attention_mask"].astype(bool)
+    h.update((np.asarray(indices, dtype=np.int64) + start).tobytes())
+    h.update(mask.sum(axis=1).astype(np.int64).tobytes())
+    for key in ("input_ids", "token_type_ids", "attention_mask"):
+        h.update(np.ascontiguousarray(arrays[key][mask], dtype=np.int64).tobytes())
+
+
+def digest_batches(prepared: list[tuple[int, list]]) -> str:
+    """A digest of every row of every batch: its pair's position, ids, types and mask."""
     h = hashlib.blake2b(digest_size=16)
     for start, batches in prepared:
         for batch in batches:
-            tensors = {k: v.numpy() if hasattr(v, "numpy") else v
-                       for k, v in batch.tensors.items()}
-            mask = tensors["attention_mask"].astype(bool)
-            h.update((np.asarray(batch.indices, dtype=np.int64) + start).tobytes())
-            h.update(mask.sum(axis=1).astype(np.int64).tobytes())
-            for key in ("input_ids", "token_type_ids", "attention_mask"):
-                h.update(np.ascontiguousarray(tensors[key][mask], dtype=np.int64).tobytes())
+            _hash_batch(h, batch.tensors, batch.indices, start)
     return h.hexdigest()
 
 
-def reference_digest(tokenizer, pairs: list, prepared: list[tuple[int, list]],
+def reference_digest(tokenizer: Any, pairs: list, prepared: list[tuple[int, list]],
                      max_length: int) -> str:
     """The same digest over the tokenizer's own pair encoding of the same rows."""
-    import numpy as np
-
     from abnirml.rankers.device_batching import TokenColumns
 
     h = hashlib.blake2b(digest_size=16)
@@ -77,12 +82,7 @@ def reference_digest(tokenizer, pairs: list, prepared: list[tuple[int, list]],
         columns = TokenColumns.from_lists({k: encoded[k] for k in
                                            ("input_ids", "token_type_ids", "attention_mask")})
         for batch in batches:
-            tensors = columns.padded(batch.indices, {})
-            mask = tensors["attention_mask"].astype(bool)
-            h.update((np.asarray(batch.indices, dtype=np.int64) + start).tobytes())
-            h.update(mask.sum(axis=1).astype(np.int64).tobytes())
-            for key in ("input_ids", "token_type_ids", "attention_mask"):
-                h.update(np.ascontiguousarray(tensors[key][mask], dtype=np.int64).tobytes())
+            _hash_batch(h, columns.padded(batch.indices, {}), batch.indices, start)
     return h.hexdigest()
 
 
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     build_s, pairs = sample_building(args.data, BATTERY)
     with tempfile.TemporaryDirectory(prefix="abnirml-feed-") as tmp:
         model = build_model("micro", vocab_dir(None), Path(tmp) / "micro")
-        ranker = build_ranker(f"cross-encoder:{model}+max_tokens={args.max_tokens}",
-                              RankerEnv())
+        ranker: Any = build_ranker(f"cross-encoder:{model}+max_tokens={args.max_tokens}",
+                                   RankerEnv())
         ranker._ready()
         store, _ = ranker._joiner
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))

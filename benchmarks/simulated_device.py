@@ -29,13 +29,21 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.rankers.device_batching import FetchedEarly
+
 #: 6.8 s / 5,509,699 padded tokens: BERT-base bf16 on an H100 over the DL19 battery's pairs
 H100_BERT_BASE_BF16_S_PER_TOKEN = 6.8 / 5_509_699
 TARGET = 1.10
 
 
 class SimulatedDevice:
-    """One device queue: jobs run one after another on a thread that only sleeps."""
+    """One device queue: jobs run one after another on a thread that only sleeps.
+
+    The device keeps its own clock, as a GPU runs queued kernels back to back: a batch
+    queued while the device is busy starts when the previous one ends, one queued while it
+    is idle starts when it is queued, and its scores are ready at that start plus its time.
+    The thread sleeps until then, so the time it takes to wake up is never added to the
+    device's work. The gaps while nothing was queued are the host's fault, and counted."""
 
     def __init__(self, seconds_per_token: float):
         self.seconds_per_token = seconds_per_token
@@ -44,18 +52,46 @@ class SimulatedDevice:
         self.rows = 0
         self.batches = 0
         self.first_batch_at: float | None = None
+        self.last_done_at: float | None = None
+        self.idle_s = 0.0          # time the device had nothing queued, between batches
+        self.waits = 0             # how many times that happened
+        self.finished = 0          # batches done, in queue order
+        self._progress = threading.Condition()
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="simulated-device", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        free_at: float | None = None       # when the work queued so far ends
         while True:
             job = self._jobs.get()
             if job is None:
                 return
-            seconds, done = job
-            time.sleep(seconds)
+            seconds, done, queued_at = job
+            if free_at is not None and queued_at > free_at:
+                self.idle_s += queued_at - free_at
+                self.waits += 1
+            free_at = max(queued_at, free_at or queued_at) + seconds
+            delay = free_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.last_done_at = time.perf_counter()
+            with self._progress:
+                self.finished += 1
+                self._progress.notify_all()
             done.set()
+
+    def synchronize(self) -> None:
+        """Wait for every batch queued so far: what a copy to the host queued now waits
+        for, as on a CUDA stream, which runs in order."""
+        target = self.batches
+        with self._progress:
+            self._progress.wait_for(lambda: self.finished >= target)
+
+    def fetch_early(self, scores: _PendingScores) -> FetchedEarly:
+        """The ranker's ``_fetch_early``: the copy queued right behind the batch, so reading
+        the scores waits for that batch alone."""
+        return FetchedEarly(scores, scores)
 
     def forward(self, tensors: dict[str, Any], items: list[Any]) -> _PendingScores:
         """What the ranker's ``_forward`` returns: scores that are ready once the device has
@@ -69,8 +105,8 @@ class SimulatedDevice:
         self.batches += 1
         self.busy_s += seconds
         done = threading.Event()
-        self._jobs.put((seconds, done))
-        return _PendingScores(rows, done)
+        self._jobs.put((seconds, done, time.perf_counter()))
+        return _PendingScores(rows, done, self)
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -79,17 +115,23 @@ class SimulatedDevice:
 
 class _PendingScores:
     """Duck-types the tensor the engine fetches: ``.double().cpu().numpy()`` waits for the
-    device, like a CUDA tensor's copy to the host."""
+    device as a CUDA tensor's copy to the host does — for every batch queued until then,
+    the stream running in order — unless the ranker queued the copy early
+    (:meth:`SimulatedDevice.fetch_early`): then reading waits for this batch alone."""
 
-    def __init__(self, rows: int, done: threading.Event):
+    def __init__(self, rows: int, done: threading.Event, device: SimulatedDevice):
         self.rows = rows
         self.done = done
+        self.device = device
+
+    def synchronize(self) -> None:      # the event a copy queued early records
+        self.done.wait()
 
     def double(self) -> _PendingScores:
         return self
 
     def cpu(self) -> _PendingScores:
-        self.done.wait()
+        self.device.synchronize()
         return self
 
     def numpy(self) -> np.ndarray:
@@ -103,11 +145,14 @@ def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) 
     from abnirml.rankers.device_batching import ENGINE_PAIRS
     from abnirml.rankers.registry import RankerEnv, build_ranker
 
-    ranker = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}", RankerEnv())
+    ranker: Any = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}",
+                               RankerEnv())
     ranker.hints = RankerHints(batch_size=ENGINE_PAIRS, sort_by_length=True, own_batches=True)
     ranker.fingerprint += "[simulated]"
     ranker._ready()
     ranker._forward = device.forward
+    ranker._queue_ahead = lambda: True      # the forward pass is asynchronous, as on a GPU
+    ranker._fetch_early = device.fetch_early
     return ranker
 
 
@@ -122,10 +167,15 @@ def host_rates(ranker: Any, pairs: list[tuple[str, str]]) -> tuple[float, float]
     if texts:
         store.view(texts)
     tokenize = len(texts) / (time.perf_counter() - start) if texts else float("inf")
+    return tokenize, feed_rate(ranker, pairs)
+
+
+def feed_rate(ranker: Any, pairs: list[tuple[str, str]]) -> float:
+    """Pairs per second of one ``_prepare`` pass over every pair, in engine-call pieces."""
     start = time.perf_counter()
     for s in range(0, len(pairs), 8_192):
         ranker._prepare(pairs[s:s + 8_192])
-    return tokenize, len(pairs) / (time.perf_counter() - start)
+    return len(pairs) / (time.perf_counter() - start)
 
 
 def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup: float,
@@ -152,9 +202,10 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
         from abnirml.rankers.token_store import TokenDisk
 
         (work / "tokens.sqlite").unlink(missing_ok=True)
-        earlier = TokenStore(store.fingerprint, store.encode, TokenDisk(work / "tokens.sqlite"))
+        earlier_disk = TokenDisk(work / "tokens.sqlite")
+        earlier = TokenStore(store.fingerprint, store.encode, earlier_disk)
         earlier.view(list(dict.fromkeys(t for pair in pairs for t in pair)))
-        earlier.disk.close()
+        earlier_disk.close()
         disk = TokenDisk(work / "tokens.sqlite")
     fresh = TokenStore(store.fingerprint, store.encode, disk)    # nothing in memory yet
     ranker._joiner = (fresh, template)
@@ -162,14 +213,19 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     cache_path.unlink(missing_ok=True)
     cpu_start = time.process_time()
     with ScoreCache(cache_path) as cache:
-        start = time.perf_counter()
+        start, engine_cpu = time.perf_counter(), time.thread_time()
         Scorer(cache, progress=False).score(ranker, pairs)
-        wall = time.perf_counter() - start
+        wall, engine_cpu = time.perf_counter() - start, time.thread_time() - engine_cpu
         assert cache.count() == len(pairs)      # every pair scored and committed
     cpu = time.process_time() - cpu_start
     device.close()
     assert device.rows >= len(pairs)            # every pair went through the device
     ratio = wall / device.busy_s
+    disk_feed = None
+    if disk is not None:      # the feed as in the run: every text's ids read back from disk
+        ranker._joiner = (TokenStore(fresh.fingerprint, fresh.encode, disk), template)
+        disk_feed = feed_rate(ranker, pairs)
+        disk.close()
     ranker._joiner = (TokenStore(fresh.fingerprint, fresh.encode), template)
     tokenize, feed = host_rates(ranker, pairs)
     consume = len(pairs) / device.busy_s
@@ -180,25 +236,36 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
           f"batches (token budget {max_tokens:,})")
     print(f"simulated device: {device.busy_s:.2f} s ({consume:,.0f} pairs/s; BERT-base bf16 "
           f"on an H100 × {speedup:g})")
-    print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s; first batch reached the device "
-          f"after {startup:.2f} s)")
+    tail = start + wall - (device.last_done_at or start + wall)
+    print(f"engine wall: {wall:.2f} s (host CPU {cpu:.2f} s, the engine's thread {engine_cpu:.2f} "
+          f"s; first batch reached the device after {startup:.2f} s)")
+    print(f"device idle: {startup:.2f} s before the first batch, {device.idle_s:.2f} s between "
+          f"batches ({device.waits:,} waits), {tail:.2f} s after the last")
     print(f"token store: {'tokens.sqlite of an earlier run' if stored else 'empty'}; during "
           f"the run {fresh.tokenized:,} texts tokenized, {fresh.loaded:,} read back")
+    read_back = ("" if disk_feed is None else
+                 f", reading every text's ids from tokens.sqlite {disk_feed:,.0f} pairs/s")
     print(f"host: {cores} cores, load average {load:.1f}; tokenizing unique texts "
-          f"{tokenize:,.0f} texts/s; feed with every text stored {feed:,.0f} pairs/s")
+          f"{tokenize:,.0f} texts/s; feed with every text in memory {feed:,.0f} pairs/s"
+          f"{read_back}")
     if ratio > TARGET:
         texts_per_pair = fresh.tokenized / len(pairs)
         if texts_per_pair and tokenize / texts_per_pair < consume:
             print(f"binds: host tokenization ({tokenize:,.0f} texts/s on {cores} cores, "
                   f"{texts_per_pair:.2f} new texts per pair < the device's {consume:,.0f} "
                   "pairs/s): more cores, a slower device, or texts already stored")
-        elif feed < consume:
-            print(f"binds: the host feed ({feed:,.0f} pairs/s < the device's "
-                  f"{consume:,.0f} pairs/s)")
-        elif startup > (ratio - 1) * device.busy_s / 2:
+        elif min(feed, disk_feed or feed) < consume:
+            print(f"binds: the host feed ({min(feed, disk_feed or feed):,.0f} pairs/s"
+                  f"{'' if disk_feed is None else ' reading stored ids back'} < the "
+                  f"device's {consume:,.0f} pairs/s)")
+        elif startup > max(device.idle_s, tail):
             print(f"binds: start-up ({startup:.2f} s before the device's first batch)")
+        elif tail > device.idle_s:
+            print(f"binds: the last commit ({tail:.2f} s after the device's last batch)")
         else:
-            print("binds: the host's serial work (engine, cache commits, hand-off) between "
-                  f"device batches ({cpu:.2f} CPU-s in {wall:.2f} s)")
+            print(f"binds: the host between device batches ({device.idle_s:.2f} s idle): "
+                  f"{cpu:.2f} host CPU-s in {wall:.2f} s, {engine_cpu:.2f} on the engine's "
+                  "thread (hashing texts, committing scores), the rest mostly feeding "
+                  "(reading stored ids, joining, packing)")
     print(f"engine / simulated device: {ratio:.3f}")
     return ratio

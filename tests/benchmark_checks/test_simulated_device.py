@@ -52,6 +52,68 @@ def test_scores_wait_for_the_device_which_is_busy_for_the_padded_tokens(monkeypa
     device.close()
 
 
+def test_the_device_keeps_its_own_clock_and_counts_only_the_hosts_gaps(monkeypatch):
+    import numpy as np
+
+    clock = [0.0]          # a clock only the test and the device's sleeps move
+    awake = threading.Event()
+    awake.set()
+
+    def sleep(seconds: float) -> None:
+        awake.wait()
+        clock[0] += seconds + 0.25          # every sleep wakes up a quarter second late
+
+    monkeypatch.setattr(simulated_device, "time",
+                        SimpleNamespace(sleep=sleep, perf_counter=lambda: clock[0]))
+    device = SimulatedDevice(seconds_per_token=0.1)
+    batch = {"input_ids": np.zeros((2, 5), dtype=np.int64)}       # 10 tokens: 1 s
+    device.forward(batch, []).cpu()                 # queued at 0, ready at 1 (1.25)
+    awake.clear()
+    clock[0] = 1.5                                  # the host is late by half a second
+    # three batches queued back to back: they run from 1.5 to 4.5, one late wake-up at most
+    last = [device.forward(batch, []) for _ in range(3)][-1]
+    awake.set()
+    last.cpu()
+    assert (device.idle_s, device.waits, device.busy_s) == (0.5, 1, 4.0)
+    assert device.last_done_at == 4.75
+    device.close()
+
+
+def test_scores_read_late_wait_for_every_batch_queued_as_on_a_cuda_stream(monkeypatch):
+    """A copy to the host queued when the scores are read waits for every batch queued
+    before it (a CUDA stream runs in order); one queued early, right behind its batch
+    (the ranker's ``_fetch_early``), waits for that batch alone."""
+    import numpy as np
+
+    gates = [threading.Event(), threading.Event()]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:      # each batch stays on the device until released
+        gate = gates[len(slept)]
+        slept.append(seconds)
+        gate.wait()
+
+    monkeypatch.setattr(simulated_device, "time",
+                        SimpleNamespace(sleep=sleep, perf_counter=time.perf_counter))
+    device = SimulatedDevice(seconds_per_token=1.0)
+    batch = {"input_ids": np.zeros((2, 5), dtype=np.int64)}
+    first, second = device.forward(batch, []), device.forward(batch, [])
+    early = device.fetch_early(first)
+    gates[0].set()                                  # the first batch ends, not the second
+    reader = threading.Thread(target=early.numpy)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive() and not second.done.is_set()
+    late = threading.Thread(target=lambda: first.double().cpu())
+    late.start()
+    late.join(timeout=0.2)
+    assert late.is_alive()                          # it waits for the second batch too
+    gates[1].set()
+    late.join(timeout=30)
+    assert not late.is_alive() and second.done.is_set()
+    device.close()
+
+
 def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
     model = save_cross_encoder(tmp_path / "model")

@@ -116,6 +116,63 @@ def test_token_budget_ranker_tokenizes_whole_chunks_ahead_and_keeps_the_order():
     assert ranker.tokenized == [2, 2, 1]
 
 
+class _QueuedRanker(_SumRanker):
+    """Records when each chunk reaches the device and when the caller gets scores."""
+
+    def __init__(self, asynchronous: bool):
+        super().__init__(max_tokens=100)
+        self.asynchronous = asynchronous
+        self.events: list[str] = []
+
+    def _queue_ahead(self) -> bool:
+        return self.asynchronous
+
+    def _forward(self, tensors, pairs):
+        self.events.append(f"forward {len(pairs)}")
+        return tensors["input_ids"].sum(dim=1)
+
+
+def test_on_an_accelerator_the_next_chunk_is_queued_before_the_caller_gets_scores():
+    pytest.importorskip("torch")
+    batches = [[("a", "b")], [("cc", "d"), ("e", "f")], [("g", "hh")]]
+    got = {}
+    for asynchronous in (True, False):
+        ranker = _QueuedRanker(asynchronous)
+        got[asynchronous] = []
+        for scores in ranker.score_batches(batches):
+            got[asynchronous].append(scores.tolist())
+            ranker.events.append(f"caller {len(scores)}")
+        if asynchronous:   # the device holds the next chunk while the caller commits
+            assert ranker.events == ["forward 1", "forward 2", "caller 1", "forward 1",
+                                     "caller 2", "caller 1"]
+        else:              # on a CPU the forward pass is the work: scores go out at once
+            assert ranker.events == ["forward 1", "caller 1", "forward 2", "caller 2",
+                                     "forward 1", "caller 1"]
+    assert got[True] == got[False] == [[2.0], [3.0, 2.0], [3.0]]
+
+
+def test_a_batch_that_fails_on_the_device_still_lets_the_finished_ones_out():
+    """With the next chunk queued ahead, a forward pass that fails (out of memory) must not
+    hold back the engine call finished before it: the caller commits it, then sees the
+    error, as when nothing is queued ahead."""
+    pytest.importorskip("torch")
+
+    class Failing(_QueuedRanker):
+        def _forward(self, tensors, pairs):
+            if any(e.startswith("forward") for e in self.events):   # the second batch
+                raise MemoryError("out of device memory")
+            return super()._forward(tensors, pairs)
+
+    for asynchronous in (True, False):
+        ranker = Failing(asynchronous)
+        got = []
+        with pytest.raises(MemoryError, match="out of device memory"):
+            for scores in ranker.score_batches([[("a", "b")], [("cc", "d")], [("e", "f")]]):
+                got.append(scores.tolist())
+                ranker.events.append("caller")
+        assert got == [[2.0]]
+
+
 def test_the_serial_executor_streams_batches_to_rankers_that_can():
     from abnirml.evaluation.parallel import SerialExecutor
 

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.cache import ScoreCache, text_hash
+from abnirml.rankers.cache import ScoreCache, row_check, text_hash
 
 
 def keys(n):
@@ -129,3 +129,51 @@ def test_a_locked_cache_is_waited_for_never_moved_aside(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="locked"):
         ScoreCache(path)
     assert path.exists() and not list(tmp_path.glob("*.corrupt*"))
+
+
+def test_a_ranker_with_nothing_cached_is_stored_as_the_looked_up_path_stores_it(tmp_path):
+    """With nothing cached for a ranker the scorer neither hashes nor looks up every pair up
+    front (each batch's texts are hashed for its commit): the cache gets the same rows, the
+    ranker is registered as a lookup registers it, and a rerun reuses every score."""
+    import numpy as np
+
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.base import RankerHints
+
+    class Summing:
+        name = fingerprint = "summing"
+        hints = RankerHints(batch_size=8, sort_by_length=True, own_batches=True)
+
+        def score(self, pairs):
+            return np.array([len(q) * 1000.0 + sum(map(ord, d)) for q, d in pairs])
+
+    pairs = [(f"q{i % 3}", f"document {i} " + "x" * (i % 7)) for i in range(50)]
+    extra = (text_hash("another"), text_hash("text"), -1.0)
+    rows, looked_up = {}, {}
+    for warm in (False, True):
+        with ScoreCache(tmp_path / f"{warm}.sqlite") as cache:
+            if warm:      # one unrelated score: the scorer must look every pair up
+                cache.store("summing", [extra])
+            calls = []
+            lookup = cache.lookup
+            cache.lookup = lambda fp, keys, lookup=lookup, calls=calls: (  # type: ignore
+                calls.append(len(keys)) or lookup(fp, keys))
+            scorer = Scorer(cache, progress=False)
+            scores = scorer.score(Summing(), pairs)
+            assert scorer.scored == 50 and scores.tolist() == Summing().score(pairs).tolist()
+            looked_up[warm] = list(calls)
+            rows[warm] = set(cache._conn.execute(
+                "SELECT rankers.fingerprint, qhash, dhash, score, chk FROM scores "
+                "JOIN rankers ON rankers.id = scores.ranker").fetchall())
+            again = Scorer(cache, progress=False)
+            assert again.score(Summing(), pairs).tolist() == scores.tolist()
+            assert (again.scored, again.reused) == (0, 50)
+    assert looked_up == {False: [], True: [50]}
+    rows[True].discard(("summing", *extra[:2], -1.0, row_check("summing", *extra)))
+    assert len(rows[False]) == 50 and rows[False] == rows[True]
+    with ScoreCache(tmp_path / "empty.sqlite") as cache:     # registered, as lookup does
+        assert not cache.holds_any("summing")
+        assert cache._conn.execute("SELECT fingerprint FROM rankers").fetchall() == [
+            ("summing",)]
+        cache.store("summing", [extra])
+        assert cache.holds_any("summing")

@@ -2,7 +2,9 @@
 
 Pairs already in the cache are never rescored; missing pairs are scored in batches (sorted
 by length when the ranker asks for it, which keeps padding low for neural models) and each
-batch is committed before the next starts, so an interrupted run resumes where it stopped.
+batch is committed as soon as its scores arrive, before the next batch's, so an interrupted
+run resumes where it stopped. A ranker with nothing cached is not looked up pair by pair:
+its texts are hashed batch by batch, for the commits, while the ranker scores.
 """
 
 from __future__ import annotations
@@ -52,19 +54,26 @@ class Scorer:
             raise ConfigError(f"ranker {ranker.name} is a listwise ranker: it orders a list of "
                               "documents and has no per-document score; use it with "
                               "`abnirml run`")
-        keys = [(self._hash(q), self._hash(d)) for q, d in pairs]
         # A ranker that cannot be identified (cacheable=False) must neither reuse nor leave
         # scores under a fingerprint another scorer could share.
         cacheable = getattr(ranker, "cacheable", True)
-        found = self.cache.lookup(ranker.fingerprint, keys) if cacheable else {}
         out = np.empty(len(pairs), dtype=np.float64)
-        missing: list[int] = []
-        for i, key in enumerate(keys):
-            value = found.get(key)
-            if value is None:
-                missing.append(i)
-            else:
-                out[i] = value
+        keys: list[tuple[bytes, bytes] | None] = [None] * len(pairs)
+        if cacheable and (not pairs or self.cache.holds_any(ranker.fingerprint)):
+            looked_up = [(self._hash(q), self._hash(d)) for q, d in pairs]
+            keys[:] = looked_up
+            found = self.cache.lookup(ranker.fingerprint, looked_up)
+            missing: list[int] = []
+            for i, key in enumerate(looked_up):
+                value = found.get(key)
+                if value is None:
+                    missing.append(i)
+                else:
+                    out[i] = value
+        else:
+            # nothing cached for this ranker: every pair is scored, and each batch's texts
+            # are hashed only for its commit, while the device scores the next batch
+            missing = list(range(len(pairs)))
         self.reused += len(pairs) - len(missing)
         if not missing:
             return out
@@ -78,6 +87,17 @@ class Scorer:
         pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
         stored: set[int] = set()
 
+        def hashed(number: int) -> list[tuple[bytes, bytes]]:
+            """The cache keys of a batch's pairs (hashed now unless looked up before)."""
+            batch_keys = []
+            for i in index_batches[number]:
+                key = keys[i]
+                if key is None:
+                    q, d = pairs[i]
+                    key = keys[i] = (self._hash(q), self._hash(d))
+                batch_keys.append(key)
+            return batch_keys
+
         def store(number: int, raw: object) -> None:
             """Check a batch's scores, cache them (one commit) and move the bar."""
             idx = index_batches[number]
@@ -85,8 +105,10 @@ class Scorer:
             out[idx] = scores
             if cacheable:
                 self.cache.store(ranker.fingerprint,
-                                 [(keys[i][0], keys[i][1], s)
-                                  for i, s in zip(idx, scores, strict=True)])
+                                 [(qh, dh, s) for (qh, dh), s
+                                  in zip(hashed(number), scores, strict=True)])
+                if number + 1 < len(index_batches):
+                    hashed(number + 1)      # the next batch's keys, while it is scored
             self.scored += len(idx)
             stored.add(number)
             bar.update(len(idx))

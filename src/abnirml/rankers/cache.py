@@ -19,6 +19,7 @@ import struct
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 from abnirml.errors import ConfigError, ScoringError
@@ -511,11 +512,14 @@ class ScoreCache:
         self._warn_if_removed()
         try:
             rid = self._ranker_id(fingerprint)
+            rows = [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
+                    for qh, dh, s in items]
+            # in key order, the inserts walk the table's B-tree instead of jumping around it
+            # (stable: a key given twice keeps its last score, as unsorted)
+            rows.sort(key=itemgetter(1, 2))
             with self._transaction():
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                    [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
-                     for qh, dh, s in items])
+                self._conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                                       rows)
         except sqlite3.OperationalError as exc:
             # a full disk (or a mount turned read-only) is not damage: the batch is rolled
             # back, every earlier batch stays, and the run stops with one line
@@ -530,6 +534,16 @@ class ScoreCache:
             warnings.warn(f"score cache {self.path} was deleted or replaced during the run; "
                           "this run's scores will not be kept there (rerun to rebuild it)",
                           stacklevel=3)
+
+    def holds_any(self, fingerprint: str) -> bool:
+        """Whether any score is cached for ``fingerprint`` (in the file, or in a read-only
+        cache's overlay for this run), registering the fingerprint as :meth:`lookup` does:
+        a scorer that finds nothing skips hashing and looking up every pair up front."""
+        rid = self._ranker_id(fingerprint)
+        if self._overlay is not None and self._overlay.holds_any(fingerprint):
+            return True
+        return self._conn.execute("SELECT 1 FROM scores WHERE ranker = ? LIMIT 1",
+                                  (rid,)).fetchone() is not None
 
     def count(self, fingerprint: str | None = None) -> int:
         if fingerprint is None:

@@ -23,7 +23,11 @@ per document. Why each part exists:
   the critical path. Token ids are kept as flat arrays (:class:`TokenColumns`) and each
   batch is padded by one NumPy gather, not pair by pair. On CUDA the padded tensors are
   pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
-  Scores are fetched once per chunk, so the device queue does not drain between batches.
+  Scores are fetched once per chunk, so the device queue does not drain between batches,
+  and on an accelerator the next chunk is queued before they are fetched, so it does not
+  drain between chunks either, nor while the engine commits a finished call's scores; on
+  CUDA each batch's copy to the host is queued right behind the batch, so fetching a chunk
+  never waits for the chunk queued after it (a stream runs in order).
 
 :class:`TokenBudgetModel` ties these together: a subclass says how to tokenize items into
 rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
@@ -39,8 +43,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -57,7 +63,7 @@ PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already 
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 #: the first chunks of a stream are at most these many items, so the device starts after
 #: tokenizing 1,024 pairs rather than a whole chunk (see :func:`ramped_pieces`)
-RAMP_PIECES = (1_024, 2_048, 4_096)
+RAMP_PIECES: tuple[int, ...] = (1_024, 2_048, 4_096)
 ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on a GPU
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
 CPU_LLM_ENGINE_PAIRS = 64     # causal LMs on CPU: far slower per pair still
@@ -425,19 +431,53 @@ class TokenBudgetModel:
 
     def _compute(self, prepared: list[PreparedBatch], size: int) -> np.ndarray:
         """Scores of one prepared chunk, in the chunk's order."""
-        out = np.empty(size, dtype=np.float64)
+        return self._collect(self._submit(prepared), size)
+
+    def _submit(self, prepared: list[PreparedBatch]) -> list[tuple[np.ndarray, Any]]:
+        """Queue every batch of one prepared chunk on the device: (indices, pending scores)
+        per batch. On an accelerator this returns at once (copies and kernels are queued)."""
         device = self.settings.device
         non_blocking = device.startswith("cuda")
         pending = []
         for batch in prepared:
             tensors = {k: v.to(device, non_blocking=non_blocking)
                        for k, v in batch.tensors.items()}
-            pending.append((batch.indices, self._forward(tensors, batch.pairs)))
-        # Results are fetched once per chunk, so the device queue never drains while the
-        # host waits for one batch's scores.
+            pending.append((batch.indices,
+                            self._fetch_early(self._forward(tensors, batch.pairs))))
+        return pending
+
+    def _fetch_early(self, scores: Any) -> Any:
+        """A batch's scores with their copy to the host queued now, right behind the
+        batch's own kernels (:class:`FetchedEarly`), on CUDA; anything else as it is.
+
+        A CUDA stream runs in order: a copy queued when the scores are read would wait for
+        every batch queued after this one too — with the next chunk queued ahead, for that
+        whole chunk — and the device would run dry while the host commits."""
+        if not getattr(scores, "is_cuda", False):
+            return scores
+        torch = import_torch(self.name)
+        host = scores.double().to("cpu", non_blocking=True)    # into pinned memory
+        ready = torch.cuda.Event()
+        ready.record()
+        return FetchedEarly(host, ready)
+
+    @staticmethod
+    def _collect(pending: list[tuple[np.ndarray, Any]], size: int) -> np.ndarray:
+        """Fetch one submitted chunk's scores (waiting for the device), in the chunk's order.
+        Results are fetched once per chunk, so the device queue never drains while the host
+        waits for one batch's scores."""
+        out = np.empty(size, dtype=np.float64)
         for indices, scores in pending:
             out[indices] = _to_numpy(scores)
         return out
+
+    def _queue_ahead(self) -> bool:
+        """Whether the forward pass is asynchronous (an accelerator), so the next chunk is
+        queued before the current one's scores are fetched: the device never waits for the
+        host between chunks, nor while the caller commits a finished engine call. On a CPU
+        the forward pass is the computation itself, so queuing ahead would only delay the
+        scores the caller commits."""
+        return self.settings.device != "cpu"
 
     def _score_items(self, items: Sequence[Any]) -> np.ndarray:
         """Scores of ``items`` in their order; many items are cut into chunks of similar
@@ -456,21 +496,36 @@ class TokenBudgetModel:
         """Scores of each batch of items, in order; the next batches are tokenized in the
         background while the device scores the current one, across batches.
         Batches are split into chunks of at most ``chunk`` items (one tokenizer call each),
-        the first ones smaller (:func:`ramped_pieces`)."""
+        the first ones smaller (:func:`ramped_pieces`). On an accelerator one chunk stays
+        queued on the device while the previous one's scores are fetched and yielded, so the
+        caller's work between batches (committing scores) overlaps the device."""
         torch = import_torch(self.name)
         self._ready()
         pieces = ramped_pieces(batches, self.chunk, RAMP_PIECES)
-        current, parts = 0, list[Any]()
+        ahead = 1 if self._queue_ahead() else 0
+        parts, filled = list[Any](), 0
+        queued: deque[tuple[int, int, list[tuple[np.ndarray, Any]]]] = deque()
+        failure: Exception | None = None
         stream = prefetched((p for _, p in pieces), self._prepare, depth=PREFETCH_DEPTH)
         try:
             with torch.inference_mode():
-                for (number, piece), prepared in zip(pieces, stream, strict=True):
-                    if number != current:
-                        yield _finish(self.name, parts, len(batches[current]))
-                        current, parts = number, []
-                    parts.append(self._compute(prepared, len(piece)))
-                if pieces:
-                    yield _finish(self.name, parts, len(batches[current]))
+                for entry in chain(zip(pieces, stream, strict=True), [None]):
+                    if entry is not None:
+                        (number, piece), prepared = entry
+                        try:
+                            queued.append((number, len(piece), self._submit(prepared)))
+                        except Exception as exc:      # out of memory, say: the batches
+                            failure = exc             # finished before it still go out
+                    last = entry is None or failure is not None
+                    while len(queued) > (0 if last else ahead):
+                        done, size, pending = queued.popleft()
+                        parts.append(self._collect(pending, size))
+                        filled += size
+                        if filled == len(batches[done]):     # its batch's last piece
+                            yield _finish(self.name, parts, filled)
+                            parts, filled = [], 0
+                    if failure is not None:
+                        raise failure
         finally:
             stream.close()      # stop tokenizing ahead when the caller stops early
 
@@ -501,9 +556,24 @@ def _finish(name: str, parts: list[np.ndarray], size: int) -> np.ndarray:
     return checked_scores(name, scores, size)
 
 
+class FetchedEarly:
+    """A batch's scores being copied to the host (``host``, filled once ``ready`` — an event
+    with ``synchronize()`` — has passed): reading them waits for their own batch alone."""
+
+    def __init__(self, host: Any, ready: Any):
+        self.host = host
+        self.ready = ready
+
+    def numpy(self) -> np.ndarray:
+        self.ready.synchronize()
+        return np.asarray(self.host.numpy(), dtype=np.float64)
+
+
 def _to_numpy(scores: Any) -> np.ndarray:
     if isinstance(scores, np.ndarray):
         return scores.astype(np.float64, copy=False)
+    if isinstance(scores, FetchedEarly):
+        return scores.numpy()
     return scores.double().cpu().numpy()
 
 

@@ -66,7 +66,7 @@ class SideStore:
         from abnirml.rankers.cache import text_hash
 
         by_hash = {text_hash(t): t for t in texts}
-        hashes = list(by_hash)
+        hashes = sorted(by_hash)    # each statement reads one stretch of the table's B-tree
         found: dict[str, Any] = {}
         try:
             for start in range(0, len(hashes), _CHUNK):

@@ -123,7 +123,7 @@ class TokenStore:
             return TokenView(rows, self._flat, self._offsets[:count], self._lengths[:count])
 
     def _add(self, texts: list[str]) -> None:
-        found = self.disk.lookup(self.fingerprint, texts) if self.disk is not None else {}
+        found = self.disk.lookup_blobs(self.fingerprint, texts) if self.disk is not None else {}
         fresh = [t for t in texts if t not in found]
         made = self.encode(fresh) if fresh else []
         if len(made) != len(fresh):
@@ -131,27 +131,37 @@ class TokenStore:
         new = dict(zip(fresh, made, strict=True))
         with self._lock:
             texts = [t for t in texts if t not in self.index]   # another thread's meanwhile
-            for text in texts:
-                ids = found.get(text)
-                self._append(text, new[text] if ids is None else ids)
+            self._extend(texts, [found[t] if t in found else _blob(new[t]) for t in texts])
             self.tokenized += sum(1 for t in texts if t in new)
             self.loaded += sum(1 for t in texts if t not in new)
         if self.disk is not None and new:
             self.disk.save(self.fingerprint, new)
 
-    def _append(self, text: str, ids: Sequence[int] | np.ndarray) -> None:
-        n = len(ids)
+    def _extend(self, texts: list[str], blobs: list[bytes]) -> None:
+        """Append ``texts`` with their ids (little-endian int32 bytes each) in one copy: one
+        buffer for all of them, rather than an array per text."""
+        count = len(texts)
         row = len(self.index)
-        if row >= len(self._offsets):
-            self._offsets = _grown(self._offsets, row + 1)
-            self._lengths = _grown(self._lengths, row + 1)
-        if self._used + n > len(self._flat):
-            self._flat = _grown(self._flat, self._used + n)
-        self._flat[self._used:self._used + n] = ids
-        self._offsets[row] = self._used
-        self._lengths[row] = n
-        self._used += n
-        self.index[text] = row
+        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=count) // 4
+        ids = np.frombuffer(b"".join(blobs), dtype="<i4")
+        if row + count > len(self._offsets):
+            self._offsets = _grown(self._offsets, row + count)
+            self._lengths = _grown(self._lengths, row + count)
+        if self._used + len(ids) > len(self._flat):
+            self._flat = _grown(self._flat, self._used + len(ids))
+        self._flat[self._used:self._used + len(ids)] = ids
+        offsets = self._offsets[row:row + count]
+        offsets[0:1] = self._used
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        offsets[1:] += self._used
+        self._lengths[row:row + count] = lengths
+        self._used += len(ids)
+        self.index.update(zip(texts, range(row, row + count), strict=True))
+
+
+def _blob(ids: Sequence[int]) -> bytes:
+    """Token ids as the disk keeps them: little-endian int32."""
+    return np.asarray(ids, dtype="<i4").tobytes()
 
 
 def _grown(array: np.ndarray, needed: int) -> np.ndarray:
@@ -197,16 +207,18 @@ class TokenDisk:
                                 fallback="tokenizing without a store", value_type="BLOB")
 
     def lookup(self, fingerprint: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        return {text: np.frombuffer(blob, dtype="<i4").astype(np.int64)
+                for text, blob in self.lookup_blobs(fingerprint, texts).items()}
+
+    def lookup_blobs(self, fingerprint: str, texts: Sequence[str]) -> dict[str, bytes]:
+        """The stored ids of ``texts`` as kept (little-endian int32 bytes); a value that
+        cannot be ids is left out, so that text is tokenized again."""
         raw = self._store.lookup_raw(fingerprint, texts)
-        out = {}
-        for text, blob in raw.items():
-            if isinstance(blob, bytes) and len(blob) % 4 == 0:
-                out[text] = np.frombuffer(blob, dtype="<i4").astype(np.int64)
-        return out
+        return {text: blob for text, blob in raw.items()
+                if isinstance(blob, bytes) and len(blob) % 4 == 0}
 
     def save(self, fingerprint: str, ids: dict[str, list[int]]) -> None:
-        self._store.save_raw(fingerprint, {t: np.asarray(v, dtype="<i4").tobytes()
-                                           for t, v in ids.items()})
+        self._store.save_raw(fingerprint, {t: _blob(v) for t, v in ids.items()})
 
     def close(self) -> None:
         self._store.close()

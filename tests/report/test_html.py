@@ -55,13 +55,9 @@ def _module_figure_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory):
-    from abnirml.pipeline import RunConfig, SessionSettings, run
-
-    out = tmp_path_factory.mktemp("demo-report")
-    run(RunConfig(out=str(out), options={"dtp.data": "demo"},
-                  session=SessionSettings(cache=None, progress=False)))
-    return out
+def demo_dir(demo_battery):
+    """``make demo``'s run with the default rankers (shared with the results-digest test)."""
+    return demo_battery
 
 
 @pytest.fixture(scope="module")

@@ -72,13 +72,12 @@ demo: demo-setup
 
 # The suite runs across the cores (pytest-xdist): one worker per core this process may use,
 # at most 8; a test module's tests stay on one worker, which builds its module-scoped
-# fixtures (models, runs) once. Modules go to the workers in collection order, where
-# tests/conftest.py puts the modules with slow tests first (so the workers finish together).
+# fixtures (models, runs) once.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, len(os.sched_getaffinity(0))))' \
 	2>/dev/null || echo 2)
 test: setup
 	-@$(MAKE) --no-print-directory browser-deps
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The type checker reads its settings (files: src/abnirml) from pyproject.toml.
 lint: setup

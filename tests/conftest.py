@@ -29,19 +29,6 @@ def pytest_configure(config):
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """Modules holding a test marked ``slow`` run first, in collection order.
-
-    ``make test`` hands whole modules to the workers in the order collected
-    (``--no-loadscope-reorder``): starting with the long modules lets the many short ones
-    fill in behind them, so the workers finish together instead of one worker starting a
-    long module when the other has nothing left. The order changes no test's outcome:
-    every test builds or finds what it needs itself.
-    """
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)          # stable: False first
-
-
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))

@@ -88,6 +88,15 @@ def demo_collection():
     return load_collection("demo")
 
 
+@pytest.fixture(scope="session")
+def demo_battery(tmp_path_factory) -> Path:
+    """The output folder of the demo battery (tests/results_battery.py), built once in the
+    session for every module and worker that reads it. Read it; copy it to change it."""
+    from ._shared_runs import build_demo_battery, shared_output
+
+    return shared_output(tmp_path_factory, "demo-battery", build_demo_battery) / "out"
+
+
 @pytest.fixture()
 def one_torch_thread():
     """Run torch on one thread for the test (the machine's two cores are shared)."""

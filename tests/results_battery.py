@@ -1,8 +1,11 @@
 """A fixed battery whose results must not move when code is reorganised.
 
-The demo collection with the three lexical rankers and every probe family, fixed seed and
-δ calibration, in-memory cache. ``digests`` reduces results.jsonl to one SHA-256 per probe, so
-a failing comparison names the probes whose records changed instead of dumping 100 kB.
+The demo collection with the three lexical rankers and every probe family (the transfer
+probes with the demo's transfer data), fixed seed and δ calibration, in-memory cache: the run
+``make demo`` makes with the default rankers. The HTML report tests read the same run
+(the session-wide ``demo_battery`` fixture of tests/conftest.py builds it once).
+``digests`` reduces results.jsonl to one SHA-256 per probe, so a failing comparison names the
+probes whose records changed instead of dumping 100 kB.
 
 Regenerate the stored digests (only when a change of results is intended)::
 
@@ -23,7 +26,8 @@ def run_battery(out: Path, collection: str = "demo") -> Path:
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
     run(RunConfig(collection=collection, rankers=["bm25", "ql", "tfidf"], probes=["all"],
-                  out=str(out), seed=0, session=SessionSettings(cache=None, progress=False)))
+                  out=str(out), seed=0, options={"dtp.data": "demo"},
+                  session=SessionSettings(cache=None, progress=False)))
     return out / "results.jsonl"
 
 

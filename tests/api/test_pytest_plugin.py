@@ -49,6 +49,7 @@ def test_failures_name_probe_score_and_counterexamples(gates):
     assert ">= 1.5" in out
 
 
+@pytest.mark.slow
 def test_results_are_cached_between_runs(gates):
     first = gates.runpytest_subprocess(*PLUGIN, "--abnirml", "-k", "impossible")
     first.assert_outcomes(failed=1)

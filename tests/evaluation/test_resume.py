@@ -109,6 +109,7 @@ def _wait_for(marker: Path, proc: subprocess.Popen, limit_s: float = 600.0) -> N
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_then_resume_gives_same_results(tmp_path):
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     clean = subprocess.run(_slow_cli(tmp_path, str(tmp_path / "clean"),

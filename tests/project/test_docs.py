@@ -105,6 +105,7 @@ def test_the_reference_lists_every_probe_ranker_and_option():
                     assert f"`{flag}" in cli or f", {flag}" in cli, (name, flag)
 
 
+@pytest.mark.slow
 def test_every_results_field_is_documented_and_written(tmp_path):
     """A run over one probe of every built-in family writes exactly the documented fields
     (two need what the demo lacks: a pairwise ranker, a plugin axiom; the synonym fields need

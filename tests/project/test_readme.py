@@ -113,6 +113,7 @@ def test_the_python_example_runs_without_pandas(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "python" / "results.jsonl").is_file()
 
 
+@pytest.mark.slow
 def test_the_finding_the_readme_reads_is_what_the_demo_reports(tmp_path):
     """The tour's `tmp:shuffle-words` row, re-run on the demo collection.
 

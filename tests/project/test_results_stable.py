@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.results_battery import GOLDEN, digests, run_battery
+from tests.results_battery import GOLDEN, digests
 
 
 @pytest.fixture(scope="module")
-def battery(tmp_path_factory) -> Path:
-    return run_battery(tmp_path_factory.mktemp("battery") / "out")
+def battery(demo_battery) -> Path:
+    """The battery's results.jsonl (``tests.results_battery.run_battery``), built once in
+    the session."""
+    return demo_battery / "results.jsonl"
 
 
 def test_demo_battery_results_are_byte_identical(battery):
@@ -31,11 +33,11 @@ def test_no_row_is_significant_beside_an_interval_that_contains_zero_nor_the_rev
              for r in with_interval
              if r["significant"] == (r["ci_low"] <= 0.0 <= r["ci_high"])]
     assert not split, f"{len(split)} rows with two answers, e.g. {split[:3]}"
-    # both verdicts occur, in every family with intervals (mmp, tmp, axiom, qvp; the demo's
-    # transfer pairs are of one query), and a row without an interval has no p either
+    # both verdicts occur, in every family (with the demo's transfer data, dtp has intervals
+    # too), and a row without an interval has no p either
     assert {r["significant"] for r in with_interval} == {True, False}
     families = {r["family"] for r in with_interval}
-    assert families == {"mmp", "tmp", "axiom", "qvp"}
+    assert families == {"mmp", "tmp", "axiom", "qvp", "dtp"}
     for family in families:
         assert any(r["significant"] for r in with_interval if r["family"] == family), family
     assert all(r["p_value"] is None for r in records if r["ci_low"] is None)

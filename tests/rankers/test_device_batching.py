@@ -304,6 +304,7 @@ def test_half_precision_overflow_is_refused_by_the_guard(tiny, one_torch_thread)
         ranker.score(PAIRS)
 
 
+@pytest.mark.slow
 def test_a_fully_cached_rerun_imports_neither_torch_nor_transformers(tiny, tmp_path):
     """The second run finds every pair cached: no model load, no torch import at all."""
     script = textwrap.dedent(f"""

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+#: every test starts a fresh interpreter that imports the torch stack
+pytestmark = pytest.mark.slow
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 

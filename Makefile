@@ -72,12 +72,14 @@ demo: demo-setup
 
 # The suite runs across the cores (pytest-xdist): one worker per core this process may use,
 # at most 8; a test module's tests stay on one worker, which builds its module-scoped
-# fixtures (models, runs) once.
+# fixtures (models, runs) once. Modules go to the workers in collection order, which
+# tests/conftest.py sets: modules with slow tests first (so the workers finish together),
+# the module that starts Ray in the test process last.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, len(os.sched_getaffinity(0))))' \
 	2>/dev/null || echo 2)
 test: setup
 	-@$(MAKE) --no-print-directory browser-deps
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The type checker reads its settings (files: src/abnirml) from pyproject.toml.
 lint: setup

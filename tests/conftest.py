@@ -144,6 +144,22 @@ def stats_builds(monkeypatch) -> list[int]:
 RAY_START_TRIES = 3
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Modules holding a test marked ``slow`` run first; modules starting Ray run last.
+
+    ``make test`` hands whole modules to the workers in the order collected
+    (``--no-loadscope-reorder``). Starting with the long modules lets the many short ones
+    fill in behind them, so the workers finish together. A module whose tests start Ray in
+    the test process (the ``ray_local`` fixture) goes after all others: Ray leaves gRPC
+    threads behind after ``ray.shutdown()``, and a later test on the same worker that forks
+    ``--workers`` processes could fork a child that dies on those threads' locks. The order
+    changes no test's outcome otherwise: every test builds or finds what it needs itself.
+    """
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    ray = {item.path for item in items if "ray_local" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: (item.path in ray, item.path not in slow))   # stable
+
+
 @pytest.fixture
 def ray_local():
     """Ray started in this process as ``--ray local`` starts it (so the run under test finds

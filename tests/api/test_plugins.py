@@ -392,14 +392,14 @@ WORKER_RANKERS = '''
 '''
 
 
-@pytest.mark.parametrize("executor", [["--workers", "2"], ["--ray", "local"]],
-                         ids=["workers", "ray"])
-def test_a_plugin_ranker_failing_in_a_worker_names_its_own_line(tmp_path, capsys, executor,
-                                                                 request):
-    """multiprocessing and Ray re-raise a worker's exception with their own frames: the
-    line named must still be the plugin's, and abnirml's own errors stay their one line."""
-    if executor[0] == "--ray":
-        request.getfixturevalue("ray_local")
+def test_a_plugin_ranker_failing_in_a_worker_names_its_own_line(tmp_path, capsys):
+    """multiprocessing re-raises a worker's exception with its own frames: the line named
+    must still be the plugin's, and abnirml's own errors stay their one line (the same on
+    Ray: tests/evaluation/test_ray_in_process.py)."""
+    assert_worker_failures_name_their_line(tmp_path, capsys, ["--workers", "2"])
+
+
+def assert_worker_failures_name_their_line(tmp_path, capsys, executor):
     plugin = _write(tmp_path, "worker_rankers.py", WORKER_RANKERS)
     common = ["run", "--plugin", plugin, "--probe", "tmp:prepend-query", "--no-cache",
               "--no-effectiveness", "--quiet", "--batch-size", "50", *executor]
@@ -410,17 +410,6 @@ def test_a_plugin_ranker_failing_in_a_worker_names_its_own_line(tmp_path, capsys
     assert main([*common, "--ranker", "refusing", "--out", str(tmp_path / "b")]) == 2
     assert _one_line_error(capsys) == \
         "abnirml: error: refusing: this ranker needs a GPU"
-
-
-def test_a_ranker_class_from_a_plugin_file_runs_on_ray(tmp_path, ray_local):
-    """Ray's workers cannot import a plugin file's module (its name exists only in this
-    process); the module goes to them by value, and the results equal a serial run's."""
-    plugin = _write(tmp_path, "rankers.py", RANKERS)
-    args = ["--ranker", "query-words+weight=2", "--probe", "tmp:prepend-query", "--no-cache",
-            "--batch-size", "50"]
-    serial = _first_record(plugin, tmp_path / "serial", *args)
-    on_ray = _first_record(plugin, tmp_path / "ray", *args, "--ray", "local")
-    assert on_ray == serial and serial["n"] > 0 and serial["neg"] == 0
 
 
 def test_a_plugin_probe_that_raises_names_the_probe_and_line(tmp_path, capsys):

@@ -16,11 +16,6 @@ def test_workers_match_serial(tmp_path):
     assert results_of(tmp_path, "workers", "--workers", "2") == serial
 
 
-def test_ray_local_matches_serial(tmp_path, ray_local):
-    serial = results_of(tmp_path, "serial")
-    assert results_of(tmp_path, "ray", "--ray", "local") == serial
-
-
 def test_invalid_worker_count(capsys):
     assert main(["run", "--workers", "0", "--quiet", "--no-cache"]) == 2
     assert "--workers must be ≥ 1" in capsys.readouterr().err

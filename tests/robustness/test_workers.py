@@ -92,3 +92,38 @@ def test_ctrl_c_with_workers_prints_one_line_and_no_worker_traceback(tmp_path):
     assert child.returncode == 130, text
     assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
     assert "abnirml: interrupted" in text
+
+
+class _DiesInWorkers:
+    """Scores in the parent; a forked worker kills itself, as the out-of-memory killer
+    would."""
+
+    name = fingerprint = "dies-in-workers"
+
+    def __init__(self) -> None:
+        self.parent = os.getpid()
+
+    def score(self, pairs):
+        if os.getpid() != self.parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return [0.0] * len(pairs)
+
+
+def test_a_worker_killed_while_scoring_stops_the_run_with_one_line():
+    """A dead worker must end the run with an error, never leave it waiting for the lost
+    batch (an alarm fails the test instead of hanging it)."""
+    from abnirml.errors import ScoringError
+
+    def hung(signum, frame):
+        raise AssertionError("the run waited for a batch its dead worker never returns")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        with pytest.raises(ScoringError, match=r"^a --workers process died while scoring "
+                                               r"\((?:.*, )?killed by SIGKILL\b"):
+            list(parallel.ProcessExecutor(2).run(_DiesInWorkers(),
+                                                 [[("q", str(i))] for i in range(6)]))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

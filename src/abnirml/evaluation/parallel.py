@@ -172,16 +172,84 @@ class ProcessExecutor:
             yield from SerialExecutor().run(ranker, batches)
             return
         _WORKER_RANKER = ranker
-        context = multiprocessing.get_context("fork")
         try:
-            import os
-
-            with context.Pool(processes, initializer=_exit_with_parent,
-                              initargs=(os.getpid(),)) as pool:
-                for result in pool.imap(_score_in_worker, batches, chunksize=1):
-                    yield raised_if_failed(result)
+            yield from _scored_in_pool(processes, batches)
         finally:
             _WORKER_RANKER = None
+
+
+def _scored_in_pool(processes: int, batches: Sequence[Sequence[Pair]]
+                    ) -> Iterator[np.ndarray]:
+    """Each batch's scores, in order, from ``processes`` forked workers.
+
+    ``concurrent.futures`` rather than ``multiprocessing.Pool``: when a worker dies (the
+    kernel's out-of-memory killer, a crash in native code, a library that cannot run after
+    a fork) ``Pool`` starts a replacement and waits for ever for the lost batch, while the
+    executor marks itself broken and every pending batch fails, so the run stops with one
+    line instead of hanging.
+    """
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
+    finished = False
+    try:
+        pending = [pool.submit(_score_in_worker, batch) for batch in batches]
+        workers = _worker_processes(pool)
+        for future in pending:
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                raise ScoringError(
+                    f"a --workers process died while scoring ({_how_workers_ended(workers)}); "
+                    "scores already in the cache are kept: rerun with fewer --workers, a "
+                    "smaller --batch-size, or without --workers") from None
+            yield raised_if_failed(result)
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            # Ctrl-C, an error or a closed generator: batches still running are not waited
+            # for (``shutdown`` would), their processes are ended now
+            workers = _worker_processes(pool)
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
+                if process.is_alive():
+                    process.kill()
+
+
+def _worker_processes(pool: object) -> list[multiprocessing.process.BaseProcess]:
+    """The executor's worker processes, read from its process table: ``concurrent.futures``
+    keeps it private (an empty list where a Python version lacks it)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _how_workers_ended(workers: list[multiprocessing.process.BaseProcess]) -> str:
+    """How the workers that did not exit cleanly ended, e.g. ``killed by SIGKILL``.
+
+    The executor notices a death before the dead process is reaped, and it ends the other
+    workers itself, so each is given a moment to report its exit.
+    """
+    for process in workers:
+        process.join(timeout=2)
+    ends = sorted({_how_ended(process.exitcode) for process in workers
+                   if process.exitcode not in (None, 0)})
+    return ", ".join(ends) if ends else "a worker exited"
+
+
+def _how_ended(exitcode: int) -> str:
+    import signal
+
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
 
 
 def available_cores() -> int:

@@ -230,6 +230,36 @@ def pure_loops(model_dir: Path, pairs: list[tuple[str, str]], device: str, dtype
     return times
 
 
+def engine_agrees(model_dir: Path, pairs: list[tuple[str, str]], device: str,
+                  count: int = 2048) -> tuple[float, float, int]:
+    """The engine's fp32 scores (token-budget batches, pinned copies, scores fetched early
+    on CUDA) against the plain model run in arrival order, batches of 32, on the same
+    device: (max |difference|, score range, pairs). Proves the timed path returns each
+    pair's own score, in order."""
+    import numpy as np
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    sample = pairs[:count]
+    engine = np.asarray(build_ranker(f"cross-encoder:{model_dir}+dtype=fp32",
+                                     RankerEnv(device=device)).score(sample), dtype=np.float64)
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).to(device).eval()
+    plain = []
+    with torch.inference_mode():
+        for s in range(0, len(sample), 32):
+            chunk = sample[s:s + 32]
+            enc = tok([q for q, _ in chunk], [d for _, d in chunk], padding=True,
+                      truncation=True, max_length=512, return_tensors="pt").to(device)
+            plain.append(model(**enc).logits[:, 0].double().cpu().numpy())
+    reference = np.concatenate(plain)
+    del model
+    return (float(np.max(np.abs(engine - reference))),
+            float(reference.max() - reference.min()), len(sample))
+
+
 _ENGINE = """
 import json, os, sys, time
 t0 = time.perf_counter()
@@ -336,6 +366,11 @@ def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float
     tokenize_s = tokenization_alone(model_dir, pairs)
     print(f"sample building alone: {build_s:.1f} s; tokenization alone (main thread, "
           f"batch 128): {tokenize_s:.1f} s", flush=True)
+    worst, spread, checked = engine_agrees(model_dir, pairs, device)
+    print(f"engine vs plain model, fp32 on {device}, {checked:,} pairs: max |difference| "
+          f"{worst:.2e} (scores span {spread:.3f})", flush=True)
+    if worst > 1e-3 * max(spread, 1.0):
+        raise SystemExit(f"the engine's scores differ from the plain model's by {worst:.2e}")
     rows = []
     for dtype in args.dtypes:
         pure = pure_loops(model_dir, pairs, device, dtype, args.max_tokens)
@@ -473,6 +508,9 @@ def measure(args: argparse.Namespace, tmp: Path) -> int:
 
 
 if __name__ == "__main__":
-    if str(ROOT) not in sys.path:        # run as a script: `benchmarks._gpu_image` importable
-        sys.path.insert(0, str(ROOT))
+    # run as a script on a machine where abnirml is not installed (the GPU image): the
+    # checkout's `src` and `benchmarks._gpu_image` importable
+    for path in (ROOT, ROOT / "src"):
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
     sys.exit(main())

@@ -38,9 +38,11 @@ $(VENV)/.torch: $(VENV)/.created
 	fi
 	touch $@
 
-# Every extra (tests, lint, benchmarks); it includes the demo's, so it stamps both.
+# Every extra (tests, lint, benchmarks); it includes the demo's, so it stamps both. Without
+# bytecode (as the demo's install, below): the suite's first imports write it for the
+# modules the tests import, about a third of what pip would compile.
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
-	$(PY) -m pip install --quiet -e '.[all,dev]'
+	$(PY) -m pip install --quiet --no-compile -e '.[all,dev]'
 	touch $@ $(VENV)/.demo-installed
 
 # torch's CPU wheel also carries its own C++ test programs, protoc and the C++ headers
@@ -77,9 +79,12 @@ demo: demo-setup
 # the module that starts Ray in the test process last.
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(8, len(os.sched_getaffinity(0))))' \
 	2>/dev/null || echo 2)
+# PYTHONDONTWRITEBYTECODE is cleared for the suite: with it set, every worker and every
+# process a test starts would compile torch's and transformers' modules again.
 test: setup
 	-@$(MAKE) --no-print-directory browser-deps
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  --no-loadscope-reorder
 
 # The type checker reads its settings (files: src/abnirml) from pyproject.toml.
 lint: setup

@@ -16,6 +16,9 @@ It prints the ratios the targets are stated in: engine cold wall / (sample build
 pure time), engine scoring / best pure time, warm / sample building, pairs/s per dtype.
 
 Run: ``python benchmarks/gpu.py [--data DIR] [--vocab DIR] [--shapes minilm,bert-base]``.
+``--two-passes`` instead scores the battery twice in one process per shape and dtype, each
+pass profiled: what the first pass pays that the second does not is a per-process cost.
+Before timing, each shape's engine scores are checked against the plain model's (fp32).
 ``--simulate [--speedup F]`` runs the same battery through the real engine on this host with
 a simulated accelerator instead of a model (:mod:`benchmarks.simulated_device`): no GPU
 needed, it shows whether the host can feed one.
@@ -408,6 +411,37 @@ def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float
             print(f"effect sign agreement {other} vs fp32: {100 * share:.2f} % of {n:,} samples")
 
 
+def two_passes(shape: str, dtype: str, args: argparse.Namespace, work: Path,
+               pairs: list[tuple[str, str]]) -> None:
+    """The engine's scoring twice in one process, each pass into an empty score cache: the
+    first tokenizes every text and meets each batch shape for the first time, the second
+    reads the token ids back and meets the same shapes again. Each pass is profiled on the
+    calling thread (cProfile), so a one-time cost per shape shows where it is paid."""
+    import cProfile
+    import pstats
+
+    from abnirml.evaluation.scoring import Scorer
+    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.registry import RankerEnv, build_ranker
+
+    model_dir = build_model(shape, vocab_dir(args.vocab), work / shape)
+    start = time.perf_counter()
+    ranker = build_ranker(f"cross-encoder:{model_dir}+dtype={dtype}",
+                          RankerEnv(device=args.device, token_store=work / "tokens.sqlite"))
+    print(f"\n## {shape} {dtype}: two passes of engine scoring in one process, "
+          f"{len(pairs):,} pairs; ranker built in {time.perf_counter() - start:.2f} s")
+    for number, label in ((1, "empty token store"), (2, "token ids stored")):
+        scorer = Scorer(ScoreCache(work / f"two-passes-{shape}-{dtype}-{number}.sqlite"),
+                        progress=False)
+        profiler = cProfile.Profile()
+        start = time.perf_counter()
+        profiler.runcall(scorer.score, ranker, pairs)
+        seconds = time.perf_counter() - start
+        print(f"pass {number} ({label}): {seconds:.2f} s ({len(pairs) / seconds:,.0f} pairs/s)",
+              flush=True)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help=f"collection (default: {DEFAULT_DATA})")
@@ -435,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(below 1: slower)")
     parser.add_argument("--no-ramp", action="store_true",
                         help="with --simulate: whole chunks from the start (for comparison)")
+    parser.add_argument("--two-passes", action="store_true",
+                        help="instead of the tables: the engine's scoring twice in one process "
+                             "per shape and dtype, each pass profiled")
     parser.add_argument("--probe", action="append", default=None,
                         help="with --simulate: this battery instead (repeatable)")
     args = parser.parse_args(argv)
@@ -503,7 +540,11 @@ def measure(args: argparse.Namespace, tmp: Path) -> int:
     build_s, pairs = sample_building(args.data, args.battery)
     work = Path(args.work or tmp)
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
-        bench_shape(shape, args, work, build_s, pairs)
+        if args.two_passes:
+            for dtype in args.dtypes:
+                two_passes(shape, dtype, args, work, pairs)
+        else:
+            bench_shape(shape, args, work, build_s, pairs)
     return 0
 
 

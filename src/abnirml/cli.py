@@ -434,8 +434,10 @@ def _analysis(name: str, args: argparse.Namespace) -> int:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings are for people here: one line, no source location."""
-    print(f"abnirml: warning: {message}", file=sys.stderr)
+    """Warnings are for people here: one line, no source location, no secret."""
+    from abnirml.errors import redact
+
+    print(f"abnirml: warning: {redact(str(message))}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:
@@ -503,6 +505,10 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:        # the abnirml program itself: a second Ctrl-C ends it at once
+        from abnirml.process_exit import leave_on_second_interrupt
+
+        leave_on_second_interrupt(EXIT_INTERRUPTED)
     code = _main(argv)
     if argv is None:        # the abnirml program itself: end without the teardown if safe
         from abnirml.process_exit import finish

@@ -252,3 +252,47 @@ def test_rankgpt_refuses_a_step_longer_than_its_window():
         build_ranker("rankgpt:http://127.0.0.1:9/v1+model=m+window=10+step=15", RankerEnv())
     assert build_ranker("rankgpt:http://127.0.0.1:9/v1+model=m+window=10+step=10",
                         RankerEnv()).step == 10
+
+
+# -- usage: every request counted, whichever process or wrapper sent it ---------------------
+
+
+def _run_info(tmp_path, spec: str, probes: list[str], **session: object) -> dict:
+    from abnirml.pipeline import RunConfig, SessionSettings, run
+
+    output = run(RunConfig(collection="demo", rankers=[spec], probes=probes,
+                           out=str(tmp_path / "out"), effectiveness=False,
+                           session=SessionSettings(cache=None, progress=False, **session)))
+    return output.run_info
+
+
+def test_workers_count_the_requests_they_send(tmp_path, monkeypatch):
+    from abnirml.evaluation import parallel
+
+    monkeypatch.setattr(parallel, "available_cores", lambda: 4)
+    forks = []
+    real_pool = parallel._scored_in_pool
+    monkeypatch.setattr(parallel, "_scored_in_pool",
+                        lambda processes, *a: forks.append(processes) or real_pool(processes, *a))
+    with StandIn(usage=True) as server:
+        info = _run_info(tmp_path, f"rerank-api:{server.base}/rerank+model=m+batch_size=4"
+                         "+concurrency=1@served", ["mmp:tf:length"], workers=2, batch_size=8)
+    assert forks == [2]                                   # the batches went to two processes
+    assert server.received > 2
+    assert info["usage"]["served"] == {
+        "requests": server.received, "retries": 0, "prompt_tokens": 7 * server.received,
+        "completion_tokens": 0, "answers_with_usage": server.received}
+
+
+@pytest.mark.parametrize("wrapper", ["listwise-of", "maxp"])
+def test_a_wrapped_served_ranker_reports_its_requests(tmp_path, wrapper):
+    from abnirml.report.listwise_section import usage_table
+
+    probe = "tmp:append-query"
+    with StandIn() as server:
+        info = _run_info(tmp_path, f"{wrapper}:rerank-api:{server.base}/rerank+model=m@wrapped",
+                         [probe])
+    assert server.received > 0
+    assert info["usage"]["wrapped"]["requests"] == server.received
+    table = usage_table(info)
+    assert table is not None and table.rows[0][:2] == ["wrapped", f"{server.received:,}"]

@@ -48,6 +48,7 @@ from abnirml.rankers.http_client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRY_FOR,
     HttpClient,
+    Usage,
     json_number,
 )
 from abnirml.rankers.identity import scorer_identity
@@ -249,6 +250,10 @@ class HttpRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries and reported tokens so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         chunks = [pairs[start:start + self.batch_size]

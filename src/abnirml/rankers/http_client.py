@@ -127,6 +127,17 @@ class Usage:
                 out.update(replies=self.replies, repaired=self.repaired)
             return out
 
+    def counts(self) -> dict[str, int]:
+        """Every count as it stands (what :meth:`add` takes back)."""
+        with self._lock:
+            return {key: getattr(self, key) for key in _USAGE_COUNTS}
+
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """What was counted after :meth:`counts` returned ``before`` (only what grew)."""
+        now = self.counts()
+        return {key: now[key] - before.get(key, 0) for key in _USAGE_COUNTS
+                if now[key] > before.get(key, 0)}
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_lock", None)
@@ -135,6 +146,19 @@ class Usage:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+_USAGE_COUNTS = ("requests", "retries", "reported", "prompt_tokens", "completion_tokens",
+                 "replies", "repaired")
+
+
+def usage_counter(ranker: object) -> Usage | None:
+    """The :class:`Usage` a ranker counts its requests in (``usage_counter``; a wrapper
+    such as ``listwise-of:`` hands on its wrapped ranker's), or None. Worker processes
+    (``--workers``) send back what they added to it, so the run's counts hold every
+    request whichever process sent it."""
+    counter = getattr(ranker, "usage_counter", None)
+    return counter if isinstance(counter, Usage) else None
 
 
 def checked_url(url: object, name: str) -> str:
@@ -554,8 +578,13 @@ class _Deadlines:
         self._condition = threading.Condition()
         self._counter = 0
         self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
 
     def add(self, seconds: float, callback: Callable[[], None]) -> int:
+        if self._pid != os.getpid():
+            # a forked child (--workers): the parent's thread is not here, and its lock may
+            # have been held at the fork
+            self.__init__()  # type: ignore[misc]
         with self._condition:
             self._counter += 1
             self._live.add(self._counter)

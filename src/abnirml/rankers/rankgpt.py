@@ -49,6 +49,7 @@ from abnirml.rankers.http_client import (
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
     HttpClient,
+    Usage,
 )
 from abnirml.rankers.listwise import Permutation, Window, check_window, checked_permutation
 
@@ -225,6 +226,10 @@ class RankGPTRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries, reported tokens and repaired replies so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def messages(self, window: Window) -> list[Message]:
         query = shown_query(window.query)

@@ -29,6 +29,7 @@ from abnirml.rankers.http_client import (
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
     HttpClient,
+    Usage,
     json_number,
     shown_json,
 )
@@ -66,6 +67,10 @@ class RerankApiRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries and reported tokens so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         """One request per query and ``batch_size`` of its documents, ``concurrency`` at once."""

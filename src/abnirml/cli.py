@@ -327,15 +327,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     n_rankers = len(output.result.summary["rankers"])
     print(f"abnirml: {len(output.result.records)} results for "
           f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
-          f"{counts['unique_pairs']:,} unique pairs; scores over all rankers: "
-          f"{counts['scored']:,} computed, {counts['from_cache']:,} cached → "
-          f"{output.out}/report.md, "
-          f"{output.out}/report.html")
+          f"{_work_done(counts)} → {output.out}/report.md, {output.out}/report.html")
     left_out = output.run_info.get("omitted_probes") or []
     if args.skip_unavailable and left_out:
         print(f"abnirml: left out {len(left_out)} probes whose optional dependencies are "
               f"missing or that have no data (listed in {output.out}/run.json and the report)")
     return 0
+
+
+def _work_done(counts: dict) -> str:
+    """The summary line's account of the scoring: pair scores (over the pointwise and
+    pairwise rankers) and listwise windows, each only where the run had such rankers."""
+    parts = [f"{counts['unique_pairs']:,} unique pairs"]
+    windows = "windows_ranked" in counts
+    if counts["scored"] or counts["from_cache"] or not windows:
+        parts.append(f"scores over all rankers: {counts['scored']:,} computed, "
+                     f"{counts['from_cache']:,} cached")
+    if windows:
+        parts.append(f"listwise windows: {counts['windows_ranked']:,} ranked, "
+                     f"{counts.get('windows_from_cache', 0):,} cached")
+    return "; ".join(parts)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ tidy tables. The PyTerrier fingerprint tests live with the adapters in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,17 @@ def test_compare_md_escapes_the_names_above_its_table(tmp_path):
     note = text.split("\n\n")[1]
     assert note.startswith("A: bm25 (") and "<img" not in text
     assert "&lt;img src=x onerror=alert(1)> \\| x" in note
+
+
+def test_the_summary_line_of_a_listwise_run_counts_its_windows(tmp_path, capsys):
+    from abnirml.report.run_outputs import pairs_sentence
+
+    assert main(["run", "--probe", "tmp:append-query", "--ranker", "listwise-of:bm25",
+                 "--out", str(tmp_path / "out"), "--no-effectiveness", "--no-cache"]) == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    counts = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))["counts"]
+    assert counts["scored"] == counts["from_cache"] == 0 and counts["windows_ranked"] > 20
+    assert f"listwise windows: {counts['windows_ranked']:,} ranked, 0 cached" in summary
+    assert "0 computed" not in summary
+    sentence = pairs_sentence({"counts": counts, "rankers": [{"name": "listwise-of:bm25"}]})
+    assert "0 computed" not in sentence and f"{counts['windows_ranked']:,} ranked" in sentence

@@ -215,10 +215,16 @@ def pairs_sentence(run_info: Mapping[str, Any]) -> str:
     counts = run_info.get("counts") or {}
     rankers = len(run_info.get("rankers") or []) or None
     over = f"{rankers} ranker{'s' if rankers != 1 else ''}" if rankers else "the rankers"
+    windows = "windows_ranked" in counts
+    if windows and not counts.get("scored") and not counts.get("from_cache"):
+        # listwise rankers only: they rank windows of the pairs, scoring none of them
+        return (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, ranked "
+                f"in listwise windows: {counts['windows_ranked']:,} ranked, "
+                f"{counts.get('windows_from_cache', 0):,} read from the cache.")
     sentence = (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each "
                 f"scored by every ranker; scores over {over}: {counts.get('scored', 0):,} "
                 f"computed, {counts.get('from_cache', 0):,} read from the cache.")
-    if "windows_ranked" in counts:
+    if windows:
         sentence += (f" Listwise windows: {counts['windows_ranked']:,} ranked, "
                      f"{counts.get('windows_from_cache', 0):,} read from the cache.")
     return sentence

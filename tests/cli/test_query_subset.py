@@ -85,5 +85,6 @@ def test_a_fifo_or_a_device_given_as_queries_is_named_by_its_kind(tmp_path, caps
                               "--queries", str(path), "--out", str(tmp_path / "out"),
                               "--quiet", "--no-cache")
         assert line.startswith(f"abnirml: error: {path}: --queries: expected a number of "
-                               f"queries or a regular file of query ids, one a line, found {kind}"), line
+                               "queries or a regular file of query ids, one a line, "
+                               f"found {kind}"), line
     assert not (tmp_path / "out").exists()

@@ -296,3 +296,28 @@ def test_a_wrapped_served_ranker_reports_its_requests(tmp_path, wrapper):
     assert info["usage"]["wrapped"]["requests"] == server.received
     table = usage_table(info)
     assert table is not None and table.rows[0][:2] == ["wrapped", f"{server.received:,}"]
+
+
+def test_the_program_prints_no_piece_of_a_key_a_server_quotes(tmp_path, key_env, capsys):
+    from abnirml.cli import main
+
+    prefix = "credentials rejected; the header we got reads as "
+    with StandIn(api_key=KEY + "-rotated", quote_prefix=prefix) as server:
+        code = main(["run", "--collection", "demo", "--ranker",
+                     f"rerank-api:{server.base}/rerank+model=m+api_key_env={key_env}",
+                     "--probe", "tmp:append-query", "--no-cache", "--quiet",
+                     "--out", str(tmp_path / "out")])
+    printed = capsys.readouterr()
+    assert code == 2 and "answered HTTP 401" in printed.err
+    assert not pieces_of_the_key(printed.out + printed.err)
+
+
+def test_a_pickled_served_ranker_still_paces_and_scores():
+    """A ranker sent to another process (Ray pickles it) gets a fresh pace of its own."""
+    import pickle
+
+    with StandIn(rate_limited=1, retry_after="0") as server:
+        ranker = build_ranker(f"rerank-api:{server.base}/rerank+model=m", RankerEnv())
+        copy = pickle.loads(pickle.dumps(ranker))
+        assert copy.score([(QUERY, PASSAGES[1])]).tolist() == [4.0]
+    assert copy.usage() == {"requests": 2, "retries": 1}

@@ -10,13 +10,20 @@ server down on exit. What it answers:
   user messages for the query after ``Search Query:`` — sorted by :func:`term_count` (ties in
   input order) with ``reply="sort"``, the input order with ``reply="echo"``, or the next of
   ``replies`` (canned text) when given; with ``usage`` it reports token counts;
-* ``POST …/score``: ``{"scores": [term_count, …]}``.
+* ``POST …/score``: ``{"scores": [term_count, …]}``;
+* any other path: 404; with ``raw`` every request that gets this far is answered that text.
 
 ``rate_limited=N`` answers the first N requests 429 with ``Retry-After: retry_after``;
-``latency`` delays every answer; ``api_key`` makes every request without ``Authorization:
-Bearer <api_key>`` fail with 401 — quoting the header it got, as a careless server might.
-Every request's decoded body is kept in :attr:`StandIn.requests`; :attr:`most_in_flight` is
-the largest number of requests it was answering at once.
+``latency`` delays every answer (a delay that ends when the stand-in closes, so a test never
+waits for it); ``fail_request=N`` answers the N-th request (counted from 1) ``fail_status``
+at once, without the latency; ``api_key`` makes every request without ``Authorization:
+Bearer <api_key>`` fail with 401 — quoting the header it got after ``quote_prefix``, as a
+careless server might; refusals (429, 401) come at once, before the latency;
+``redirects`` maps a path to the ``Location`` it is redirected to with ``redirect_status``.
+Every request's decoded body is kept in :attr:`StandIn.requests`, its headers in
+:attr:`StandIn.headers` and its arrival time (``time.monotonic()``) in :attr:`arrivals`
+(GET requests too, then answered 405), each 429's time in :attr:`refusals`;
+:attr:`most_in_flight` is the largest number of requests it was answering at once.
 """
 
 from __future__ import annotations
@@ -66,7 +73,10 @@ class StandIn:
     def __init__(self, *, reply: str = "sort", replies: Sequence[str] = (),
                  rate_limited: int = 0, retry_after: str | None = "0",
                  status: int = 429, latency: float = 0.0, usage: bool = False,
-                 api_key: str | None = None):
+                 api_key: str | None = None, fail_request: int | None = None,
+                 fail_status: int = 500, redirects: dict[str, str] | None = None,
+                 redirect_status: int = 307, quote_prefix: str = "bad credentials ",
+                 raw: str | None = None):
         self.reply = reply
         self.replies = list(replies)
         self.rate_limited = rate_limited
@@ -75,7 +85,18 @@ class StandIn:
         self.latency = latency
         self.usage = usage
         self.api_key = api_key
+        self.fail_request = fail_request
+        self.fail_status = fail_status
+        self.redirects = dict(redirects or {})
+        self.redirect_status = redirect_status
+        self.quote_prefix = quote_prefix
+        self.raw = raw
+        self.refusals: list[float] = []
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []
+        self.received = 0
+        self._closing = threading.Event()
         self.refused = 0
         self.in_flight = 0
         self.most_in_flight = 0
@@ -94,6 +115,9 @@ class StandIn:
             def do_POST(self) -> None:
                 stand_in._handle(self)
 
+            def do_GET(self) -> None:         # recorded, then refused: only POST is served
+                stand_in._handle(self)
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -103,6 +127,7 @@ class StandIn:
 
     def __exit__(self, *exc: object) -> None:
         assert self._server is not None
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -130,31 +155,55 @@ class StandIn:
             answering()
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
-        body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
-        if self.latency:
-            time.sleep(self.latency)
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        with self._lock:
+            self.received += 1
+            number = self.received
+            self.headers.append(dict(handler.headers.items()))
+            self.arrivals.append(time.monotonic())
+        if handler.command != "POST":
+            self._send(handler, 405, b"")
+            return
+        body = json.loads(raw)
+        if number == self.fail_request:
+            self._send(handler, self.fail_status, b"")
+            return
+        if handler.path in self.redirects:
+            self._send(handler, self.redirect_status, b"",
+                       headers={"Location": self.redirects[handler.path]})
+            return
         if self.api_key is not None:
             got = handler.headers.get("Authorization", "")
             if got != f"Bearer {self.api_key}":
-                self._send(handler, 401, b"", reason=f"bad credentials {got}")
+                self._send(handler, 401, b"", reason=f"{self.quote_prefix}{got}")
                 return
         with self._lock:
             limited = self.refused < self.rate_limited
             if limited:
                 self.refused += 1
+                self.refusals.append(time.monotonic())
             else:
                 self.requests.append(body)
         if limited:
             headers = {} if self.retry_after is None else {"Retry-After": self.retry_after}
             self._send(handler, self.status, b"", headers=headers)
             return
+        if self.latency:        # refusals come at once, as a rate limiter's do
+            self._closing.wait(self.latency)
         path = handler.path
+        if self.raw is not None:
+            self._send(handler, 200, self.raw.encode())
+            return
         if path.endswith("/rerank"):
             answer: Any = self._rerank(body)
         elif path.endswith("/chat/completions"):
             answer = self._chat(body)
-        else:
+        elif path.endswith("/score"):
             answer = {"scores": [term_count(p["query"], p["text"]) for p in body["pairs"]]}
+        else:
+            self._send(handler, 404, b"")
+            return
         self._send(handler, 200, json.dumps(answer).encode())
 
     def _rerank(self, body: dict[str, Any]) -> Any:

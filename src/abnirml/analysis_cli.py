@@ -187,15 +187,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ranker_b = pick_ranker(store_b, args.ranker_b, "b")
     if args.alpha is not None:
         check_alpha(args.alpha)
-    subsets = [s.strip() for s in args.subsets.split(",") if s.strip()]
+    subsets = _checked_subsets(args.subsets, store_a)
     from abnirml.evaluation.significance import from_arguments
 
     stats = from_arguments(args, store_a.stats)
     rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets, stats)
     if not any(r.p_value is not None for r in rows):
-        reasons = sorted({r.note for r in rows if r.note}) or ["no probe in common"]
+        reasons = sorted({r.note for r in rows if r.note})
+        untested = _untested(rows, store_a, ranker_a)
+        if untested:
+            reasons.append(untested)
         raise ConfigError(f"nothing to compare between {dir_a} and {dir_b}: "
-                          f"{'; '.join(reasons)}")
+                          f"{'; '.join(reasons or ['no probe in common'])}")
     table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})",
                              stats, (ranker_a, ranker_b))
     print(to_markdown(table))
@@ -203,12 +206,56 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"\n{changed} of {sum(1 for r in rows if r.p_value is not None)} probe tests differ "
           f"significantly ({_test_words(stats)} on per-sample effects).")
     if args.out:
+        from abnirml.markup import escape_md
+
         out = Path(args.out)
         check_owned_files(out, COMPARE_FILES)      # again: nobody put one there meanwhile
         write_owned_files(out, {
             "compare.csv": to_csv(table),
-            "compare.md": f"# {table.title}\n\n{table.note}\n\n{to_markdown(table)}\n"})
+            "compare.md": f"# {table.title}\n\n{escape_md(table.note)}\n\n"
+                          f"{to_markdown(table)}\n"})
     return 0
+
+
+def _checked_subsets(given: str, store) -> list[str]:
+    """``--subsets``' names, each one the runs have (``all`` and their grade bands): an
+    unknown name would otherwise match no sample and read as "nothing in common"."""
+    from abnirml.errors import did_you_mean
+    from abnirml.evaluation.experiment import ALL
+
+    known = [ALL, *(name for name, _, _ in store.grade_bands)]
+    subsets = [s.strip() for s in given.split(",") if s.strip()]
+    if not subsets:
+        raise ConfigError(f"--subsets {given!r} names no subset (these runs have: "
+                          f"{', '.join(known)})")
+    for subset in subsets:
+        if subset not in known:
+            raise ConfigError(f"--subsets: no subset {subset!r}{did_you_mean(subset, known)} "
+                              f"(these runs have: {', '.join(known)})")
+    return subsets
+
+
+def _untested(rows, store, ranker: str) -> str:
+    """Why the probes both runs have got no test, when they did not (their samples come
+    from fewer queries than a test needs), in a few words; '' when no probe is shared."""
+    import numpy as np
+
+    shared = [r for r in rows if not r.note]
+    if not shared:
+        return ""
+    queries = set()
+    for probe in {r.probe for r in shared}:
+        scores = store.scores.get((probe, ranker))
+        if scores is not None and scores.cluster is not None and scores.cluster.size:
+            queries.add(int(np.unique(scores.cluster).size))
+    probes = len({r.probe for r in shared})
+    if queries and max(queries) < 2:
+        return (f"{probes} probe(s) in common, whose samples come from 1 query each; a test "
+                "needs samples from at least 2 queries")
+    if all(r.n == 0 for r in shared):
+        return f"{probes} probe(s) in common, with no samples in the subsets asked for"
+    return (f"{probes} probe(s) in common, and no test is defined for them (too few samples "
+            "or queries)")
 
 
 COMPARE_FILES = ("compare.csv", "compare.md")

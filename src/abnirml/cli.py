@@ -327,15 +327,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     n_rankers = len(output.result.summary["rankers"])
     print(f"abnirml: {len(output.result.records)} results for "
           f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
-          f"{counts['unique_pairs']:,} unique pairs; scores over all rankers: "
-          f"{counts['scored']:,} computed, {counts['from_cache']:,} cached → "
-          f"{output.out}/report.md, "
-          f"{output.out}/report.html")
+          f"{_work_done(counts)} → {output.out}/report.md, {output.out}/report.html")
     left_out = output.run_info.get("omitted_probes") or []
     if args.skip_unavailable and left_out:
         print(f"abnirml: left out {len(left_out)} probes whose optional dependencies are "
               f"missing or that have no data (listed in {output.out}/run.json and the report)")
     return 0
+
+
+def _work_done(counts: dict) -> str:
+    """The summary line's account of the scoring: pair scores (over the pointwise and
+    pairwise rankers) and listwise windows, each only where the run had such rankers."""
+    parts = [f"{counts['unique_pairs']:,} unique pairs"]
+    windows = "windows_ranked" in counts
+    if counts["scored"] or counts["from_cache"] or not windows:
+        parts.append(f"scores over all rankers: {counts['scored']:,} computed, "
+                     f"{counts['from_cache']:,} cached")
+    if windows:
+        parts.append(f"listwise windows: {counts['windows_ranked']:,} ranked, "
+                     f"{counts.get('windows_from_cache', 0):,} cached")
+    return "; ".join(parts)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -434,8 +445,10 @@ def _analysis(name: str, args: argparse.Namespace) -> int:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings are for people here: one line, no source location."""
-    print(f"abnirml: warning: {message}", file=sys.stderr)
+    """Warnings are for people here: one line, no source location, no secret."""
+    from abnirml.errors import redact
+
+    print(f"abnirml: warning: {redact(str(message))}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:
@@ -503,6 +516,10 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:        # the abnirml program itself: a second Ctrl-C ends it at once
+        from abnirml.process_exit import leave_on_second_interrupt
+
+        leave_on_second_interrupt(EXIT_INTERRUPTED)
     code = _main(argv)
     if argv is None:        # the abnirml program itself: end without the teardown if safe
         from abnirml.process_exit import finish

@@ -2,15 +2,74 @@
 
 Everything the command line reports to a person derives from :class:`AbnirmlError`: the CLI
 prints its one-line message and exits with status 2 instead of showing a traceback.
+
+Secrets (the API keys served rankers send) are registered here with
+:func:`register_secret`, and :func:`redact` blanks them — whole, and any piece of
+:data:`SECRET_PIECE` characters or more — out of any text; every AbnirmlError's message
+passes through it, so a server that quotes a key back, or cuts it in two, never gets it
+printed.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+SECRET_PIECE = 10
+"""Pieces of a secret this long or longer are blanked: a key cut at a message's length limit
+must not leak its first 30 characters. (A key shorter than this is blanked only whole.)"""
+REDACTED = "***"
+
+_SECRETS: dict[str, frozenset[str]] = {}
+_SECRETS_LOCK = threading.Lock()
+
+
+def register_secret(value: str) -> None:
+    """Remember ``value`` (an API key) so that :func:`redact` blanks it from now on."""
+    if not value or value in _SECRETS:
+        return
+    pieces = frozenset(value[i:i + SECRET_PIECE] for i in range(len(value) - SECRET_PIECE + 1))
+    with _SECRETS_LOCK:
+        _SECRETS[value] = pieces
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret, and every piece of one at least
+    :data:`SECRET_PIECE` characters long, replaced by ``***``."""
+    if not _SECRETS or not text:
+        return text
+    with _SECRETS_LOCK:
+        secrets = list(_SECRETS.items())
+    hidden = bytearray(len(text))
+    for secret, pieces in secrets:
+        start = text.find(secret)
+        while start >= 0:
+            hidden[start:start + len(secret)] = b"\1" * len(secret)
+            start = text.find(secret, start + 1)
+        if pieces:
+            for i in range(len(text) - SECRET_PIECE + 1):
+                if text[i:i + SECRET_PIECE] in pieces:
+                    hidden[i:i + SECRET_PIECE] = b"\1" * SECRET_PIECE
+    if not any(hidden):
+        return text
+    out: list[str] = []
+    for i, char in enumerate(text):
+        if not hidden[i]:
+            out.append(char)
+        elif i == 0 or not hidden[i - 1]:
+            out.append(REDACTED)
+    return "".join(out)
 
 
 class AbnirmlError(Exception):
-    """A problem with the user's input or configuration (exit status 2)."""
+    """A problem with the user's input or configuration (exit status 2). Its message never
+    shows a registered secret (:func:`redact`)."""
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
 
 
 class InputError(AbnirmlError):

@@ -11,6 +11,13 @@ It does so only where nothing can be lost: when no other non-daemon thread is al
 could still be writing). Everything abnirml writes is closed before a command returns. Only
 the program itself calls this (``main()`` without arguments); a caller of ``main([...])``
 from Python keeps its interpreter. ``ABNIRML_FAST_EXIT=off`` turns it off.
+
+:func:`leave_on_second_interrupt` makes a second Ctrl-C end the program at once: the first
+one is the usual ``KeyboardInterrupt`` (the run says it was interrupted and tidies up); a
+second one while that is under way — or while the interpreter waits for something at exit —
+stops the process there, with one line and no traceback. Nothing is lost by it: the score
+cache is a SQLite database a kill leaves intact, and an output folder being written is
+recognisably abnirml's and finished or undone by the next command (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -46,6 +53,28 @@ def finish(code: int) -> None:
     atexit._run_exitfuncs()
     _flush_streams()        # what the exit handlers printed
     os._exit(code)
+
+
+def leave_on_second_interrupt(code: int) -> None:
+    """From now on, the first SIGINT raises ``KeyboardInterrupt`` as usual and any later one
+    ends the process with ``code`` at once. Only from the main thread, and only where SIGINT
+    still has Python's default handler (not where it is ignored or someone else's)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def again(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            os.write(2, b"abnirml: interrupted again; stopped at once\n")
+        os._exit(code)
+
+    def first(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, again)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, first)
 
 
 def _flush_streams() -> None:

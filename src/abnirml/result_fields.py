@@ -193,6 +193,8 @@ class RowField:
     required: bool
     scope: str
     meaning: str
+    #: for an object of counts (``dict[str, int]``): the type of its values
+    values: type | None = None
 
     @property
     def json_type(self) -> str:
@@ -209,12 +211,22 @@ class RowField:
             return None
         # bool is an int to Python, not to JSON
         if bool in self.kinds if isinstance(value, bool) else isinstance(value, self.kinds):
-            return None
+            return self._counts_problem(value) if self.values is int else None
         article = "an" if self.json_type[0] in "aeiou" else "a"
         thing = self.json_type if self.json_type.startswith("true") else \
             f"{article} {self.json_type}"
         return (f"field {self.name!r} must be {thing}, found "
                 f"{json.dumps(value, ensure_ascii=False, default=repr)[:30]}")
+
+
+    def _counts_problem(self, value: Any) -> str | None:
+        """Why an object of counts (``skipped``) is not one: each value a whole number ≥ 0."""
+        for key, count in value.items():
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                shown = json.dumps(count, ensure_ascii=False, default=repr)[:30]
+                return (f"field {self.name!r} must map each reason to a count (a whole "
+                        f"number ≥ 0), found {shown} for {str(key)[:40]!r}")
+        return None
 
 
 def _kinds(annotation: Any) -> tuple[tuple[type, ...], bool]:
@@ -252,8 +264,11 @@ def row_fields(row_type: Any = ResultRow) -> tuple[RowField, ...]:
         if about is None:
             raise TypeError(f"{row_type.__name__}.{name} needs an About(scope, meaning)")
         kinds, nullable = _kinds(annotation)
+        values = None
+        if get_origin(annotation) is dict and get_args(annotation)[1:] == (int,):
+            values = int
         fields.append(RowField(name, kinds, nullable, required,
-                               about.scope, about.meaning))
+                               about.scope, about.meaning, values))
     return tuple(fields)
 
 

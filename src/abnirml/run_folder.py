@@ -51,17 +51,12 @@ class RunFolder:
     # -- reading ------------------------------------------------------------------------
 
     def read_records(self) -> list[ResultRow]:
-        """results.jsonl's records; a file with none is refused, since every run writes
-        one record per probe and ranker and a report of nothing would look like a success."""
-        from abnirml.errors import InputError
+        """results.jsonl's records (:func:`~abnirml.report.run_outputs.read_results`: a
+        file with none is refused, as by ``load_results``)."""
         from abnirml.report.run_outputs import read_results
 
         self.finish_interrupted_write()
-        records = read_results(self.path / RESULTS)
-        if not records:
-            raise InputError("holds no result records (an 'abnirml run' writes one per probe "
-                             "and ranker); nothing to report", path=self.path / RESULTS)
-        return records
+        return read_results(self.path / RESULTS)
 
     def read_run_info(self) -> dict[str, Any]:
         """run.json, or {} when absent (reports of older runs render without it)."""

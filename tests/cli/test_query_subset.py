@@ -61,3 +61,30 @@ def test_run_queries_5_on_dl19_probes_exactly_5_queries(dl19, tmp_path):
     info = _run(tmp_path / "out", "--queries", "5", collection=str(dl19))["collection"]
     assert info["queries"] == 5 and len(info["query_subset"]["qids"]) == 5
     assert len(_probed_queries(tmp_path / "out")) == 5
+
+
+def test_a_count_past_pythons_digit_limit_takes_every_judged_query():
+    from abnirml.data.collection import load_collection
+    from abnirml.data.query_subset import choose, judged_queries
+
+    collection = load_collection("demo")
+    huge = "9" * 5000
+    chosen = choose(collection, huge, seed=0)
+    assert chosen.qids == tuple(judged_queries(collection)) and chosen.given == huge
+    assert choose(collection, "0" * 5000 + "2", seed=0).qids == choose(collection, "2", 0).qids
+
+
+def test_a_fifo_or_a_device_given_as_queries_is_named_by_its_kind(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "ids.fifo"
+    os.mkfifo(fifo)
+    for path, kind in [(fifo, "a named pipe (FIFO)"), (Path("/dev/zero"), "a character device"),
+                       (tmp_path, "a folder")]:
+        line = one_error_line(capsys, "run", "--probe", PROBE, "--ranker", "bm25",
+                              "--queries", str(path), "--out", str(tmp_path / "out"),
+                              "--quiet", "--no-cache")
+        assert line.startswith(f"abnirml: error: {path}: --queries: expected a number of "
+                               "queries or a regular file of query ids, one a line, "
+                               f"found {kind}"), line
+    assert not (tmp_path / "out").exists()

@@ -4,6 +4,7 @@ tidy tables. The PyTerrier fingerprint tests live with the adapters in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,44 @@ def test_axiom_table_csvs_split_compound_cells_into_numbers(tmp_path):
             assert values and all(plain(v) for v in values), (slug, row)
     # report.md keeps the compact cells
     assert "/ " in (out / "report.md").read_text()
+
+
+def test_compare_names_why_nothing_was_tested_in_a_one_query_run(tmp_path, capsys):
+    """Probes in common, but every test undefined: the runs' samples come from one query."""
+    one = _run(tmp_path / "one", "--queries", "1", "--ranker", "ql", probe="tmp:shuffle-words")
+    capsys.readouterr()
+    line = one_error_line(capsys, "compare", str(one), "--a", "bm25", "--b", "ql")
+    assert "no probe in common" not in line
+    assert "1 probe(s) in common" in line and "from 1 query" in line
+    assert "at least 2 queries" in line
+
+
+def test_compare_refuses_a_subset_the_runs_do_not_have(demo_run, capsys):
+    line = one_error_line(capsys, "compare", str(demo_run), str(demo_run), "--a", "bm25",
+                          "--b", "bm25", "--subsets", "all,relevnt")
+    assert "--subsets: no subset 'relevnt'" in line and "did you mean relevant" in line
+    assert "all, non-relevant, relevant" in line
+
+
+def test_compare_md_escapes_the_names_above_its_table(tmp_path):
+    folder = _run(tmp_path / "run <img src=x onerror=alert(1)> | x")
+    assert main(["compare", str(folder), str(folder), "--a", "bm25", "--b", "bm25",
+                 "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
+    note = text.split("\n\n")[1]
+    assert note.startswith("A: bm25 (") and "<img" not in text
+    assert "&lt;img src=x onerror=alert(1)> \\| x" in note
+
+
+def test_the_summary_line_of_a_listwise_run_counts_its_windows(tmp_path, capsys):
+    from abnirml.report.run_outputs import pairs_sentence
+
+    assert main(["run", "--probe", "tmp:append-query", "--ranker", "listwise-of:bm25",
+                 "--out", str(tmp_path / "out"), "--no-effectiveness", "--no-cache"]) == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    counts = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))["counts"]
+    assert counts["scored"] == counts["from_cache"] == 0 and counts["windows_ranked"] > 20
+    assert f"listwise windows: {counts['windows_ranked']:,} ranked, 0 cached" in summary
+    assert "0 computed" not in summary
+    sentence = pairs_sentence({"counts": counts, "rankers": [{"name": "listwise-of:bm25"}]})
+    assert "0 computed" not in sentence and f"{counts['windows_ranked']:,} ranked" in sentence

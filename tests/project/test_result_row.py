@@ -132,3 +132,54 @@ def test_a_bad_row_in_results_jsonl_names_its_line(tmp_path):
         read_results(path)
     assert str(caught.value).endswith("results.jsonl:2: field 'pos' must be an integer, "
                                       "found \"3\"")
+
+
+@pytest.mark.parametrize(("field", "literal"), [
+    ("score", "NaN"), ("mean_diff", "Infinity"), ("p_value", "-Infinity"), ("delta", "1e999"),
+])
+def test_a_number_json_does_not_have_is_refused_on_its_line(tmp_path, field, literal):
+    """The writer never writes NaN or Infinity (a missing value is null); Python's reader
+    accepts the bare words, and a NaN score would be read as a real one."""
+    path = tmp_path / "results.jsonl"
+    good = results_text([_row()])
+    bad = good.replace(f'"{field}": {json.dumps(_row()[field])}', f'"{field}": {literal}')
+    assert bad != good
+    path.write_text(good + bad, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_results(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: field '{field}' holds ") and "\n" not in message
+    assert "null" in message
+
+
+@pytest.mark.parametrize(("skipped", "problem"), [
+    ({"no_relevant": "many"}, "field 'skipped' must map each reason to a count (a whole "
+                              "number ≥ 0), found \"many\" for 'no_relevant'"),
+    ({"no_relevant": 2.7}, "found 2.7 for 'no_relevant'"),
+    ({"no_relevant": -1}, "found -1 for 'no_relevant'"),
+    ({"no_relevant": True}, "found true for 'no_relevant'"),
+    ({"no_relevant": 2}, None),
+])
+def test_skipped_counts_are_checked(skipped, problem):
+    found = row_problem({**_row(), "skipped": skipped})
+    assert found == problem if problem is None else problem in str(found)
+
+
+def test_load_results_refuses_what_report_refuses(tmp_path):
+    """A bad count, a NaN or an empty file: one located line from load_results, never a
+    traceback or a frame without columns."""
+    pytest.importorskip("pandas")
+    import abnirml
+
+    path = tmp_path / "results.jsonl"
+    for text, said in [
+        (json.dumps({**_row(), "skipped": {"no_relevant": "many"}}) + "\n",
+         "results.jsonl:1: field 'skipped' must map each reason to a count"),
+        (results_text([_row()]).replace('"score": 0.5', '"score": NaN'),
+         "results.jsonl:1: field 'score' holds NaN"),
+        ("", "results.jsonl: holds no result records"),
+        ("\n\n", "results.jsonl: holds no result records"),
+    ]:
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match=said):
+            abnirml.load_results(path)

@@ -44,7 +44,9 @@ def choose(collection: Collection, given: str, seed: int) -> QuerySubset:
     """The subset ``given`` names: a count (digits) or a file of query ids."""
     text = given.strip()
     if text.isascii() and text.isdigit():
-        count = int(text)
+        digits = text.lstrip("0") or "0"
+        # a count past Python's digit limit (4,300) is past any collection's queries
+        count = int(digits) if len(digits) <= 18 else 10**18
         if count < 1:
             raise ConfigError(f"--queries {given}: need at least 1 query")
         judged = judged_queries(collection)
@@ -61,9 +63,13 @@ def choose(collection: Collection, given: str, seed: int) -> QuerySubset:
 def _read_ids(path: Path, collection: Collection) -> list[str]:
     from abnirml.data.trec import read_lines
 
-    if not path.is_file():
-        raise InputError("--queries: expected a number of queries or a file of query ids, "
-                         "one a line", path=path)
+    if not path.is_file():       # from stat alone: a FIFO is never opened
+        from abnirml.files.ownership import kind_of
+
+        kind = kind_of(path)
+        found = f", found a {kind}" if kind is not None else " (no such file)"
+        raise InputError("--queries: expected a number of queries or a regular file of query "
+                         f"ids, one a line{found}", path=path)
     out: list[str] = []
     for line_number, line in read_lines(path):
         qid = line.strip()

@@ -133,9 +133,18 @@ def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
     threading.Thread(target=watch, name="abnirml-parent-watch", daemon=True).start()
 
 
-def _score_in_worker(batch: Sequence[Pair]) -> np.ndarray | WorkerFailure:
+def _score_in_worker(batch: Sequence[Pair]
+                     ) -> tuple[np.ndarray | WorkerFailure, dict[str, int] | None]:
+    """The batch's scores (or failure), and what a served ranker counted while scoring it:
+    the worker's copy of the ranker counts its requests, the parent's would say 0."""
+    from abnirml.rankers.http_client import usage_counter
+
     assert _WORKER_RANKER is not None
-    return score_or_failure(_WORKER_RANKER, batch)
+    counter = usage_counter(_WORKER_RANKER)
+    before = counter.counts() if counter is not None else None
+    result = score_or_failure(_WORKER_RANKER, batch)
+    return result, (counter.since(before) if counter is not None and before is not None
+                    else None)
 
 
 class ProcessExecutor:
@@ -173,12 +182,12 @@ class ProcessExecutor:
             return
         _WORKER_RANKER = ranker
         try:
-            yield from _scored_in_pool(processes, batches)
+            yield from _scored_in_pool(processes, batches, ranker)
         finally:
             _WORKER_RANKER = None
 
 
-def _scored_in_pool(processes: int, batches: Sequence[Sequence[Pair]]
+def _scored_in_pool(processes: int, batches: Sequence[Sequence[Pair]], ranker: Ranker
                     ) -> Iterator[np.ndarray]:
     """Each batch's scores, in order, from ``processes`` forked workers.
 
@@ -192,6 +201,9 @@ def _scored_in_pool(processes: int, batches: Sequence[Sequence[Pair]]
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    from abnirml.rankers.http_client import usage_counter
+
+    counter = usage_counter(ranker)
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_exit_with_parent,
                                initargs=(os.getpid(),))
@@ -201,12 +213,14 @@ def _scored_in_pool(processes: int, batches: Sequence[Sequence[Pair]]
         workers = _worker_processes(pool)
         for future in pending:
             try:
-                result = future.result()
+                result, spent = future.result()
             except BrokenProcessPool:
                 raise ScoringError(
                     f"a --workers process died while scoring ({_how_workers_ended(workers)}); "
                     "scores already in the cache are kept: rerun with fewer --workers, a "
                     "smaller --batch-size, or without --workers") from None
+            if spent and counter is not None:
+                counter.add(**spent)
             yield raised_if_failed(result)
         finished = True
     finally:

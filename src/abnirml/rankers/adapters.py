@@ -48,6 +48,7 @@ from abnirml.rankers.http_client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRY_FOR,
     HttpClient,
+    Usage,
     json_number,
 )
 from abnirml.rankers.identity import scorer_identity
@@ -234,7 +235,9 @@ class HttpRanker:
                  concurrency: int = DEFAULT_CONCURRENCY, retry_for: float = DEFAULT_RETRY_FOR,
                  api_key_env: str | None = None):
         self.client = HttpClient(url, name, timeout=timeout, retry_for=retry_for,
-                                 concurrency=concurrency, api_key_env=api_key_env)
+                                 concurrency=concurrency, api_key_env=api_key_env,
+                                 not_found_hint="http: posts to the URL exactly as given: "
+                                 "give the scoring endpoint's full URL")
         self.url = url
         self.name = name
         self.batch_size = batch_size
@@ -247,6 +250,10 @@ class HttpRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries and reported tokens so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         chunks = [pairs[start:start + self.batch_size]

@@ -5,20 +5,36 @@ count of what a run cost.
 * **One deadline per exchange.** ``timeout`` bounds each whole request — connecting, the
   status line and headers, and the body — whatever phase it is in (:class:`_Watchdog`);
   answers over 64 MiB are refused.
-* **Retries.** A server that answers 429 (rate limited) or 503 (overloaded) is asked again,
-  after its ``Retry-After`` when it sends one, else after a growing, jittered pause, until
-  ``retry_for`` seconds after the first try; a wait that would end past that deadline is not
-  started, and the run stops with one line naming the status. Every other failure stops at
-  once: retrying a wrong URL or a bad request only hides it.
-* **Concurrency.** :meth:`HttpClient.map` keeps up to ``concurrency`` requests in flight
-  (threads: the work is waiting on the server), answers in input order.
+* **Retries that never hammer.** A server that answers 429 (rate limited) or 503
+  (overloaded) is asked again after a pause: at least its ``Retry-After`` and at least a
+  floor that doubles with each refusal in a row (0.25 s, 0.5 s, … up to 8 s, each with
+  random jitter), so ``Retry-After: 0`` or a date in the past is no licence to retry at full
+  speed. The pause holds back every thread of the client, not only the refused one: the
+  server is asked to slow down, not one request. Refusals of requests that were in flight
+  together count once. Retries stop ``retry_for`` seconds after a request's first try; a
+  wait that would end past that deadline is not started, and the run stops with one line
+  naming the status. Every other failure stops at once: retrying a wrong URL or a bad
+  request only hides it.
+* **Concurrency, and an end that never waits.** :meth:`HttpClient.map` keeps up to
+  ``concurrency`` requests in flight (daemon threads: the work is waiting on the server),
+  answers in input order. The first failure, or a Ctrl-C, stops it at once: requests not
+  started never start, the connections of those in flight are shut down, retries waiting
+  stop, and no thread is left for the interpreter to wait for at exit.
+* **Redirects.** 307 and 308 (which keep the method and body) are followed within the
+  server's own origin, and to another origin only when no key is sent; 301, 302 and 303
+  (which would turn the POST into a GET without its body) and a redirect of a request with
+  a key to another origin stop with one line naming where the server points, so the user
+  can give that URL — a key is never sent anywhere but where the user pointed it.
 * **Usage.** :class:`Usage` counts requests, retries, and the ``prompt_tokens`` /
   ``completion_tokens`` a server reports in an OpenAI-style ``usage`` object, so run.json
   can say what a probe run cost on a paid API.
-* **Tokens.** ``api_key_env`` names an environment variable holding a bearer token. It is
+* **Keys.** ``api_key_env`` names an environment variable holding a bearer token. It is
   read when a request is sent and lives only in that request's header: never in a spec,
-  fingerprint, cache, file, pickled ranker or error message (any message that quotes a
-  server's words has the token blanked out).
+  fingerprint, cache, file, pickled ranker or error message. A key that is not one line of
+  printable ASCII (a carriage return from a file saved with Windows line endings, a space,
+  a letter outside ASCII) is refused in one line that does not quote it; a valid one is
+  registered with :func:`abnirml.errors.register_secret`, so every message that quotes a
+  server's words has it — and any 10-character piece of it — blanked out.
 """
 
 from __future__ import annotations
@@ -36,11 +52,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from abnirml.errors import ConfigError, ScoringError
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, redact, register_secret
 from abnirml.rankers.hf import first_line
 
 T = TypeVar("T")
@@ -54,8 +69,12 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_CONCURRENCY = 8
 DEFAULT_RETRY_FOR = 60.0
 RETRY_STATUSES = frozenset({429, 503})
-_FIRST_PAUSE = 0.25
-_LONGEST_PAUSE = 8.0
+FIRST_PAUSE = 0.25
+"""The shortest pause after a refusal, whatever ``Retry-After`` says; it doubles with each
+refusal in a row."""
+LONGEST_PAUSE = 8.0
+"""The floor stops doubling here (a ``Retry-After`` may still ask for longer)."""
+FOLLOWED_REDIRECTS = frozenset({307, 308})
 
 
 @dataclass
@@ -108,6 +127,17 @@ class Usage:
                 out.update(replies=self.replies, repaired=self.repaired)
             return out
 
+    def counts(self) -> dict[str, int]:
+        """Every count as it stands (what :meth:`add` takes back)."""
+        with self._lock:
+            return {key: getattr(self, key) for key in _USAGE_COUNTS}
+
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """What was counted after :meth:`counts` returned ``before`` (only what grew)."""
+        now = self.counts()
+        return {key: now[key] - before.get(key, 0) for key in _USAGE_COUNTS
+                if now[key] > before.get(key, 0)}
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_lock", None)
@@ -116,6 +146,19 @@ class Usage:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+_USAGE_COUNTS = ("requests", "retries", "reported", "prompt_tokens", "completion_tokens",
+                 "replies", "repaired")
+
+
+def usage_counter(ranker: object) -> Usage | None:
+    """The :class:`Usage` a ranker counts its requests in (``usage_counter``; a wrapper
+    such as ``listwise-of:`` hands on its wrapped ranker's), or None. Worker processes
+    (``--workers``) send back what they added to it, so the run's counts hold every
+    request whichever process sent it."""
+    counter = getattr(ranker, "usage_counter", None)
+    return counter if isinstance(counter, Usage) else None
 
 
 def checked_url(url: object, name: str) -> str:
@@ -142,12 +185,37 @@ def _checked_seconds(value: object, name: str, key: str, low_open: bool) -> floa
     return float(value)  # type: ignore[arg-type]
 
 
+def checked_key(value: str, variable: str, name: str,
+                error: type[AbnirmlError] = ConfigError) -> str:
+    """``value`` when it can be sent as a bearer token (one line of printable ASCII, no
+    spaces), else ``error`` in one line that says what is wrong and where, never the key."""
+    for position, char in enumerate(value, 1):
+        if "!" <= char <= "~":
+            continue
+        what = {"\r": "a carriage return", "\n": "a line feed", " ": "a space",
+                "\t": "a tab"}.get(char)
+        if what is None:
+            what = "a control character" if ord(char) < 32 or ord(char) == 127 else \
+                "a non-ASCII character"
+        hint = ""
+        if char in "\r\n" and not value[position:].strip():
+            hint = " (the line ending of the file it was read from?)"
+        raise error(f"ranker {name}: the API key in environment variable {variable} "
+                    f"(+api_key_env) holds {what} at character {position} of {len(value)}"
+                    f"{hint}; a key is one line of printable ASCII without spaces")
+    return value
+
+
 class HttpClient:
-    """POSTs JSON to one URL for the ranker ``name`` (see the module docstring)."""
+    """POSTs JSON to one URL for the ranker ``name`` (see the module docstring).
+
+    ``not_found_hint``, when given, is added to the error for a 404 or 405 answer: what the
+    URL should have looked like (a family that posts to the URL exactly as given says so).
+    """
 
     def __init__(self, url: str, name: str, *, timeout: float = DEFAULT_TIMEOUT,
                  retry_for: float = DEFAULT_RETRY_FOR, concurrency: int = DEFAULT_CONCURRENCY,
-                 api_key_env: str | None = None):
+                 api_key_env: str | None = None, not_found_hint: str = ""):
         self.url = checked_url(url, name)
         self.name = name
         self.timeout = _checked_seconds(timeout, name, "timeout", low_open=True)
@@ -157,11 +225,24 @@ class HttpClient:
                               f"(found {concurrency!r})")
         self.concurrency = concurrency
         self.api_key_env = api_key_env or None
-        if self.api_key_env is not None and not os.environ.get(self.api_key_env):
-            raise ConfigError(f"ranker {name}: environment variable {self.api_key_env} "
-                              "(+api_key_env) is not set; it must hold the API key")
+        if self.api_key_env is not None:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ConfigError(f"ranker {name}: environment variable {self.api_key_env} "
+                                  "(+api_key_env) is not set; it must hold the API key")
+            register_secret(checked_key(key, self.api_key_env, name))
+        self.not_found_hint = not_found_hint
         self.usage = Usage()
-        self._pause = random.Random()
+        self._throttle = _Throttle()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_throttle"] = None         # a lock and a moment in this process's clock
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._throttle = _Throttle()
 
     # -- requests ------------------------------------------------------------------------
 
@@ -183,21 +264,32 @@ class HttpClient:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """``[fn(item) for item in items]`` with up to ``concurrency`` calls at once, in
-        input order; the first failure stops the rest (those not started never start)."""
+        input order. The first failure (or a Ctrl-C) ends it at once: calls not started
+        never start, requests in flight are cut off, and the failure is raised with any
+        secret blanked out of its message."""
         if self.concurrency == 1 or len(items) <= 1:
-            return [fn(item) for item in items]
-        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(items)),
-                                  thread_name_prefix="abnirml-http")
+            try:
+                return [fn(item) for item in items]
+            except AbnirmlError as exc:
+                raise _redacted(exc) from None
+        job = _Job(fn, items)
+        threads = [threading.Thread(target=job.work, daemon=True, name="abnirml-http")
+                   for _ in range(min(self.concurrency, len(items)))]
+        for thread in threads:
+            thread.start()
         try:
-            futures = [pool.submit(fn, item) for item in items]
-            results = [f.result() for f in futures]
+            while not job.finished.wait(0.5):
+                pass
         except BaseException:
-            # A failure or Ctrl-C: requests not started never start, and the caller does not
-            # wait for those in flight (each ends by its own +timeout).
-            pool.shutdown(wait=False, cancel_futures=True)
+            job.cancel()             # Ctrl-C: nothing left running that anyone waits for
             raise
-        pool.shutdown(wait=True)
-        return results
+        if job.failure is not None:
+            failure = job.failure
+            job.failure = None
+            if isinstance(failure, AbnirmlError):
+                raise _redacted(failure) from None
+            raise failure
+        return job.results  # type: ignore[return-value]
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -206,6 +298,7 @@ class HttpClient:
             if not token:
                 raise ScoringError(f"ranker {self.name}: environment variable "
                                    f"{self.api_key_env} (+api_key_env) is no longer set")
+            register_secret(checked_key(token, self.api_key_env, self.name, ScoringError))
             headers["Authorization"] = f"Bearer {token}"
         return headers
 
@@ -213,25 +306,21 @@ class HttpClient:
         deadline = time.monotonic() + self.retry_for
         attempt = 0
         while True:
+            self._throttle.wait_turn(deadline, self.retry_for)
+            _stop_if_cancelled()
+            streak = self._throttle.streak_id
             self.usage.add(requests=1, retries=1 if attempt else 0)
             status, result = self._exchange(body)
+            _stop_if_cancelled()
             if status is None:
+                self._throttle.answered()
                 return result  # type: ignore[return-value]
             error, wait = result  # type: ignore[misc]
             if status not in RETRY_STATUSES:
                 raise error
-            pause = wait if wait is not None else self._backoff(attempt)
-            left = deadline - time.monotonic()
-            if pause > left:
-                told = "" if wait is None else f", Retry-After {wait:g} s"
-                raise ScoringError(f"{error} (tried {attempt + 1} time(s){told}; no answer "
-                                   f"within {self.retry_for:g} s: +retry_for)")
-            time.sleep(pause)
             attempt += 1
-
-    def _backoff(self, attempt: int) -> float:
-        base = min(_FIRST_PAUSE * 2 ** attempt, _LONGEST_PAUSE)
-        return base * (0.5 + 0.5 * self._pause.random())
+            self._throttle.refused(streak, wait, error, attempt)
+            self._throttle.check_deadline(deadline, self.retry_for)
 
     def _exchange(self, body: bytes) -> tuple[int | None, Any]:
         """One POST within ``timeout``: ``(None, bytes)`` on success, else ``(status,
@@ -245,15 +334,20 @@ class HttpClient:
             try:
                 with _opener().open(request, timeout=self.timeout) as response:
                     raw = self._read_body(response)
+            except _RefusedRedirect as exc:
+                return 0, (self._error(f"{self.url} redirected the request (HTTP {exc.code}) "
+                                       f"to {exc.target[:200]}; {exc.why}"), None)
             except urllib.error.HTTPError as exc:
                 if watchdog.expired:
                     return 0, (self._late(), None)
-                reason = self._scrub(" ".join(str(exc.reason or "").split())[:80])
+                reason = " ".join(str(exc.reason or "").split())
                 wait = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
                 with contextlib.suppress(Exception):
                     exc.close()
-                error = ScoringError(f"ranker {self.name}: {self.url} answered HTTP "
-                                     f"{exc.code} {reason}".rstrip())
+                hint = f"; {self.not_found_hint}" \
+                    if exc.code in (404, 405) and self.not_found_hint else ""
+                error = self._error(f"{self.url} answered HTTP {exc.code} "
+                                    f"{_cut(redact(reason), 80)}".rstrip() + hint)
                 return int(exc.code), (error, wait)
             except ScoringError as exc:
                 return 0, (exc, None)
@@ -268,26 +362,20 @@ class HttpClient:
                 return 0, (self._late(), None)
         return None, raw
 
-    def _scrub(self, text: str) -> str:
-        """``text`` with the API token blanked out (a server may quote the header back)."""
-        if self.api_key_env is not None:
-            token = os.environ.get(self.api_key_env, "")
-            if token:
-                text = text.replace(token, "***")
-        return text
+    def _error(self, message: str) -> ScoringError:
+        """A ScoringError for this ranker, any secret blanked out of ``message``."""
+        return ScoringError(redact(f"ranker {self.name}: {message}"))
 
     def _failure(self, exc: BaseException) -> ScoringError:
         import http.client
 
         if isinstance(exc, urllib.error.URLError):
-            return ScoringError(f"ranker {self.name}: cannot reach {self.url} "
-                                f"({self._scrub(_reason(exc.reason)[:120])})")
+            return self._error(f"cannot reach {self.url} "
+                               f"({_cut(redact(_reason(exc.reason)), 120)})")
         if isinstance(exc, (http.client.HTTPException, ValueError)):
-            detail = self._scrub(f"{type(exc).__name__}: {first_line(exc)}"[:120])
-            return ScoringError(f"ranker {self.name}: {self.url} did not answer valid HTTP "
-                                f"({detail})")
-        return ScoringError(f"ranker {self.name}: cannot reach {self.url} "
-                            f"({self._scrub(first_line(exc)[:120])})")
+            detail = _cut(redact(f"{type(exc).__name__}: {first_line(exc)}"), 120)
+            return self._error(f"{self.url} did not answer valid HTTP ({detail})")
+        return self._error(f"cannot reach {self.url} ({_cut(redact(first_line(exc)), 120)})")
 
     def _late(self) -> ScoringError:
         return ScoringError(f"ranker {self.name}: {self.url} gave no complete answer "
@@ -306,6 +394,155 @@ class HttpClient:
                 raise ScoringError(f"ranker {self.name}: {self.url} answered more than "
                                    f"{MAX_HTTP_RESPONSE_BYTES // 2**20} MiB; refusing it")
             parts.append(chunk)
+
+
+def _cut(text: str, length: int) -> str:
+    """``text`` cut to ``length`` characters (after secrets were blanked, never before)."""
+    return text if len(text) <= length else text[:length - 1] + "…"
+
+
+def _redacted(exc: AbnirmlError) -> AbnirmlError:
+    """``exc`` with its arguments' secrets blanked (its message already hides them)."""
+    exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+    return exc
+
+
+class _Cancelled(Exception):
+    """Raised in a request thread whose :meth:`HttpClient.map` has already ended."""
+
+
+class _Job:
+    """One :meth:`HttpClient.map` call: its items, results, first failure, and the
+    watchdogs of its requests in flight (shut down when it is cancelled)."""
+
+    def __init__(self, fn: Callable[[Any], Any], items: Sequence[Any]):
+        self.fn = fn
+        self.items = items
+        self.results: list[Any] = [None] * len(items)
+        self.failure: BaseException | None = None
+        self.finished = threading.Event()
+        self.cancelled = threading.Event()
+        self._next = 0
+        self._left = len(items)
+        self._lock = threading.Lock()
+        self._watchdogs: set[_Watchdog] = set()
+
+    def work(self) -> None:
+        _CURRENT.job = self
+        try:
+            while True:
+                with self._lock:
+                    if self.cancelled.is_set() or self._next >= len(self.items):
+                        return
+                    index = self._next
+                    self._next += 1
+                try:
+                    result = self.fn(self.items[index])
+                except BaseException as exc:
+                    with self._lock:
+                        if not self.cancelled.is_set():
+                            self.failure = exc
+                    self.cancel()
+                    return
+                with self._lock:
+                    self.results[index] = result
+                    self._left -= 1
+                    if self._left == 0:
+                        self.finished.set()
+        finally:
+            _CURRENT.job = None
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled.set()
+            watchdogs = list(self._watchdogs)
+        for watchdog in watchdogs:
+            watchdog.cut_off()
+        self.finished.set()
+
+    def watch(self, watchdog: _Watchdog) -> None:
+        with self._lock:
+            self._watchdogs.add(watchdog)
+            cancelled = self.cancelled.is_set()
+        if cancelled:
+            watchdog.cut_off()
+
+    def unwatch(self, watchdog: _Watchdog) -> None:
+        with self._lock:
+            self._watchdogs.discard(watchdog)
+
+
+def _stop_if_cancelled() -> None:
+    job = getattr(_CURRENT, "job", None)
+    if job is not None and job.cancelled.is_set():
+        raise _Cancelled
+
+
+def _sleep(seconds: float) -> None:
+    """Sleep, ending early (with :class:`_Cancelled`) when this thread's map is cancelled."""
+    job = getattr(_CURRENT, "job", None)
+    if job is None:
+        time.sleep(seconds)
+    elif job.cancelled.wait(seconds):
+        raise _Cancelled
+
+
+class _Throttle:
+    """What every request of one client shares about the server's rate limit: the moment
+    the next request may go, and how many refusals came in a row (a ``streak``).
+
+    Each request notes the streak's identity when it is sent; a refusal extends the streak
+    only when no other refusal did so since — requests refused together were one burst,
+    not eight reasons to wait longer — and sets the shared moment to at least the refused
+    request's pause. An answer ends the streak.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._resume_at = 0.0
+        self._streak = 0
+        self.streak_id = 0
+        self._random = random.Random()
+        self._last: tuple[ScoringError, float | None, int] | None = None
+
+    def refused(self, seen: int, wait: float | None, error: ScoringError,
+                attempts: int) -> None:
+        with self._lock:
+            if seen == self.streak_id:
+                self._streak += 1
+                self.streak_id += 1
+            base = min(FIRST_PAUSE * 2 ** (self._streak - 1), LONGEST_PAUSE)
+            floor = base * (1.0 + self._random.random())      # [base, 2·base): jittered
+            pause = max(floor, wait or 0.0)
+            self._resume_at = max(self._resume_at, time.monotonic() + pause)
+            self._last = (error, wait, attempts)
+
+    def answered(self) -> None:
+        with self._lock:
+            if self._streak:
+                self._streak = 0
+                self.streak_id += 1
+
+    def check_deadline(self, deadline: float, retry_for: float) -> None:
+        """The refusal's error, saying why, when the pause would end past ``deadline``."""
+        with self._lock:
+            if self._resume_at <= deadline or self._last is None:
+                return
+            error, wait, attempts = self._last
+        told = "" if wait is None else f", Retry-After {wait:g} s"
+        raise ScoringError(f"{error} (tried {attempts} time(s){told}; no answer within "
+                           f"{retry_for:g} s: +retry_for)")
+
+    def wait_turn(self, deadline: float, retry_for: float) -> None:
+        """Wait until the server may be asked again (by any thread's refusal), or fail when
+        that is past ``deadline``."""
+        while True:
+            self.check_deadline(deadline, retry_for)
+            with self._lock:
+                left = self._resume_at - time.monotonic()
+            if left <= 0:
+                return
+            _sleep(left)
 
 
 def retry_after(value: str | None) -> float | None:
@@ -341,8 +578,13 @@ class _Deadlines:
         self._condition = threading.Condition()
         self._counter = 0
         self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
 
     def add(self, seconds: float, callback: Callable[[], None]) -> int:
+        if self._pid != os.getpid():
+            # a forked child (--workers): the parent's thread is not here, and its lock may
+            # have been held at the fork
+            self.__init__()  # type: ignore[misc]
         with self._condition:
             self._counter += 1
             self._live.add(self._counter)
@@ -397,15 +639,21 @@ class _Watchdog:
         self._duplicates: list[socket.socket] = []
         self._lock = threading.Lock()
         self._handle = 0
+        self._job: _Job | None = None
 
     def __enter__(self) -> _Watchdog:
         self._handle = _DEADLINES.add(self.seconds, self._expire)
         _CURRENT.watchdog = self
+        self._job = getattr(_CURRENT, "job", None)
+        if self._job is not None:
+            self._job.watch(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _CURRENT.watchdog = None
         _DEADLINES.cancel(self._handle)
+        if self._job is not None:
+            self._job.unwatch(self)
         with self._lock:
             for duplicate in self._duplicates:
                 duplicate.close()
@@ -424,6 +672,10 @@ class _Watchdog:
             self.expired = True
             for duplicate in self._duplicates:
                 _shut(duplicate)
+
+    def cut_off(self) -> None:
+        """End the exchange now: its map was cancelled (a failure elsewhere, a Ctrl-C)."""
+        self._expire()
 
 
 _CURRENT = threading.local()
@@ -478,8 +730,57 @@ def _opener() -> urllib.request.OpenerDirector:
             def https_open(self, req):
                 return self.do_open(WatchedHTTPS, req, context=self._context)
 
-        _OPENER = urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
+        _OPENER = urllib.request.build_opener(HTTPHandler(), HTTPSHandler(),
+                                              _RedirectHandler())
         return _OPENER
+
+
+class _RefusedRedirect(Exception):
+    """A redirect the client does not follow: ``code``, where it points, and why not."""
+
+    def __init__(self, code: int, target: str, why: str):
+        super().__init__(code, target, why)
+        self.code = code
+        self.target = target
+        self.why = why
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the port made explicit: what decides whether a
+    redirect stays with the server the user named."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+class _RedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Follows only what keeps a POST a POST and a key with its server (the module
+    docstring): 307/308 within the origin, or to another origin without credentials."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request:
+        with contextlib.suppress(Exception):
+            fp.close()
+        scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+        same_origin = origin(newurl) == origin(req.full_url)
+        if scheme not in ("http", "https"):
+            raise _RefusedRedirect(code, newurl, "only http:// and https:// are followed")
+        if code not in FOLLOWED_REDIRECTS:
+            raise _RefusedRedirect(code, newurl, "following it would turn the POST into a "
+                                   "GET without its body: give the URL it points to, if it "
+                                   "is the endpoint")
+        if not same_origin and req.has_header("Authorization"):
+            raise _RefusedRedirect(code, newurl, "the API key is never sent to another "
+                                   "server than the one named: give that URL, if you "
+                                   "trust it with the key")
+        # the request's own headers (its key among them), not the connection's (Host)
+        return urllib.request.Request(newurl, data=req.data, headers=dict(req.headers),
+                                      origin_req_host=req.origin_req_host,
+                                      unverifiable=True, method=req.get_method())
 
 
 def _reason(reason: object) -> str:
@@ -497,14 +798,29 @@ def _is_timeout(exc: BaseException) -> bool:
 
 def json_number(value: object, name: str, url: str, what: str = "score") -> float:
     """A JSON number as a float (null becomes NaN, refused later by the score checks);
-    strings and booleans are one-line errors."""
+    strings, booleans and the non-standard ``NaN``/``Infinity`` literals are one-line
+    errors that quote the value as JSON (``"2"`` is a string, not the number 2)."""
     if value is None:
         return float("nan")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ScoringError(f"ranker {name}: {url} returned a non-numeric {what} "
-                           f"{str(value)[:40]!r}; scores must be JSON numbers")
+                           f"{shown_json(value)}; scores must be JSON numbers")
     try:
-        return float(value)
+        number = float(value)
     except OverflowError:
         raise ScoringError(f"ranker {name}: {url} returned a {what} too large "
                            "for a float") from None
+    if not math.isfinite(number):
+        literal = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+        raise ScoringError(f"ranker {name}: {url} returned {what} {literal}; scores must be "
+                           "finite JSON numbers")
+    return number
+
+
+def shown_json(value: object, length: int = 40) -> str:
+    """``value`` as JSON text, cut to ``length`` characters, for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return _cut(text, length)

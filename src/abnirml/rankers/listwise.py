@@ -155,6 +155,14 @@ class ListwiseOf:
         self.list_size = list_size
         self.fingerprint = f"ListwiseOf[{inner.fingerprint}]"
 
+    def usage(self) -> dict[str, int] | None:
+        """What the wrapped ranker reports it cost (a served one), for run.json."""
+        return usage(self.inner)
+
+    @property
+    def usage_counter(self) -> object:
+        return getattr(self.inner, "usage_counter", None)
+
     def rank_windows(self, windows: Sequence[Window]) -> list[Permutation]:
         import numpy as np
 

@@ -81,6 +81,16 @@ class PassageAggregate:
                                  sort_by_length=inner_hints.sort_by_length,
                                  mask_token=inner_hints.mask_token)
 
+    def usage(self) -> dict[str, int] | None:
+        """What the wrapped ranker reports it cost (a served one), for run.json."""
+        from abnirml.rankers.listwise import usage
+
+        return usage(self.inner)
+
+    @property
+    def usage_counter(self) -> object:
+        return getattr(self.inner, "usage_counter", None)
+
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         expanded: list[Pair] = []
         owner: list[int] = []

@@ -17,6 +17,9 @@ request, as castorini/rank_llm writes it:
 * a file: one user message, the file's text with ``{query}``, ``{num}`` and ``{passages}``
   (the ``[i] text`` lines) filled in; no system message.
 
+Placeholders are filled in one pass over the template: a query or passage holding
+``{num}`` or ``{passages}`` is shown as written, never filled in.
+
 Passages (and the query) are shown as rank_llm shows them: whitespace collapsed, cut to
 ``+passage_words`` words (rank_llm's default of 300), and ``[3]`` inside a text written
 ``(3)`` so it cannot pass for an identifier. (rank_llm also repairs mojibake with ftfy;
@@ -25,7 +28,9 @@ abnirml shows the text as the collection holds it.)
 The reply is read as rank_llm reads it: anything before a closing ``</think>`` is dropped,
 look-alike digits (superscripts, full-width, circled) are read as digits, every other
 character separates numbers, ids outside the window and repeats are dropped, and the ids the
-reply left out follow in input order. A reply that was not exactly ``[a] > [b] > …`` naming
+reply left out follow in input order; a reply holding a digit ``int()`` cannot read (⒈, ⑴,
+Ethiopic ፩) or a number past Python's digit limit keeps the window's input order, as
+rank_llm's parse does when it raises. A reply that was not exactly ``[a] > [b] > …`` naming
 each passage once counts as repaired; :meth:`RankGPTRanker.usage` counts replies and
 repaired ones, which run.json records with the requests and tokens.
 """
@@ -44,8 +49,9 @@ from abnirml.rankers.http_client import (
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
     HttpClient,
+    Usage,
 )
-from abnirml.rankers.listwise import Permutation, Window, checked_permutation
+from abnirml.rankers.listwise import Permutation, Window, check_window, checked_permutation
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import RankGPTParams
@@ -98,8 +104,16 @@ def shown_query(query: str) -> str:
     return _BRACKETED_NUMBER.sub(r"(\1)", query)
 
 
-def _fill(template: str, query: str, num: int) -> str:
-    return template.replace("{query}", query).replace("{num}", str(num))
+_PLACEHOLDER = re.compile(r"\{(query|num|passages)\}")
+
+
+def _fill(template: str, query: str, num: int, passages: str | None = None) -> str:
+    """``template`` with its placeholders filled in one pass: the text put in (a query
+    holding ``{num}``, a passage holding ``{query}``) is never searched for placeholders."""
+    values = {"query": query, "num": str(num)}
+    if passages is not None:
+        values["passages"] = passages
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def rankgpt_messages(query: str, passages: Sequence[str]) -> list[Message]:
@@ -127,10 +141,7 @@ def template_messages(template: str, query: str, passages: Sequence[str]) -> lis
     """One user message: ``template`` with ``{query}``, ``{num}`` and ``{passages}`` (passage
     texts are never searched for placeholders)."""
     lines = "\n".join(f"[{rank}] {passage}" for rank, passage in enumerate(passages, 1))
-    head, _, tail = template.partition("{passages}")
-    num = len(passages)
-    return [{"role": "user", "content": _fill(head, query, num) + lines + _fill(tail, query,
-                                                                                  num)}]
+    return [{"role": "user", "content": _fill(template, query, len(passages), lines)}]
 
 
 def read_prompt_file(value: str, ranker: str) -> str:
@@ -154,12 +165,18 @@ def parse_permutation(reply: str, size: int) -> tuple[Permutation, bool]:
         reply = reply.split("</think>")[-1].strip()
     reply = reply.translate(_LOOKALIKE_DIGITS)
     numbers = "".join(c if c.isdigit() else " " for c in reply).split()
+    try:
+        # int() refuses characters str.isdigit() accepts (⒈, ⑴, ➀, Ethiopic ፩ …) and
+        # numbers past Python's digit limit: rank_llm's parse raises there and keeps the
+        # window in its input order, and so does this one
+        indices = [int(number) - 1 for number in numbers]
+    except ValueError:
+        return tuple(range(size)), True
     order: list[int] = []
-    for number in numbers:
-        index = int(number) - 1
+    for index in indices:
         if 0 <= index < size and index not in order:
             order.append(index)
-    named_once = sorted(int(n) - 1 for n in numbers) == list(range(size))
+    named_once = sorted(indices) == list(range(size))
     order += [i for i in range(size) if i not in order]
     repaired = not (named_once and _WELL_FORMED.match(reply.strip()))
     return tuple(order), repaired
@@ -184,8 +201,12 @@ class RankGPTRanker:
         endpoint = url.rstrip("/")
         if not endpoint.endswith("/chat/completions"):
             endpoint += "/chat/completions"
+        check_window(name, window, step)
         self.client = HttpClient(endpoint, name, timeout=timeout, retry_for=retry_for,
-                                 concurrency=concurrency, api_key_env=api_key_env)
+                                 concurrency=concurrency, api_key_env=api_key_env,
+                                 not_found_hint="rankgpt posts to the base URL with "
+                                 "/chat/completions appended: give the server's OpenAI base "
+                                 "URL, e.g. http://host:8000/v1")
         self.url = endpoint
         self.name = name
         self.model = model
@@ -205,6 +226,10 @@ class RankGPTRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries, reported tokens and repaired replies so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def messages(self, window: Window) -> list[Message]:
         query = shown_query(window.query)

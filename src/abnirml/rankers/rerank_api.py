@@ -29,7 +29,9 @@ from abnirml.rankers.http_client import (
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
     HttpClient,
+    Usage,
     json_number,
+    shown_json,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +54,8 @@ class RerankApiRanker:
             raise ConfigError(f"ranker {name}: +model=NAME is required (the model name the "
                               "server expects)")
         self.client = HttpClient(url, name, timeout=timeout, retry_for=retry_for,
-                                 concurrency=concurrency, api_key_env=api_key_env)
+                                 concurrency=concurrency, api_key_env=api_key_env,
+                                 not_found_hint=_not_found_hint(url))
         self.url = url
         self.name = name
         self.model = model
@@ -64,6 +67,10 @@ class RerankApiRanker:
     def usage(self) -> dict[str, int]:
         """Requests, retries and reported tokens so far (for run.json)."""
         return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         """One request per query and ``batch_size`` of its documents, ``concurrency`` at once."""
@@ -98,11 +105,15 @@ class RerankApiRanker:
         scores = np.full(len(documents), np.nan)
         seen = 0
         for item in results:
-            index = item.get("index") if isinstance(item, dict) else None
+            if not isinstance(item, dict):
+                raise ScoringError(f"ranker {self.name}: {self.url} returned result "
+                                   f"{shown_json(item, 20)}; each result must be an object "
+                                   f"with 'index' and '{key}'")
+            index = item.get("index")
             if (isinstance(index, bool) or not isinstance(index, int)
                     or not 0 <= index < len(documents) or not np.isnan(scores[index])):
                 raise ScoringError(f"ranker {self.name}: {self.url} returned result index "
-                                   f"{str(index)[:20]} for {len(documents)} documents "
+                                   f"{shown_json(index, 20)} for {len(documents)} documents "
                                    "(each index 0.. must come back once)")
             value = json_number(item.get(key), self.name, self.url, key)
             if np.isnan(value):
@@ -114,6 +125,17 @@ class RerankApiRanker:
             raise ScoringError(f"ranker {self.name}: {self.url} returned {seen} results for "
                                f"{len(documents)} documents")
         return scores
+
+
+def _not_found_hint(url: str) -> str:
+    """What a 404 from ``url`` most likely means: a base URL given where the endpoint's
+    full URL belongs (nothing is appended to it)."""
+    import urllib.parse
+
+    path = urllib.parse.urlsplit(url).path or "/"
+    base = url.rstrip("/")
+    return (f"rerank-api posted to {path} exactly as given: it expects the endpoint's full "
+            f"URL, e.g. {base}/v1/rerank (vLLM) or {base}/rerank (Infinity, TEI)")
 
 
 def from_spec(spec: RankerSpec, p: RerankApiParams, env: Any) -> RerankApiRanker:

@@ -67,16 +67,42 @@ def results_text(rows: Iterable[Mapping[str, Any]], row_type: Any = ResultRow) -
 
 def read_results(path: Path, row_type: Any = ResultRow) -> list[ResultRow]:
     """``results.jsonl``'s rows, each checked against ``row_type``: a missing required
-    field or a value of another type is one error naming the file and line."""
+    field, a value of another type, or a number JSON does not have (``NaN``,
+    ``Infinity``, which Python's reader accepts and the writer never writes) is one error
+    naming the file and line; a file with no row is refused too, since every run writes
+    one per probe and ranker and a frame or report of nothing would look like a result."""
     from abnirml.data.trec import iter_json_objects
 
     rows: list[ResultRow] = []
     for number, record in iter_json_objects(path):
-        problem = row_problem(record, row_type)
+        problem = row_problem(record, row_type) or _non_finite(record)
         if problem is not None:
             raise InputError(problem, path=path, line=number)
         rows.append(record)  # type: ignore[arg-type]   # checked just above
+    if not rows:
+        raise InputError("holds no result records (an 'abnirml run' writes one per probe "
+                         "and ranker)", path=path)
     return rows
+
+
+def _non_finite(record: Mapping[str, Any]) -> str | None:
+    """Which field holds NaN or an infinity (at any depth), in one sentence; None if none."""
+    import math
+
+    def bad(value: Any) -> float | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return value
+        values = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else ()
+        return next((b for b in map(bad, values) if b is not None), None)
+
+    for key, value in record.items():
+        found = bad(value)
+        if found is not None:
+            word = "NaN" if math.isnan(found) else ("Infinity" if found > 0 else "-Infinity")
+            return (f"field {key!r} holds {word}, which results.jsonl never holds (a missing "
+                    "value is null)")
+    return None
 
 
 def read_run_info(path: Path) -> dict[str, Any]:
@@ -189,10 +215,16 @@ def pairs_sentence(run_info: Mapping[str, Any]) -> str:
     counts = run_info.get("counts") or {}
     rankers = len(run_info.get("rankers") or []) or None
     over = f"{rankers} ranker{'s' if rankers != 1 else ''}" if rankers else "the rankers"
+    windows = "windows_ranked" in counts
+    if windows and not counts.get("scored") and not counts.get("from_cache"):
+        # listwise rankers only: they rank windows of the pairs, scoring none of them
+        return (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, ranked "
+                f"in listwise windows: {counts['windows_ranked']:,} ranked, "
+                f"{counts.get('windows_from_cache', 0):,} read from the cache.")
     sentence = (f"unique (query, document) pairs: {counts.get('unique_pairs', 0):,}, each "
                 f"scored by every ranker; scores over {over}: {counts.get('scored', 0):,} "
                 f"computed, {counts.get('from_cache', 0):,} read from the cache.")
-    if "windows_ranked" in counts:
+    if windows:
         sentence += (f" Listwise windows: {counts['windows_ranked']:,} ranked, "
                      f"{counts.get('windows_from_cache', 0):,} read from the cache.")
     return sentence

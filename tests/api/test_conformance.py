@@ -39,7 +39,7 @@ def _failures(checks) -> dict[str, str]:
     return _failed([check.result() for check in checks])
 
 
-@pytest.mark.parametrize("spec", ["bm25", "ql+mu=1500", "tfidf", "lgbm"])
+@pytest.mark.parametrize("spec", ["bm25", "ql+mu=1500", "tfidf", "lgbm", "listwise-of:bm25"])
 def test_built_in_lexical_and_learned_rankers_pass_every_check(spec):
     results = check_ranker(spec)
     assert len(results) == 8 and all(r.passed for r in results)
@@ -61,6 +61,42 @@ def test_a_cross_encoder_of_real_shape_passes_every_check(tmp_path):
     # its parameters with declared alternatives were each tried against the fingerprint
     varied = next(r for r in results if r.name.startswith("every scoring parameter"))
     assert "output" not in varied.note and "max_length" not in varied.note
+
+
+@pytest.mark.slow
+def test_a_pairwise_t5_of_real_shape_passes_every_check(tmp_path):
+    from tests._tiny_models import save_t5
+
+    results = check_ranker(f"duot5:{save_t5(tmp_path / 't5')}")
+    assert results[0].note == "a pairwise ranker" and all(r.passed for r in results)
+
+
+LISTWISE = '''
+from abnirml.plugin import RankerFamily, register_ranker
+
+
+class Reverse:
+    name, fingerprint, window_size = "reverse", "reverse-v1", 4
+
+    def rank_windows(self, windows):
+        return [ORDER for window in windows]
+
+
+register_ranker(RankerFamily(key="reverse", factory=lambda spec, p, env: Reverse(),
+                             description="each window backwards"))
+'''
+
+
+@pytest.mark.parametrize("order, failing", [
+    ("tuple(reversed(range(len(window.passages))))", []),
+    ("(0,) * len(window.passages)", ["one well-formed answer per item"]),
+])
+def test_a_listwise_ranker_must_answer_permutations(tmp_path, order, failing):
+    plugin = _plugin(tmp_path, "reverse.py", LISTWISE.replace("ORDER", order))
+    failed = _failures(ranker_checks("reverse", plugins=[plugin]))
+    assert list(failed) == failing
+    if failing:
+        assert "returned [0, 0, 0, 0] for a window of 4 passages" in failed[failing[0]]
 
 
 @pytest.mark.parametrize("key, options", [("mmp", {}), ("axiom", {}),
@@ -112,15 +148,15 @@ GOOD = {"FINGERPRINT": 'f"words-v1(weight={params.weight!r})"', "SCORES": "raw"}
 
 @pytest.mark.parametrize("defect, replace, failing", [
     ("float32 scores", {"SCORES": "raw.astype(np.float32)"},
-     "scores are float64, one finite value per pair|no pairs give an empty float64 array"),
+     "one well-formed answer per item|no items give an empty answer"),
     ("NaN for an empty document",
      {"SCORES": "np.where([d == '' for _, d in pairs], np.nan, raw)"},
-     "scores are float64, one finite value per pair"),
+     "one well-formed answer per item"),
     ("scores min-max normalised within the batch",
      {"SCORES": "raw / max(raw.max(), 1.0) if len(raw) else raw"},
-     "scores do not depend on the batch"),
+     "answers do not depend on the batch"),
     ("unseeded noise", {"SCORES": "raw + np.random.default_rng().random(len(raw))"},
-     "scores do not depend on the batch|scores are deterministic"),
+     "answers do not depend on the batch|answers are deterministic"),
     ("a fingerprint with hash()", {"FINGERPRINT": 'f"words-{hash(repr(params.weight))}"'},
      "the fingerprint is the same in a fresh process"),
     ("a fingerprint without the weight", {"FINGERPRINT": '"words-v1"'},
@@ -153,7 +189,7 @@ def test_a_sound_plugin_ranker_passes_and_a_failure_names_every_check(tmp_path):
     message = str(caught.value)
     assert message.startswith("ranker broken fails 3 of 8 conformance checks:")
     assert "dtype float32, not float64" in message
-    assert "+weight=1.5 leaves the fingerprint 'broken-v1' unchanged" in message
+    assert "+weight=1.5, 0.5, 2.0, 0.0 leave the fingerprint 'broken-v1' unchanged" in message
 
 
 def test_a_ranker_object_is_checked_as_far_as_an_object_can_be():

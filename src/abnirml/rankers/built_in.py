@@ -165,11 +165,14 @@ class ListwiseParams:
     and how many passages a probe list holds. None of them changes how one window is
     ranked, so none is part of a fingerprint."""
 
-    window: int = setting(20, minimum=2, help="passages per call when re-ranking candidates "
-                                              "(the sliding window)")
-    step: int = setting(10, minimum=1, help="places the window moves up between calls")
-    list_size: int = setting(10, minimum=2, help="passages per probe list: a sample's two "
-                                                 "documents and the query's candidates")
+    window: int = setting(20, minimum=2, scoring=False,
+                          help="passages per call when re-ranking candidates (the sliding "
+                               "window)")
+    step: int = setting(10, minimum=1, scoring=False,
+                        help="places the window moves up between calls")
+    list_size: int = setting(10, minimum=2, scoring=False,
+                             help="passages per probe list: a sample's two documents and the "
+                                  "query's candidates")
 
 
 @dataclass(frozen=True)
@@ -209,12 +212,16 @@ _HYPERPARAMETER_HELP = {
 }
 
 
+#: integer hyperparameters whose least value is above 1 (LightGBM refuses trees of one leaf)
+_LEAST = {"leaves": 2}
+
+
 def _learned_params(kind: str) -> type:
     """``kind``'s training hyperparameters, declared from the defaults training applies
     (each must be positive), after the seed and folds every learned family takes."""
     fields = [(name, type(value),
                setting(value, help=_HYPERPARAMETER_HELP[name],
-                       minimum=1 if isinstance(value, int) else None,
+                       minimum=_LEAST.get(name, 1) if isinstance(value, int) else None,
                        above=None if isinstance(value, int) else 0))
               for name, value in DEFAULTS[kind].items()]
     return make_dataclass(f"{kind.upper()}Params", fields, bases=(LearnedParams,),

@@ -1,18 +1,19 @@
-"""Conformance checks for a ranker: what the engine assumes of every ``score``, and what the
-score cache assumes of every ``fingerprint``.
+"""Conformance checks for a ranker: what the engine assumes of every answer (``score``,
+``preferences`` or ``rank_windows``, see :mod:`.contracts`), and what the score cache assumes
+of every ``fingerprint``.
 
-The engine scores each unique pair once, in batches of any size and order, and keys cached
-scores by the fingerprint alone. So a ranker must give one finite float64 per pair whatever
-the batch, the same scores for the same inputs, and a fingerprint that is the same in every
-process and changes with every parameter that can change a score — or cached scores of one
-setting are silently served for another.
+The engine asks about each unique item once, in batches of any size and order, and keys
+cached answers by the fingerprint alone. So a ranker must give one well-formed answer per
+item whatever the batch (one finite float64 score per pair, a preference in [0, 1] per
+triple, a permutation per window), the same answers for the same inputs, and a fingerprint
+that is the same in every process and changes with every parameter that can change an answer
+— or cached answers of one setting are silently served for another.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import subprocess
 import sys
@@ -25,7 +26,8 @@ import numpy as np
 from abnirml.errors import AbnirmlError
 from abnirml.rankers.base import Pair, RankerSpec
 from abnirml.testing.checks import Check, CheckResult, fail, run_checks
-from abnirml.testing.values import alternative_value, bad_values
+from abnirml.testing.contracts import Contract, contract_of
+from abnirml.testing.values import alternative_values, bad_values
 
 #: texts every ranker must score: none of them is a reason to fail
 _EDGE_DOCUMENTS = ("", "a", "Ünïcödé — 東京 naïve café 🙂", "word " * 600)
@@ -41,10 +43,10 @@ def ranker_checks(ranker: Any, *, collection: str = "demo", plugins: Sequence[st
     subject = _RankerUnderTest(ranker, collection, tuple(plugins), seed)
     return [
         Check("builds", subject.check_builds),
-        Check("scores are float64, one finite value per pair", subject.check_scores),
-        Check("no pairs give an empty float64 array", subject.check_empty),
-        Check("scores do not depend on the batch", subject.check_batches),
-        Check("scores are deterministic", subject.check_deterministic),
+        Check("one well-formed answer per item", subject.check_outputs),
+        Check("no items give an empty answer", subject.check_empty),
+        Check("answers do not depend on the batch", subject.check_batches),
+        Check("answers are deterministic", subject.check_deterministic),
         Check("the fingerprint is the same in a fresh process", subject.check_other_process),
         Check("every scoring parameter changes the fingerprint, no other does",
               subject.check_parameters_in_fingerprint),
@@ -118,77 +120,100 @@ class _RankerUnderTest:
             fail(f"collection {self.collection_name!r} has no judged pair to score")
         return [*pairs, pairs[0]]
 
-    def score(self, ranker: Any, pairs: Sequence[Pair]) -> np.ndarray:
-        try:
-            return ranker.score(list(pairs))
-        except AbnirmlError as exc:
-            fail(f"score() refused the pairs: {exc}")
-        except Exception as exc:  # the ranker's own code: any error is a finding
-            fail(f"score() raised {type(exc).__name__}: {exc}")
-        raise AssertionError("unreachable")
+    @cached_property
+    def contract(self) -> Contract:
+        found = contract_of(self.ranker)
+        if found is None:
+            fail("it has none of score(pairs), preferences(triples) or rank_windows(windows)")
+        assert found is not None
+        return found
 
     @cached_property
-    def scores(self) -> np.ndarray:
-        return self.score(self.ranker, self.pairs)
+    def items(self) -> list[Any]:
+        items = self.contract.items(self.pairs)
+        if not items:
+            fail(f"collection {self.collection_name!r} gives no {self.contract.item} to try")
+        return items
+
+    def answer(self, ranker: Any, items: Sequence[Any]) -> Any:
+        """``ranker``'s answer to ``items``; an exception it raises is a finding."""
+        method = self.contract.method
+        try:
+            return self.contract.call(ranker, items)
+        except AbnirmlError as exc:
+            fail(f"{method}() refused the {self.contract.item}s: {exc}")
+        except Exception as exc:  # the ranker's own code: any error is a finding
+            fail(f"{method}() raised {type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")
+
+    def rows(self, ranker: Any, items: Sequence[Any]) -> np.ndarray:
+        """The answer as rows to compare (its form is another check's business)."""
+        answer = self.answer(ranker, items)
+        try:
+            rows = self.contract.as_rows(answer)
+        except (TypeError, ValueError) as exc:
+            fail(f"the answer cannot be compared ({exc}); see the well-formed check")
+        if len(rows) != len(items):
+            fail(f"{len(items)} {self.contract.item}s got {len(rows)} answers")
+        return rows
+
+    @cached_property
+    def first(self) -> Any:
+        return self.answer(self.ranker, self.items)
 
     # -- the checks -------------------------------------------------------------------
 
     def check_builds(self) -> str:
         ranker = self.ranker
-        for field, kind in (("name", str), ("fingerprint", str)):
+        for field in ("name", "fingerprint"):
             value = getattr(ranker, field, None)
-            if not isinstance(value, kind) or not value:
-                fail(f"{field} must be a non-empty {kind.__name__}, got {value!r}")
-        if not callable(getattr(ranker, "score", None)):
-            fail("it has no score(pairs) method")
-        return ""
+            if not isinstance(value, str) or not value:
+                fail(f"{field} must be a non-empty str, got {value!r}")
+        return f"a {self.contract.kind} ranker"
 
-    def check_scores(self) -> str:
-        scores = self.scores
-        if not isinstance(scores, np.ndarray):
-            fail(f"score() returned {type(scores).__name__}, not a numpy array")
-        if scores.dtype != np.float64:
-            fail(f"score() returned dtype {scores.dtype}, not float64")
-        if scores.shape != (len(self.pairs),):
-            fail(f"score() of {len(self.pairs)} pairs returned shape {scores.shape}")
-        bad = [i for i, value in enumerate(scores) if not math.isfinite(value)]
-        if bad:
-            _query, doc = self.pairs[bad[0]]
-            fail(f"{len(bad)} scores are not finite, e.g. {scores[bad[0]]} for the document "
-                 f"{doc[:40]!r}")
+    def check_outputs(self) -> str:
+        problem = self.contract.problem(self.first, self.items)
+        if problem:
+            fail(problem)
         return ""
 
     def check_empty(self) -> str:
-        empty = self.score(self.ranker, [])
-        if not isinstance(empty, np.ndarray) or empty.shape != (0,) or \
+        empty = self.answer(self.ranker, [])
+        if self.contract.kind == "listwise":
+            if list(empty) != []:
+                fail(f"rank_windows([]) returned {empty!r}; expected an empty list")
+        elif not isinstance(empty, np.ndarray) or empty.shape != (0,) or \
                 empty.dtype != np.float64:
-            fail(f"score([]) returned {empty!r}; expected an empty float64 array")
+            fail(f"{self.contract.method}([]) returned {empty!r}; expected an empty float64 "
+                 "array")
         return ""
 
     def check_batches(self) -> str:
-        whole = self.scores
-        one_by_one = np.array([self.score(self.ranker, [pair])[0] for pair in self.pairs])
-        backwards = self.score(self.ranker, self.pairs[::-1])[::-1]
-        for label, other in (("one pair at a time", one_by_one),
+        whole = self.rows(self.ranker, self.items)
+        one_by_one = np.concatenate([self.rows(self.ranker, [item]) for item in self.items])
+        backwards = self.rows(self.ranker, self.items[::-1])[::-1]
+        for label, other in ((f"one {self.contract.item} at a time", one_by_one),
                              ("in reverse order", backwards)):
             if not np.allclose(whole, other, rtol=1e-5, atol=1e-6, equal_nan=True):
-                worst = int(np.argmax(np.abs(whole - other)))
-                fail(f"scored {label}, pair {worst} gets {other[worst]!r} instead of "
-                     f"{whole[worst]!r} (the engine batches pairs in any size and order)")
+                worst = int(np.argmax(np.abs(whole - other).reshape(len(whole), -1).max(1)))
+                fail(f"answered {label}, {self.contract.item} {worst} gets "
+                     f"{other[worst].tolist()!r} instead of {whole[worst].tolist()!r} (the "
+                     f"engine batches {self.contract.item}s in any size and order)")
         return ""
 
     def check_deterministic(self) -> str:
-        scores = self.scores
-        if not np.array_equal(scores[:1], scores[-1:], equal_nan=True):
-            fail(f"the same pair twice in one batch scored {scores[0]!r} and {scores[-1]!r}")
-        if not np.array_equal(scores, self.score(self.ranker, self.pairs), equal_nan=True):
-            fail("scoring the same pairs twice gave different scores")
+        rows = self.rows(self.ranker, self.items)
+        if not np.array_equal(rows[:1], rows[-1:], equal_nan=True):
+            fail(f"the same {self.contract.item} twice in one batch got {rows[0].tolist()!r} "
+                 f"and {rows[-1].tolist()!r}")
+        if not np.array_equal(rows, self.rows(self.ranker, self.items), equal_nan=True):
+            fail(f"the same {self.contract.item}s twice got different answers")
         if self.spec is None:
             return "a ranker object: not rebuilt to compare a second instance"
-        rebuilt = self.score(self.build(self.spec.text), self.pairs)
-        if not np.allclose(scores, rebuilt, rtol=1e-6, atol=1e-9, equal_nan=True):
+        rebuilt = self.rows(self.build(self.spec.text), self.items)
+        if not np.allclose(rows, rebuilt, rtol=1e-6, atol=1e-9, equal_nan=True):
             fail(f"a second ranker built from {self.spec.text!r} with seed {self.seed} "
-                 "scores differently")
+                 "answers differently")
         return ""
 
     def check_other_process(self) -> str:
@@ -210,19 +235,35 @@ class _RankerUnderTest:
         base = self.ranker.fingerprint
         untried: list[str] = []
         for field in dataclasses.fields(record.params):
-            value = alternative_value(record.params, field)
-            if value is None:
+            values = alternative_values(record.params, field)
+            if not values:
                 untried.append(field.name)
                 continue
-            changed = self.build(with_param(self.spec, field.name, value)).fingerprint
-            scoring = field.metadata.get("scoring", True)
-            if scoring and changed == base:
-                fail(f"+{field.name}={value} leaves the fingerprint {base!r} unchanged: "
-                     "scores cached for one value would be served for the other")
-            if not scoring and changed != base:
-                fail(f"+{field.name} is declared scoring=False but changes the fingerprint "
-                     f"({base!r} → {changed!r}): changing it would throw the cache away")
+            moved = {value: self.fingerprint_with(field.name, value) for value in values}
+            moved = {value: fingerprint for value, fingerprint in moved.items()
+                     if fingerprint is not None}
+            if field.metadata.get("scoring", True):
+                if moved and all(fingerprint == base for fingerprint in moved.values()):
+                    fail(f"+{field.name}={', '.join(moved)} leave the fingerprint {base!r} "
+                         "unchanged: answers cached for one value would be served for "
+                         "another")
+            else:
+                for value, fingerprint in moved.items():
+                    if fingerprint != base:
+                        fail(f"+{field.name} is declared scoring=False but +{field.name}="
+                             f"{value} changes the fingerprint ({base!r} → {fingerprint!r}): "
+                             "changing it would throw the cache away")
         return f"no other value known to try for {', '.join(untried)}" if untried else ""
+
+    def fingerprint_with(self, name: str, value: str) -> str | None:
+        """The fingerprint with ``+name=value``; None when the family refuses that value
+        (a combination its declaration cannot describe, say)."""
+        from abnirml.errors import ConfigError
+
+        try:
+            return str(self.build(with_param(self.spec, name, value)).fingerprint)
+        except ConfigError:
+            return None
 
     def check_refusals(self) -> str:
         from abnirml.errors import ConfigError

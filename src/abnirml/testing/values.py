@@ -8,32 +8,40 @@ import typing
 from typing import Any
 
 
-def alternative_value(params: type, field: dataclasses.Field) -> str | None:
-    """A value other than the default that the field accepts, as spec text; None when none
-    can be derived from its declaration (free text, say)."""
+def alternative_values(params: type, field: dataclasses.Field) -> list[str]:
+    """Values other than the default that the field accepts, as spec text, nearest first;
+    empty when none can be derived from its declaration (free text, say). Several, because
+    a ranker may rightly fold some values together (a length above what the model reads is
+    the model's own length): a parameter reaches the fingerprint if any of them moves it."""
     meta = field.metadata
     default = field.default
     kind = _base_type(typing.get_type_hints(params)[field.name])
-    choices = [c for c in meta.get("choices", ()) if c != default]
+    choices = [str(c) for c in meta.get("choices", ()) if c != default]
     if choices:
-        return str(choices[0])
+        return choices
     if kind is bool:
-        return "false" if default else "true"
-    if kind in (int, float):
-        low = meta.get("above") if meta.get("above") is not None else meta.get("minimum")
-        high = meta.get("maximum")
-        start = default if isinstance(default, (int, float)) else low
-        step = 1 if kind is int else 0.5
-        for candidate in ((start if start is not None else 1) + step,
-                          (start if start is not None else 1) - step, low, high):
-            if candidate is None or candidate == default:
-                continue
-            if (low is not None and candidate < low) or (high is not None and candidate > high):
-                continue
-            if meta.get("above") is not None and candidate <= meta["above"]:
-                continue
-            return str(int(candidate) if kind is int else float(candidate))
-    return None
+        return ["false" if default else "true"]
+    if kind not in (int, float):
+        return []
+    above = meta.get("above")
+    low = above if above is not None else meta.get("minimum")
+    high = meta.get("maximum")
+    start = default if isinstance(default, (int, float)) else (low if low is not None else 1)
+    step = 1 if kind is int else 0.5
+    candidates = [start + step, start - step, start * 2, start / 2, low, high]
+    out: list[str] = []
+    for candidate in candidates:
+        if candidate is None or candidate == default:
+            continue
+        if kind is int:
+            candidate = int(candidate)
+        if (low is not None and candidate < low) or (high is not None and candidate > high) \
+                or (above is not None and candidate <= above):
+            continue
+        text = str(candidate if kind is int else float(candidate))
+        if text not in out:
+            out.append(text)
+    return out
 
 
 def bad_values(params: type, field: dataclasses.Field) -> list[str]:

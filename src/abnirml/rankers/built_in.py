@@ -41,7 +41,8 @@ def _template(named: str, fields: str) -> str | None:
 
 
 def _rerank_depth() -> int:
-    return setting(10, minimum=1, help="documents per query compared pairwise")
+    # which pairs effectiveness asks about, never the answer to one: not in a fingerprint
+    return setting(10, minimum=1, scoring=False, help="documents per query compared pairwise")
 
 
 def _prompt_length(default: int) -> int:

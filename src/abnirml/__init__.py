@@ -7,9 +7,17 @@ connections) is touched until a caller asks for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:   # what a type checker sees of the names imported on first use (_LAZY)
+    from abnirml.evaluation.score_file import load_scores  # noqa: F401
+    from abnirml.expect import expect  # noqa: F401
+    from abnirml.frames import load_results, load_samples  # noqa: F401
+    from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run  # noqa: F401
+    from abnirml.rankers.adapters import wrap_pyterrier  # noqa: F401
+    from abnirml.result_fields import About, ResultRow  # noqa: F401
 
 #: the notebook API, imported on first use (``abnirml.run``, ``abnirml.load_results`` …)
 _LAZY = {

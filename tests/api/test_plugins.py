@@ -535,3 +535,45 @@ def test_the_plugins_guide_imports_only_from_the_facade():
     imports = [line for line in guide.read_text(encoding="utf-8").splitlines()
                if line.startswith("from abnirml")]
     assert imports and all(line.startswith("from abnirml.plugin import ") for line in imports)
+
+
+def test_a_probe_asking_for_a_family_key_nobody_registered_is_refused_naming_it(tmp_path,
+                                                                                capsys):
+    """The probe reads ``"echoes"`` while its family is ``"echo"``: quietly handing it the
+    defaults would ignore ``--option echo.queries=3``; the run stops naming the key."""
+    plugin = _write(tmp_path, "echo_family.py", FAMILY.replace(
+        'context.family_options("echo", EchoOptions)',
+        'context.family_options("echoes", EchoOptions)'))
+    assert main(["run", "--plugin", plugin, "--probe", "echo", "--ranker", "bm25",
+                 "--option", "echo.queries=3", "--no-effectiveness", "--quiet",
+                 "--out", str(tmp_path / "o")]) == 2
+    line = _one_line_error(capsys)
+    assert "probe family 'echoes', which is not registered" in line
+    assert "did you mean echo" in line
+
+
+def test_a_probe_may_look_its_options_up_by_type(tmp_path):
+    plugin = _write(tmp_path, "echo_family.py", FAMILY.replace(
+        'context.family_options("echo", EchoOptions)', 'context.options(EchoOptions)'))
+    record = _first_record(plugin, tmp_path / "o", "--probe", "echo", "--ranker", "bm25",
+                           "--option", "echo.queries=2")
+    assert (record["probe"], record["n"]) == ("echo:query-vs-noise", 2)
+
+
+def test_a_run_context_refuses_options_of_another_type_or_of_no_family(demo_collection):
+    from abnirml.errors import ConfigError
+    from abnirml.probes.manipulation.probes import ManipulationOptions
+    from abnirml.probes.query_variation.probes import QueryVariationOptions
+
+    context = probe_context(demo_collection, {"tmp.sample": 4})
+    assert context.options(ManipulationOptions).sample == 4
+    assert context.family_options("tmp", ManipulationOptions).sample == 4
+    with pytest.raises(ConfigError, match="declares ManipulationOptions"):
+        context.family_options("tmp", QueryVariationOptions)
+
+    class Unregistered:
+        pass
+
+    with pytest.raises(ConfigError, match="no registered probe family declares options of "
+                                          "type Unregistered"):
+        context.options(Unregistered)

@@ -52,7 +52,8 @@ def test_the_plugin_facade_has_what_a_plugin_author_registers_with():
 
 #: the modules a user or plugin author imports from; every other module is internal and may
 #: be renamed between 0.x releases (docs/architecture.md, "Public API")
-PUBLIC_MODULES = {"abnirml", "abnirml.plugin", "abnirml.expect", "abnirml.mechanism"}
+PUBLIC_MODULES = {"abnirml", "abnirml.plugin", "abnirml.expect", "abnirml.mechanism",
+                  "abnirml.testing"}
 _IMPORT = re.compile(r"^\s*(?:from\s+(abnirml[\w.]*)\s+import|import\s+(abnirml[\w.]*))", re.M)
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -85,3 +86,27 @@ def test_public_modules_list_their_api():
         module = importlib.import_module(name)
         assert module.__all__, name
         assert set(module.__all__) <= set(dir(module)), name
+
+
+def test_a_type_checker_sees_the_lazily_imported_api(tmp_path):
+    """``import abnirml`` loads nothing heavy, yet a user's type checker sees what
+    ``abnirml.RunConfig`` and the other lazy names really are: a wrong argument is caught."""
+    import pytest
+
+    pytest.importorskip("mypy", reason="mypy is not installed (the dev extra has it)")
+    (tmp_path / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    (tmp_path / "notebook.py").write_text(
+        "import abnirml\nimport abnirml.mechanism\n\n"
+        "abnirml.RunConfig(collection=3, nonsense=True)\n"
+        "abnirml.mechanism.PatchConfig(ranker=1, probes=[])\n"
+        "reveal_type(abnirml.load_results)\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--follow-imports=silent",
+         "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), "notebook.py"],
+        cwd=tmp_path, env={**os.environ, "MYPYPATH": str(ROOT / "src")}, capture_output=True,
+        text=True, timeout=600)
+    found = done.stdout
+    assert 'Unexpected keyword argument "nonsense" for "RunConfig"' in found, found
+    assert 'Argument "collection" to "RunConfig" has incompatible type "int"' in found
+    assert 'Argument "ranker" to "PatchConfig" has incompatible type "int"' in found
+    assert 'Revealed type is "def (path: ' in found

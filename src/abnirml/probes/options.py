@@ -122,3 +122,12 @@ def _check_number(value: float, meta: Mapping[str, Any], key: str) -> None:
         raise ConfigError(f"{key} must be > {above:g}, got {value:g}")
     if hi is not None and value > hi:
         raise ConfigError(f"{key} must be ≤ {hi:g}, got {value:g}")
+
+
+class FamilyOptions(dict[str, Any]):
+    """Every registered family's typed options, by family key, as a run resolved them.
+
+    A probe context holding one knows the whole set, so a probe that asks for a key no
+    family has, or for options of another type than its family declares, is refused instead
+    of quietly handed defaults (which would ignore what the user set with ``--option``).
+    """

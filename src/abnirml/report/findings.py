@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.report.tables import SMALL_N, anchor, signed_text
 
 LARGE = 0.8
@@ -148,7 +149,7 @@ def _hint(record: Mapping[str, Any], queries: int | None) -> str:
         return ""
     if queries is not None and queries >= FEW_QUERIES:
         return ""
-    count = f"{queries} queries" if queries is not None else "few queries"
+    count = counted(queries, "query") if queries is not None else "few queries"
     return (f"Every sample agrees, but they come from {count}: the interval is over "
             "queries, and with so few it cannot rule out that other queries would disagree "
             "(an exact Clopper–Pearson bound on the share of queries that agree).")
@@ -194,7 +195,8 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             numbers, anchor("row", c.probe, c.ranker),
             anchor("ex", c.probe) if c.probe in with_examples else "", _hint(record, queries)))
     shared = contrasts.shared(records, _qualifies, phrase_of)
-    return Screen(found, shared, f"Per ranker, {contrasts.criteria(len(rankers), stats)}.",
+    chosen_by = contrasts.criteria(len(rankers), stats, store.stats.test)
+    return Screen(found, shared, f"Per ranker, {chosen_by}.",
                   by_contrast=True)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted_or_unknown
 from abnirml.errors import ConfigError, InputError
 from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
@@ -108,8 +109,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     if collection:
         parts.append(f"Collection: **{escape_md(collection.get('name'))}** "
                      f"({escape_md(collection.get('source', ''))}); "
-                     f"{collection.get('queries', '?')} queries, "
-                     f"{collection.get('documents', '?')} documents with text.")
+                     f"{counted_or_unknown(collection.get('queries'), 'query')}, "
+                     f"{counted_or_unknown(collection.get('documents'), 'document')} with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
     from abnirml.report.findings import findings_markdown, first_screen
 

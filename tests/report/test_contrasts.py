@@ -199,3 +199,43 @@ def test_the_screens_pair_test_is_described_as_what_it_runs():
         text = " ".join((docs / page).read_text(encoding="utf-8").split())
         assert "paired t-test" in text, page
         assert "compared as `abnirml compare` compares them" not in text, page
+
+
+def test_each_named_ranker_is_described_by_its_own_row_not_the_groups_average():
+    """Constructed rows where the group's average and a member's own row disagree: r at
+    +0.5 differs by more than 0.15 from a (+0.3) and from b (−0.3, or −0.6). The group's
+    average (0, or −0.15) would call r "unlike a and b" though a prefers d1 as well."""
+    def said(own, theirs, group=("a", "b")):
+        c = contrasts.Candidate("r", "tmp:x", "tmp", group, own, theirs, group[0],
+                                own - theirs[0], 0.1, 0.3)
+        return contrasts.sentence(c, lambda up: "Prefers d1" if up else "Prefers d2", 5)
+
+    assert said(0.5, (0.3, -0.3)) == "Unlike b, r prefers d1, and more strongly than a"
+    assert said(0.5, (0.3, -0.6)) == "Unlike b, r prefers d1, and more strongly than a"
+    assert said(-0.5, (0.02, -0.2, 0.4), ("a", "b", "c")) == (
+        "Unlike a and c, r prefers d2, and more strongly than b")
+    assert said(0.01, (0.4, -0.4)) == (
+        "Unlike a, r does not prefer d1; unlike b, it does not prefer d2")
+
+
+def test_one_rankers_findings_name_the_level_their_interval_was_taken_at():
+    """With the default test the score interval is the test's own, at 1 − α/m: a finding
+    may not call it a 95 % interval. The run's --ci level is named where the interval is
+    the bootstrap one (another test)."""
+    from abnirml.report.findings import coverage_text, key_findings
+
+    record = {"probe": "tmp:x", "family": "tmp", "ranker": "bm25", "subset": "all",
+              "effect_size": 1.5, "score": 0.5, "n": 40, "significant": True,
+              "ci_low": 0.3, "ci_high": 0.7, "symmetric": False, "tests_in_table": 36}
+
+    def numbers(statistics):
+        run_info = {"statistics": statistics, "options": {"alpha": 0.01}}
+        return key_findings([record], run_info)["bm25"][0].numbers
+
+    assert numbers({"test": "clustered", "correction": "bonferroni", "ci": 0.95}) == (
+        "score +0.50, 99.97 % CI (1 − α/m, m = 36) [+0.30, +0.70]; d_z +1.50, n = 40")
+    assert "99 % CI [" in numbers({"test": "clustered", "correction": "none", "ci": 0.95})
+    assert "CI at the level the Holm procedure tested the row at [" in numbers(
+        {"test": "clustered", "correction": "holm", "ci": 0.95})
+    assert "95 % CI [" in numbers({"test": "ttest", "correction": "bonferroni", "ci": 0.95})
+    assert [coverage_text(x) for x in (0.95, 0.9, 1 - 0.01 / 1000)] == ["95", "90", "99.999"]

@@ -189,18 +189,39 @@ def named(group: Sequence[str], others: int) -> str:
 
 
 def sentence(candidate: Candidate, phrase: Callable[[bool], str], others: int) -> str:
-    """The contrast in plain words, the ranker its subject: unlike the group / more or less
-    strongly than the group / not at all, where the group does."""
-    own = candidate.own
-    theirs = sum(candidate.theirs) / len(candidate.theirs)
-    group = named(candidate.group, others)
-    r = candidate.ranker
+    """The contrast in plain words, the ranker its subject, true of every ranker it names:
+    unlike those whose own score has no preference or the other sign, more or less strongly
+    than those whose score has its sign, not at all where they prefer. Each member's own
+    row decides its words, never the group's average (``bm25 +0.3``, ``ql −0.3`` and a
+    ranker at +0.5: "Unlike ql, r prefers …, and more strongly than bm25")."""
+    own, r = candidate.own, candidate.ranker
+    members = list(zip(candidate.group, candidate.theirs, strict=True))
+
+    def whom(names: Sequence[str]) -> str:
+        return named(names, others)
+
     if abs(own) < NEAR_ZERO:
-        return f"Unlike {group}, {r} does not {base_form(phrase(theirs > 0))}"
-    if abs(theirs) < NEAR_ZERO or (own > 0) != (theirs > 0):
-        return f"Unlike {group}, {r} {lower_first(phrase(own > 0))}"
-    degree = "more" if abs(own) > abs(theirs) else "less"
-    return f"{r} {lower_first(phrase(own > 0))} {degree} strongly than {group}"
+        ups = [o for o, s in members if s >= NEAR_ZERO]
+        downs = [o for o, s in members if s <= -NEAR_ZERO]
+        parts = [f"unlike {whom(g)}, {r if i == 0 else 'it'} does not "
+                 f"{base_form(phrase(up))}"
+                 for i, (g, up) in enumerate((g, up) for g, up in ((ups, True), (downs, False))
+                                             if g)]
+        if not parts:                       # every member near 0 too: nothing to contrast
+            return f"{r} does not {base_form(phrase(own > 0))}"
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:]
+    up = own > 0
+    unlike = [o for o, s in members if abs(s) < NEAR_ZERO or (s > 0) != up]
+    more = [o for o, s in members if o not in unlike and abs(own) > abs(s)]
+    less = [o for o, s in members if o not in unlike and o not in more]
+    degrees = [f"{word} strongly than {whom(g)}" for word, g in (("more", more),
+                                                                 ("less", less)) if g]
+    does = lower_first(phrase(up))
+    if not unlike:
+        return f"{r} {does} {' and '.join(degrees)}"
+    head = f"Unlike {whom(unlike)}, {r} {does}"
+    return head if not degrees else f"{head}, and {' and '.join(degrees)}"
 
 
 def theirs_text(scores: Sequence[float]) -> str:

@@ -90,7 +90,7 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     ``store`` (the run's per-sample scores) adds each probe's query count to the numbers."""
     from abnirml.report.contrasts import queries_of
 
-    positive, labels, level = _context(records, run_info)
+    positive, labels, _ = _context(records, run_info)
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     chosen = sorted((r for r in records if _qualifies(r)),
                     key=lambda r: (-abs(r["effect_size"]), r["probe"], r["ranker"]))
@@ -102,7 +102,8 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             continue
         per_family[slot] = per_family.get(slot, 0) + 1
         queries = queries_of(store, r["probe"], r["ranker"])
-        numbers = (f"score {_scored(r, level)}; d_z {signed_text(r['effect_size'])}, "
+        numbers = (f"score {_scored(r, interval_label(r, run_info))}; "
+                   f"d_z {signed_text(r['effect_size'])}, "
                    f"n = {r['n']:,}{_over(queries)}")
         mine.append(Finding(
             r["ranker"], r["probe"], str(r.get("family", "")),
@@ -124,13 +125,49 @@ def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
             float((run_info.get("statistics") or {}).get("ci", 0.95)))
 
 
-def _scored(record: Mapping[str, Any], level: float, comma: bool = True) -> str:
-    """``+0.41, 95 % CI [+0.30, +0.52]`` (``+0.41 [+0.30, +0.52]`` without ``comma``)."""
+def _scored(record: Mapping[str, Any], label: str = "", comma: bool = True) -> str:
+    """``+0.41, 95 % CI [+0.30, +0.52]`` (``label`` names the interval:
+    :func:`interval_label`; ``+0.41 [+0.30, +0.52]`` without ``comma``)."""
     text = signed_text(record["score"])
     if record.get("ci_low") is not None and record.get("ci_high") is not None:
         bounds = f"[{signed_text(record['ci_low'])}, {signed_text(record['ci_high'])}]"
-        text += f", {100 * level:g} % CI {bounds}" if comma else f" {bounds}"
+        text += f", {label} {bounds}" if comma else f" {bounds}"
     return text
+
+
+def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> str:
+    """What a row's score interval is, in a few words: ``95 % CI`` for the run's ``--ci``
+    bootstrap interval; with a test whose verdict is the score interval (the default
+    ``clustered``) the interval is at the level the correction tested the row at — 1 − α/m
+    under Bonferroni with m tests in the row's table, so ``99.97 % CI`` — and a procedure
+    whose level differs per row (Holm, Benjamini–Hochberg) is named instead of a number."""
+    from abnirml.evaluation.corrections import CORRECTION_LABELS, DEFAULT_CORRECTION
+    from abnirml.evaluation.stat_tests import find_test
+
+    stats = run_info.get("statistics") or {}
+    level = float(stats.get("ci", 0.95))
+    test = find_test(str(stats["test"])) if "test" in stats else None
+    if test is None or not test.score_interval:
+        return f"{coverage_text(level)} % CI"
+    alpha = float((run_info.get("options") or {}).get("alpha", 0.01))
+    correction = str(stats.get("correction", DEFAULT_CORRECTION))
+    tests = record.get("tests_in_table")
+    if correction == "none":
+        return f"{coverage_text(1.0 - alpha)} % CI"
+    if correction == "bonferroni" and isinstance(tests, int) and tests > 0:
+        return f"{coverage_text(1.0 - alpha / tests)} % CI (1 − α/m, m = {tests})"
+    name = CORRECTION_LABELS.get(correction, correction)
+    return f"CI at the level the {name} procedure tested the row at"
+
+
+def coverage_text(level: float) -> str:
+    """A coverage in percent with the digits it needs to stay below 100: 0.95 → ``95``,
+    1 − 0.01/36 → ``99.97``, 1 − 0.01/1000 → ``99.999``."""
+    for digits in range(2, 9):
+        text = f"{100 * level:.{digits}g}"
+        if float(text) < 100.0 or level >= 1.0:
+            return text
+    return f"{100 * level:.9g}"
 
 
 def _over(queries: int | None) -> str:
@@ -166,7 +203,7 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     from abnirml.evaluation.compare import ranker_pairs
     from abnirml.report import contrasts
 
-    positive, labels, level = _context(records, run_info)
+    positive, labels, _ = _context(records, run_info)
     by_key = {(r["probe"], r["ranker"]): r for r in records if r.get("subset") == "all"}
 
     def phrase_of(record: Mapping[str, Any], up: bool) -> str:
@@ -185,7 +222,7 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
         record = by_key[(c.probe, c.ranker)]
         queries = contrasts.queries_of(store, c.probe, c.ranker)
         weakest = f" from {c.weakest}" + (", the closest" if len(c.group) > 1 else "")
-        numbers = (f"{_scored(record, level, comma=False)} vs "
+        numbers = (f"{_scored(record, comma=False)} vs "
                    f"{contrasts.theirs_text(c.theirs)}; difference {signed_text(c.difference)}"
                    f" [{signed_text(c.low)}, {signed_text(c.high)}]{weakest}; "
                    f"n = {record['n']:,}{_over(queries)}")

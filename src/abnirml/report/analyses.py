@@ -556,5 +556,6 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
                "Built from the "
                "files in this directory; <code>abnirml report DIR</code> rebuilds it.</p>")
     files[REPORT_HTML] = page("abnirml report", sections, preface,
-                              findings_html(screen.found, screen.shared, screen.criteria))
+                              findings_html(screen.found, screen.shared, screen.criteria,
+                                            screen.alike))
     return files

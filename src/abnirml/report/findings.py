@@ -15,12 +15,14 @@ linking to the row of the statistics table and to example samples.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from abnirml.counts import counted
+from abnirml.report.alike import alike_cards, fold_same_numbers
 from abnirml.report.tables import SMALL_N, anchor, signed_text
 
 LARGE = 0.8
@@ -47,6 +49,9 @@ class Finding:
     examples_id: str       # "" when the page has no samples of the probe
     #: why the interval is as wide as it is, when the numbers alone would puzzle ("" if not)
     hint: str = ""
+    #: further probes of this ranker whose numbers print exactly like these (folded here
+    #: by :func:`abnirml.report.alike.fold_same_numbers`)
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class Screen:
     shared: Sequence[Any] = ()          # contrasts.Shared entries
     criteria: str = ""
     by_contrast: bool = False
+    #: ranker → the earlier ranker whose card it would repeat (:mod:`.alike`)
+    alike: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str,
@@ -111,7 +118,7 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             numbers, anchor("row", r["probe"], r["ranker"]),
             anchor("ex", r["probe"]) if r["probe"] in with_examples else "",
             _hint(r, queries)))
-    return out
+    return {ranker: fold_same_numbers(entries) for ranker, entries in out.items()}
 
 
 def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
@@ -198,8 +205,9 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     per-sample scores (``store``), else :func:`key_findings`."""
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     if len(rankers) < 2 or store is None or set(store.ranker_names) != set(rankers):
-        return Screen(key_findings(records, run_info, with_examples, store),
-                      criteria=f"Per ranker, the effects that are {CRITERIA}.")
+        found = key_findings(records, run_info, with_examples, store)
+        return Screen(found, criteria=f"Per ranker, the effects that are {CRITERIA}.",
+                      alike=alike_cards(found, _scores(records)))
     from abnirml.evaluation.compare import ranker_pairs
     from abnirml.report import contrasts
 
@@ -233,8 +241,14 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             anchor("ex", c.probe) if c.probe in with_examples else "", _hint(record, queries)))
     shared = contrasts.shared(records, _qualifies, phrase_of)
     chosen_by = contrasts.criteria(len(rankers), stats, store.stats.test)
-    return Screen(found, shared, f"Per ranker, {chosen_by}.",
-                  by_contrast=True)
+    found = {ranker: fold_same_numbers(entries) for ranker, entries in found.items()}
+    return Screen(found, shared, f"Per ranker, {chosen_by}.", by_contrast=True,
+                  alike=alike_cards(found, _scores(records)))
+
+
+def _scores(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], float]:
+    return {(r["probe"], r["ranker"]): float(r["score"]) for r in records
+            if r.get("subset") == "all" and r.get("score") is not None}
 
 
 def screening_stats(stats: Any) -> Any:
@@ -284,10 +298,19 @@ def shared_text(item: Any, total: int) -> tuple[str, str]:
     return f"{who} {item.phrase}", scores
 
 
+def alike_text(item: Any) -> str:
+    """A card that repeats an earlier one, in words (without the probe list)."""
+    spread = "the same scores" if item.spread < 0.005 else \
+        f"each score within {item.spread:.2f} of {item.like}'s"
+    return (f"Behaves like {item.like}: the same {counted(len(item.probes), 'finding')}, "
+            f"{spread}")
+
+
 def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
-                  criteria: str = "") -> str:
+                  criteria: str = "", alike: Mapping[str, Any] | None = None) -> str:
     """The first screen's block (escaped HTML): the shared line, then a card per ranker, a
-    numbered list each; every finding names its probe in code, linked to its row."""
+    numbered list each; every finding names its probe in code, linked to its row (a card
+    that would repeat an earlier one says so in one line: ``alike``)."""
     from abnirml.report.html import esc
 
     if not found:
@@ -305,6 +328,11 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
                  "sections below.</p><div class=\"cards\">")
     for ranker, entries in found.items():
         parts.append(f'<div class="card" data-ranker="{esc(ranker)}"><h3>{esc(ranker)}</h3>')
+        same = (alike or {}).get(ranker)
+        if same is not None:
+            links = ", ".join(_probe_link(p, ranker) for p in same.probes)
+            parts.append(f'<p class="alike">{esc(alike_text(same))} ({links}).</p></div>')
+            continue
         if not entries:
             parts.append('<p class="note">No effect meets these criteria; see '
                          '<a href="#statistics">Statistics</a>.</p></div>')
@@ -317,6 +345,9 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
             numbers = esc(f.numbers).replace(" = ", "&nbsp;=&nbsp;").replace(" %", "&nbsp;%")
             hint = (f' <abbr class="hint" title="{esc(f.hint)}">why so wide?</abbr>'
                     if f.hint else "")
+            if f.also:
+                probe += "; the same numbers on " + ", ".join(
+                    _probe_link(p, ranker) for p in f.also)
             parts.append(f'<li data-probe="{esc(f.probe)}">{esc(f.sentence)} ({probe})<br>'
                          f'<span class="num">{numbers}</span>{hint}'
                          f'<span class="links">{links}</span></li>')
@@ -325,8 +356,16 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
     return "\n".join(parts)
 
 
+def _probe_link(probe: str, ranker: str) -> str:
+    from abnirml.report.html import esc
+
+    return (f'<a href="#{esc(anchor("row", probe, ranker))}" class="probe"><code>'
+            f"{esc(probe)}</code></a>")
+
+
 def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
-                      criteria: str = "") -> list[str]:
+                      criteria: str = "", alike: Mapping[str, Any] | None = None
+                      ) -> list[str]:
     """report.md's "Key findings" lines (after the title)."""
     from abnirml.markup import escape_md, escape_md_code
 
@@ -345,12 +384,18 @@ def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[A
     hints = False
     for ranker, entries in found.items():
         lines += ["", f"**{escape_md(ranker)}**", ""]
+        same = (alike or {}).get(ranker)
+        if same is not None:
+            probes = ", ".join(f"`{escape_md_code(p)}`" for p in same.probes)
+            lines.append(f"{escape_md(alike_text(same))} ({probes}).")
+            continue
         if not entries:
             lines.append("No effect meets these criteria.")
         for i, f in enumerate(entries, 1):                       # ranked
             mark = " ‡" if f.hint else ""
             hints = hints or bool(f.hint)
-            lines.append(f"{i}. {escape_md(f.sentence)} (`{escape_md_code(f.probe)}`): "
+            also = "".join(f"; the same numbers on `{escape_md_code(p)}`" for p in f.also)
+            lines.append(f"{i}. {escape_md(f.sentence)} (`{escape_md_code(f.probe)}`{also}): "
                          f"{escape_md(f.numbers)}{mark}.")
     if hints:
         lines += ["", f"‡ {WIDE_NOTE}"]

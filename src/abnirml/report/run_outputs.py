@@ -116,7 +116,8 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
 
     if screen is None:
         screen = first_screen(records, run_info)
-    findings = findings_markdown(screen.found, screen.shared, screen.criteria)  # answer first
+    findings = findings_markdown(screen.found, screen.shared, screen.criteria,
+                                 screen.alike)  # answer first
     if findings:
         parts += ["", *findings, "", "## The run"]
 

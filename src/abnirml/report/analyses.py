@@ -534,6 +534,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     sections, extra_markdown, data_files = build_sections(directory, records, run_info,
                                                           examples, store)
     from abnirml.report.findings import findings_html, first_screen
+    from abnirml.report.run_outputs import source_text
 
     screen = first_screen(records, run_info, {str(e.get("probe", "")) for e in examples},
                           store)
@@ -550,7 +551,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     files[REPORT_MD] = with_contents(markdown)
     collection = (run_info.get("collection") or {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
-               f'({esc(collection.get("source", ""))}); '
+               f'({esc(source_text(collection))}); '
                f'{esc(counted_or_unknown(collection.get("queries"), "query"))}, '
                f'{esc(counted_or_unknown(collection.get("documents"), "document"))}. '
                "Built from the "

@@ -83,7 +83,7 @@ def test_browser_probe_subset_rows_sort_and_filter_with_their_probe(browser, tmp
     order = sorted(zip(scores, probes, strict=True), reverse=True)
     assert [r[0] for r in shown[::3]] == [probe for _, probe in order]
     for k in range(0, 24, 3):
-        head, *rest = shown[k:k + 3]
+        head = shown[k]
         assert [r[1] for r in shown[k:k + 3]] == subsets
         score = dict(zip(probes, scores, strict=True))[head[0]]
         assert [r[2] for r in shown[k:k + 3]] == [f"{score + j / 100:+.2f}" for j in range(3)]

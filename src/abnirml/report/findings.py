@@ -205,9 +205,9 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     per-sample scores (``store``), else :func:`key_findings`."""
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     if len(rankers) < 2 or store is None or set(store.ranker_names) != set(rankers):
-        found = key_findings(records, run_info, with_examples, store)
-        return Screen(found, criteria=f"Per ranker, the effects that are {CRITERIA}.",
-                      alike=alike_cards(found, _scores(records)))
+        largest = key_findings(records, run_info, with_examples, store)
+        return Screen(largest, criteria=f"Per ranker, the effects that are {CRITERIA}.",
+                      alike=alike_cards(largest, _scores(records)))
     from abnirml.evaluation.compare import ranker_pairs
     from abnirml.report import contrasts
 

@@ -124,3 +124,28 @@ def test_two_findings_with_the_same_numbers_are_one_item_naming_both_probes():
                                                   ("tmp:z", ())]
     md = findings_markdown({"ql": found})
     assert any("(`mmp:tf:x`; the same numbers on `mmp:tf:y`)" in line for line in md)
+
+
+def test_a_card_that_repeats_part_of_another_names_the_shared_findings_once():
+    """tfidf shares two findings with bm25 (scores a hair apart) and has one of its own:
+    its card names the two in one line and lists only its own."""
+    from abnirml.report.findings import first_screen
+
+    scores = {"bm25": {"tmp:a": 0.61, "mmp:tf:x": -0.42},
+              "tfidf": {"tmp:a": 0.63, "mmp:tf:x": -0.40, "axiom:orig": 0.8}}
+    records = [_record(probe, ranker, 1.5 if score > 0 else -1.5, score=score,
+                       low=score - 0.1, high=score + 0.1)
+               for ranker, by in scores.items() for probe, score in by.items()]
+    screen = first_screen(records, RUN_INFO)
+    assert set(screen.alike) == {"tfidf"} and set(screen.alike["tfidf"].probes) == {
+        "tmp:a", "mmp:tf:x"}
+    md = findings_markdown(screen.found, screen.shared, screen.criteria, screen.alike)
+    text = "\n".join(md)
+    assert ("Behaves like bm25: 2 findings of bm25's card, each score within 0.02 of "
+            "bm25's (") in text
+    tfidf = md[md.index("**tfidf**"):]
+    assert [line for line in tfidf if line.startswith("1. ")] == [
+        next(line for line in tfidf if "(`axiom:orig`)" in line)]
+    html = findings_html(screen.found, screen.shared, screen.criteria, screen.alike)
+    card = html[html.index('data-ranker="tfidf"'):]
+    assert card.count("<li ") == 1 and "Behaves like bm25" in card

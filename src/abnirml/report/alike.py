@@ -7,9 +7,9 @@ item reads as more evidence than there is. So, after the findings are chosen:
 
 * within one card, a finding whose numbers (score, interval, difference, samples, queries)
   print exactly like an earlier one's is folded into it: the earlier item names both probes;
-* a ranker whose card lists the same probes as an earlier ranker's card, each score within
-  :data:`ALIKE` of that ranker's, gets one line saying it behaves like that ranker instead
-  of the same list again.
+* a ranker whose card repeats findings of an earlier ranker's card (at least
+  :data:`MIN_SHARED`, each score within :data:`ALIKE` of that ranker's) names them in one
+  line — it behaves like that ranker there — and lists only its other findings.
 
 Renders nothing itself; :mod:`abnirml.report.findings` draws the cards.
 """
@@ -24,6 +24,9 @@ from typing import Any
 ALIKE = 0.05
 """Two rankers' scores on a probe this close read as the same behaviour (the contrasts'
 "no preference" margin)."""
+MIN_SHARED = 2
+"""Shared findings that make a card "behave like" an earlier one (all of them when the
+card has fewer)."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Alike:
 
     ranker: str
     like: str
-    probes: tuple[str, ...]
+    probes: tuple[str, ...]       # the findings the two cards share
     spread: float                 # largest |own score − like's score| over the probes
 
 
@@ -53,25 +56,32 @@ def fold_same_numbers(entries: Sequence[Any]) -> list[Any]:
 
 def alike_cards(found: Mapping[str, Sequence[Any]],
                 scores: Mapping[tuple[str, str], float]) -> dict[str, Alike]:
-    """Ranker → the earlier ranker whose card it repeats: the same probes (folded ones
-    included), each of its scores within :data:`ALIKE` of that ranker's (``scores``:
-    (probe, ranker) → the row's score). A card that repeats another is never itself the
-    one a later card is said to repeat."""
+    """Ranker → the earlier ranker whose card it would largely repeat: at least
+    :data:`MIN_SHARED` of its findings (folded ones included) are findings of that ranker's
+    card too, each with a score within :data:`ALIKE` of that ranker's (``scores``:
+    (probe, ranker) → the row's score); ``probes`` are those shared findings, which the card
+    names in one line instead of listing them again. A card that repeats another is never
+    itself the one a later card is said to repeat."""
     out: dict[str, Alike] = {}
     rankers = list(found)
     for i, ranker in enumerate(rankers):
-        probes = _probes(found[ranker])
-        if not probes:
+        mine = [p for f in found[ranker] for p in (f.probe, *f.also)]
+        if not mine:
             continue
+        best: Alike | None = None
         for like in rankers[:i]:
-            if like in out or _probes(found[like]) != probes:
+            if like in out:
                 continue
-            gaps = [abs(scores[(p, ranker)] - scores[(p, like)]) for p in sorted(probes)
-                    if (p, ranker) in scores and (p, like) in scores]
-            if len(gaps) == len(probes) and max(gaps) <= ALIKE:
-                order = tuple(p for f in found[ranker] for p in (f.probe, *f.also))
-                out[ranker] = Alike(ranker, like, order, max(gaps))
-                break
+            theirs = _probes(found[like])
+            shared = [p for p in mine if p in theirs and (p, ranker) in scores
+                      and (p, like) in scores
+                      and abs(scores[(p, ranker)] - scores[(p, like)]) <= ALIKE]
+            if len(shared) >= min(MIN_SHARED, len(mine)) and (
+                    best is None or len(shared) > len(best.probes)):
+                gaps = [abs(scores[(p, ranker)] - scores[(p, like)]) for p in shared]
+                best = Alike(ranker, like, tuple(shared), max(gaps))
+        if best is not None:
+            out[ranker] = best
     return out
 
 

@@ -298,12 +298,22 @@ def shared_text(item: Any, total: int) -> tuple[str, str]:
     return f"{who} {item.phrase}", scores
 
 
-def alike_text(item: Any) -> str:
-    """A card that repeats an earlier one, in words (without the probe list)."""
+def alike_text(item: Any, alone: bool) -> str:
+    """A card's findings that repeat an earlier card's, in words (without the probe list);
+    ``alone``: the card has no other finding."""
     spread = "the same scores" if item.spread < 0.005 else \
         f"each score within {item.spread:.2f} of {item.like}'s"
-    return (f"Behaves like {item.like}: the same {counted(len(item.probes), 'finding')}, "
-            f"{spread}")
+    what = (f"the same {counted(len(item.probes), 'finding')}" if alone else
+            f"{counted(len(item.probes), 'finding')} of {item.like}'s card")
+    return f"Behaves like {item.like}: {what}, {spread}"
+
+
+def _unshared(entries: Sequence[Finding], same: Any) -> list[Finding]:
+    """A card's findings left once those it shares with an earlier card are named."""
+    if same is None:
+        return list(entries)
+    shared = set(same.probes)
+    return [f for f in entries if f.probe not in shared]
 
 
 def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
@@ -329,10 +339,14 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
     for ranker, entries in found.items():
         parts.append(f'<div class="card" data-ranker="{esc(ranker)}"><h3>{esc(ranker)}</h3>')
         same = (alike or {}).get(ranker)
+        entries = _unshared(entries, same)
         if same is not None:
             links = ", ".join(_probe_link(p, ranker) for p in same.probes)
-            parts.append(f'<p class="alike">{esc(alike_text(same))} ({links}).</p></div>')
-            continue
+            parts.append(f'<p class="alike">{esc(alike_text(same, not entries))} '
+                         f"({links}).</p>")
+            if not entries:
+                parts.append("</div>")
+                continue
         if not entries:
             parts.append('<p class="note">No effect meets these criteria; see '
                          '<a href="#statistics">Statistics</a>.</p></div>')
@@ -385,10 +399,13 @@ def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[A
     for ranker, entries in found.items():
         lines += ["", f"**{escape_md(ranker)}**", ""]
         same = (alike or {}).get(ranker)
+        entries = _unshared(entries, same)
         if same is not None:
             probes = ", ".join(f"`{escape_md_code(p)}`" for p in same.probes)
-            lines.append(f"{escape_md(alike_text(same))} ({probes}).")
-            continue
+            lines.append(f"{escape_md(alike_text(same, not entries))} ({probes}).")
+            if not entries:
+                continue
+            lines.append("")
         if not entries:
             lines.append("No effect meets these criteria.")
         for i, f in enumerate(entries, 1):                       # ranked

@@ -14,6 +14,13 @@ candidates and the rule's choices, so the judged set cannot drift from the code.
 
     PYTHONPATH=src python benchmarks/synonym_judgements.py            # frontier from the file
     PYTHONPATH=src python benchmarks/synonym_judgements.py --update   # rewrite, keep verdicts
+    PYTHONPATH=src python benchmarks/synonym_judgements.py \
+        --held-out dl20=DL20_QUERIES.tsv --held-out dl21=DL21_QUERIES.tsv
+
+``--held-out NAME=FILE`` (``qid<TAB>text`` lines, e.g. the judged queries of anserini-tools'
+``topics.dl20.txt``) adds, per rule, its precision on those queries from the judgements in
+``docs/synonym-judgements-held-out.tsv`` (rows of set NAME); a substitution nobody judged is
+counted apart, never as kept.
 """
 
 from __future__ import annotations
@@ -30,13 +37,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.common import require_dl19
 
 JUDGED = Path(__file__).resolve().parents[1] / "docs" / "synonym-judgements.tsv"
+HELD_OUT = JUDGED.with_name("synonym-judgements-held-out.tsv")
 COLUMNS = ("id", "at", "word", "synonym", "varied", "emitted", "verdict", "reason")
 VERDICTS = ("kept", "changed")
 
 
-def queries(dl19: Path) -> list[tuple[str, str]]:
+def queries(folder: Path) -> list[tuple[str, str]]:
+    """``qid<TAB>text`` lines of ``folder/queries.tsv`` (or of ``folder``, a file)."""
+    path = folder if folder.is_file() else folder / "queries.tsv"
     return [tuple(line.split("\t", 1)) for line in  # type: ignore[misc]
-            (dl19 / "queries.tsv").read_text(encoding="utf-8").splitlines()]
+            path.read_text(encoding="utf-8").splitlines()]
 
 
 def candidates(source: Any, dl19: Path) -> list[dict[str, Any]]:
@@ -70,6 +80,7 @@ def candidates(source: Any, dl19: Path) -> list[dict[str, Any]]:
                 counts = net.sense_counts(synonym, pos)
                 tagged = net.sense_counts(lemma, pos)[sense]
                 rows.append({"id": qid, "at": str(start), "word": token.text,
+                             "pos": token.pos_,
                              "synonym": form, "varied": varied[k],
                              "emitted": "yes" if ((start, end), form) in emitted else "no",
                              "key": (qid, start), "sense": sense, "usual": form in usual,
@@ -157,6 +168,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--update", action="store_true",
                         help="rewrite the judged file with the candidates, keeping verdicts")
+    parser.add_argument("--held-out", action="append", default=[], metavar="NAME=FILE",
+                        help="queries the rules were not chosen on, judged in " + HELD_OUT.name)
     args = parser.parse_args()
     dl19 = require_dl19()
     source = context_source()
@@ -178,11 +191,40 @@ def main() -> None:
         return
     for row in rows:
         row["verdict"] = judged.get(tuple(row[c] for c in COLUMNS[:4]), {}).get("verdict", "")
+    if args.held_out:
+        held_out_table(rows, source, args.held_out)
+        return
     print("| rule | substitutions | kept | % | queries varied (of 43) |\n|---|---|---|---|---|")
     for name, chosen in frontier(rows):
         kept = sum(r["verdict"] == "kept" for r in chosen)
         print(f"| {name} | {len(chosen)} | {kept} | {100 * kept / max(1, len(chosen)):.0f} | "
               f"{len({r['id'] for r in chosen})} |")
+
+
+def held_out_table(tuned: list[dict[str, Any]], source: Any, sets: list[str]) -> None:
+    """Each rule's precision on DL19 (where it was chosen) and on each held-out set."""
+    verdicts: dict[tuple[str, str, str, str], str] = {}
+    with HELD_OUT.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            verdicts[(row["set"], row["id"], row["at"], row["synonym"])] = row["verdict"]
+    columns = [("DL19 (tuned)", frontier(tuned))]
+    for item in sets:
+        name, _, path = item.partition("=")
+        rows = candidates(source, Path(path))
+        for row in rows:
+            row["verdict"] = verdicts.get((name, row["id"], row["at"], row["synonym"]), "")
+        columns.append((f"{name} (held out)", frontier(rows)))
+    print("| rule | " + " | ".join(c for c, _ in columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for i, (rule, _) in enumerate(columns[0][1]):
+        cells = []
+        for _, rules in columns:
+            chosen = rules[i][1]
+            kept = sum(r["verdict"] == "kept" for r in chosen)
+            open_ = sum(r["verdict"] == "" for r in chosen)
+            cell = f"{kept}/{len(chosen)} ({100 * kept / max(1, len(chosen)):.0f} %)"
+            cells.append(cell + (f", {open_} unjudged" if open_ else ""))
+        print(f"| {rule} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from abnirml.counts import counted
 from abnirml.errors import ConfigError
 from abnirml.files.output_folders import check_output_folder, check_owned_files, write_owned_files
 
@@ -99,7 +100,7 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     contents["rank_origin.json"] = (json.dumps(meta, indent=2, allow_nan=False)
                                     + "\n").encode("utf-8")
     section = Section("rank-origin", f"Rank origin: {run_label} vs {meta['reference']}",
-                      f"{origin.queries} queries.")
+                      f"{counted(origin.queries, 'query')}.")
     for subset in origin.subsets():
         rows = origin.rows(subset)
         if not rows:
@@ -118,8 +119,9 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_recorded(out, contents)
     skipped = origin.skipped.get("queries_missing_from_reference", 0)
-    print(f"abnirml: rank origin over {origin.queries} queries"
-          + (f" ({skipped} queries absent from the reference run left out)" if skipped else "")
+    print(f"abnirml: rank origin over {counted(origin.queries, 'query')}"
+          + (f" ({counted(skipped, 'query')} absent from the reference run left out)"
+             if skipped else "")
           + f" → {out / 'rank_origin.csv'}")
     return 0
 
@@ -200,7 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigError(f"nothing to compare between {dir_a} and {dir_b}: "
                           f"{'; '.join(reasons or ['no probe in common'])}")
     table = comparison_table(rows, f"A: {ranker_a} ({dir_a})", f"B: {ranker_b} ({dir_b})",
-                             stats, (ranker_a, ranker_b))
+                             stats, (ranker_a, ranker_b), run_labels(dir_a, dir_b))
     print(to_markdown(table))
     changed = sum(1 for r in rows if r.significant)
     print(f"\n{changed} of {sum(1 for r in rows if r.p_value is not None)} probe tests differ "
@@ -276,10 +278,26 @@ def _test_words(stats) -> str:
             "over the probes compared")
 
 
+def run_labels(dir_a: Path, dir_b: Path) -> tuple[str, str]:
+    """Short names that tell two run folders apart: their folder names, with as many parent
+    folders as it takes (``runs/v1/out`` and ``runs/v2/out``: ``v1/out``, ``v2/out``); one
+    folder given twice is ``A: out`` and ``B: out``."""
+    a, b = Path(dir_a).resolve().parts, Path(dir_b).resolve().parts
+    if a == b:
+        return f"A: {a[-1] if len(a) > 1 else dir_a}", f"B: {b[-1] if len(b) > 1 else dir_b}"
+    for depth in range(1, max(len(a), len(b)) + 1):
+        tail_a, tail_b = "/".join(a[-depth:]), "/".join(b[-depth:])
+        if tail_a != tail_b:
+            return tail_a.lstrip("/") or "/", tail_b.lstrip("/") or "/"
+    return str(dir_a), str(dir_b)
+
+
 def comparison_table(rows, label_a: str, label_b: str, stats=None,
-                     names: tuple[str, str] = ("A", "B")):
+                     names: tuple[str, str] = ("A", "B"),
+                     runs: tuple[str, str] = ("A", "B")):
     """The comparison as a table whose columns name the two rankers (``names``; the same
-    ranker of two runs is ``bm25 (A)`` and ``bm25 (B)``). Differs: ``yes`` when the
+    ranker of two runs is named with its run, ``runs``: ``bm25 (v1)`` and ``bm25 (v2)``,
+    from :func:`run_labels`). Differs: ``yes`` when the
     corrected test rejects, ``interval only`` when only the difference's interval excludes
     0 (it is per probe, not corrected), ``no`` when neither says so."""
     from abnirml.evaluation.significance import StatsConfig
@@ -288,7 +306,7 @@ def comparison_table(rows, label_a: str, label_b: str, stats=None,
     stats = stats if stats is not None else StatsConfig()
     name_a, name_b = names
     if name_a == name_b:
-        name_a, name_b = f"{name_a} (A)", f"{name_b} (B)"
+        name_a, name_b = f"{name_a} ({runs[0]})", f"{name_b} ({runs[1]})"
 
     def fmt(value):
         return "–" if value is None else signed_text(value)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.errors import AbnirmlError, ConfigError
 
 EXIT_USAGE = 2
@@ -326,11 +327,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     counts = output.run_info["counts"]
     n_rankers = len(output.result.summary["rankers"])
     print(f"abnirml: {len(output.result.records)} results for "
-          f"{output.result.summary['probes']} probes × {n_rankers} rankers; "
+          f"{counted(output.result.summary['probes'], 'probe')} × "
+          f"{counted(n_rankers, 'ranker')}; "
           f"{_work_done(counts)} → {output.out}/report.md, {output.out}/report.html")
     left_out = output.run_info.get("omitted_probes") or []
     if args.skip_unavailable and left_out:
-        print(f"abnirml: left out {len(left_out)} probes whose optional dependencies are "
+        print(f"abnirml: left out {counted(len(left_out), 'probe')} whose optional "
+              "dependencies are "
               f"missing or that have no data (listed in {output.out}/run.json and the report)")
     return 0
 
@@ -383,8 +386,9 @@ def cmd_masking(args: argparse.Namespace) -> int:
         mask_token=args.mask_token, rel_level=args.rel_level,
         session=SessionSettings.from_args(args))
     result = run_masking(config)
-    print(f"abnirml: masking for {len(config.rankers)} ranker(s), "
-          f"{max((r.queries for r in result.rows), default=0)} queries "
+    queries = max((r.queries for r in result.rows), default=0)
+    print(f"abnirml: masking for {counted(len(config.rankers), 'ranker')}, "
+          f"{counted(queries, 'query')} "
           f"→ {Path(args.out) / 'masking.md'}")
     return 0
 

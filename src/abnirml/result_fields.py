@@ -178,8 +178,13 @@ class ResultRow(TypedDict):
         SYNONYM, "content words with no synonym in the source")]]
     position_bias: NotRequired[Annotated[float | None, About(
         "pairwise and listwise rankers (not on `qvp:` probes for listwise ones)",
-        "share of samples whose verdict follows the input position: the same verdict for "
-        "the first (pairwise) or the earlier-placed (listwise) document in both orders")]]
+        "share of samples whose verdict follows the input position, either way: the "
+        "document at one position wins in both orders, whichever document sits there")]]
+    position_bias_earlier: NotRequired[Annotated[float | None, About(
+        "pairwise and listwise rankers (not on `qvp:` probes for listwise ones)",
+        "the part of `position_bias` where the first (pairwise) or earlier-placed "
+        "(listwise) document won in both orders; `position_bias` minus it went to the "
+        "second or later-placed one")]]
 
 
 @dataclass(frozen=True)

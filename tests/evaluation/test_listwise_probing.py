@@ -75,8 +75,8 @@ def test_echo_ranker_every_verdict_follows_the_position(tmp_path):
         if probe.startswith("qvp:"):          # one list under both queries: no position
             assert "position_bias" not in row
             assert row["ndcg10_change"] is None     # a preference ranks nothing
-        else:
-            assert row["position_bias"] == 1.0
+        else:       # the input order kept: the earlier-placed document always wins
+            assert row["position_bias"] == row["position_bias_earlier"] == 1.0
     assert out.run_info["rankers"][0]["delta_source"] == "listwise"
     info = out.run_info["listwise"]["rankers"]["echo"]
     null = info["null_test"]
@@ -366,3 +366,22 @@ def test_a_cached_window_that_holds_no_permutation_is_asked_again():
         [(q, d)] = _row_keys(scorer, window)
         cache.store(echo.fingerprint, [(q, d, 0.0)])          # ranks 0, 0, 0
         assert rank_cached(scorer, echo, [window]) == [(0, 1, 2)] and echo.calls == 2
+
+
+class Reverse(Echo):
+    """Returns every window in reverse input order: the later-placed document always wins."""
+
+    def rank_windows(self, windows):
+        self.calls += 1
+        return [tuple(reversed(range(len(w.passages)))) for w in windows]
+
+
+def test_position_bias_says_which_position_wins(tmp_path):
+    """Known answers: a ranker that reverses its input follows the position on every sample
+    (position_bias 1) and never in favour of the earlier place (position_bias_earlier 0);
+    the echo ranker's is all primacy (test above)."""
+    out = run(_config(tmp_path, [Reverse("reverse")], probes=["tmp:shuffle-words"],
+                      effectiveness=False))
+    row = _rows(out)[("tmp:shuffle-words", "reverse", "all")]
+    assert row["n"] > 0 and row["score"] == 0.0
+    assert (row["position_bias"], row["position_bias_earlier"]) == (1.0, 0.0)

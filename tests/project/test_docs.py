@@ -127,7 +127,7 @@ def test_every_results_field_is_documented_and_written(tmp_path):
         written |= set(json.loads(line))
     assert written - declared == set(), "fields results.jsonl has but the docs lack"
     # (the default test resamples queries, so test_rounds is written)
-    need_more = {"position_bias", "axiom_label"}
+    need_more = {"position_bias", "position_bias_earlier", "axiom_label"}
     if not any(json.loads(line)["probe"] == "qvp:synonym" for line in
                (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()):
         need_more |= {"synonym_source", "synonym_rule", "synonym_content_words",

@@ -73,7 +73,7 @@ def test_lgbm_is_moved_by_the_word_order_and_stopwords_its_reference_names(demo_
     assert NAMED == FEATURES and len(FEATURES) == 16
     (lgbm,) = [f for f in BUILT_IN if f.key == "lgbm"]
     assert all(name in lgbm.description for name in FEATURES)
-    assert "not invariant to word order (bigram_matches" in lgbm.description
+    assert "in the query, to word order (bigram_matches" in lgbm.description
     assert "stopword removal (raw_overlap" in lgbm.description
     features = TextFeatures(RankerEnv(collection=demo_collection).collection_stats())
     doc = "Bread dough is baked when it rises."
@@ -84,6 +84,53 @@ def test_lgbm_is_moved_by_the_word_order_and_stopwords_its_reference_names(demo_
     assert (base["bigram_matches"], reordered["bigram_matches"]) == (1.0, 0.0)
     assert {k for k in FEATURES if base[k] != unstopped[k]} == {"raw_overlap"}
     assert (base["raw_overlap"], unstopped["raw_overlap"]) == (2 / 3, 1.0)
+
+
+def test_the_invariance_note_names_exactly_the_features_the_real_edits_move(demo_collection):
+    """For each side and invariance the note lists, the probes' own edits on the demo's
+    judged pairs (qvp's word swap and stopword removal on the query; tmp's word shuffle,
+    word reversal and stopword removal on the document) move exactly the features it
+    names — no fewer (each moves somewhere) and no more (BM25, QL, TF-IDF, lengths and
+    matches stay put)."""
+    from abnirml.probes.manipulation import edits
+    from abnirml.probes.query_variation import generators as qv
+    from abnirml.rankers.built_in import BUILT_IN
+    from abnirml.rankers.learned.feature_list import NOT_INVARIANT
+    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+
+    stats = RankerEnv(collection=demo_collection).collection_stats()
+    features = TextFeatures(stats)
+    stops = stats.analyzer.stopword_set
+    query_context = qv.VariationContext(stopwords=stops)
+    doc_context = edits.ManipulationContext(stopwords=stops)
+    pairs = [(demo_collection.queries[q], demo_collection.docs[d])
+             for q, by_doc in sorted(demo_collection.qrels.items())
+             for d in sorted(by_doc) if d in demo_collection.docs][:120]
+    rng = np.random.default_rng(0)
+    query_edits = {"word order": [lambda q: qv.swap_two_words(q, query_context, rng)],
+                   "stopword removal": [lambda q: qv.remove_stopwords(q, query_context, rng)]}
+    doc_edits = {"word order": [lambda q, d: edits.shuffle_words(q, d, doc_context, rng),
+                                lambda q, d: edits.reverse_words(q, d, doc_context, rng)],
+                 "stopword removal": [lambda q, d: edits.remove_stops(q, d, doc_context, rng)]}
+    (lgbm,) = [f for f in BUILT_IN if f.key == "lgbm"]
+    for side, what, named, _ in NOT_INVARIANT:
+        moved: set[str] = set()
+        for edit in (query_edits if side == "query" else doc_edits)[what]:
+            for query, doc in pairs:
+                if side == "query":
+                    changed = edit(query)
+                    new_pair = (changed, doc)
+                else:
+                    changed = edit(query, doc)
+                    new_pair = (query, changed)
+                if changed is None:
+                    continue
+                before, after = features.matrix([(query, doc), new_pair])
+                moved |= {k for k, a, b in zip(FEATURES, before, after, strict=True)
+                          if not np.isclose(a, b)}
+        assert moved == set(named), (side, what, moved)
+        assert all(name in lgbm.description for name in named)
+    assert "in the document, to word order (first_match" in lgbm.description
 
 
 def test_pairs_go_to_the_model_that_held_their_query_out(demo_collection, tmp_path):

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.preference_probing import position_bias, symmetrise
+from abnirml.evaluation.preference_probing import (
+    position_bias,
+    position_direction,
+    symmetrise,
+)
 from abnirml.rankers.registry import RankerEnv, build_ranker, register
 from abnirml.registry import scoped_registrations
 from tests.helpers import score_bound
@@ -27,6 +31,8 @@ def test_symmetrise_and_position_bias_known_values():
     assert np.allclose(symmetrise(p12, p21), [0.85, 0.55, 0.45, 0.65])
     assert position_bias(p12, p21) == 0.5    # samples 2 (both > .5) and 3 (both < .5)
     assert position_bias(np.zeros(0), np.zeros(0)) is None
+    # sample 2: the first-shown document won in both orders; sample 3: the second-shown
+    assert position_direction(p12, p21).tolist() == [0, 1, -1, 0]
 
 
 def test_duot5_equals_per_triple_reference(tmp_path, one_torch_thread):
@@ -131,7 +137,10 @@ def test_engine_probes_pairwise_rankers_directly(tmp_path, forget_length_pref):
     assert rows[("tmp:shuffle-words", "length-pref", "all")]["pos"] == 0
     # the position-bias rate: none without bias; with a strong bias most verdicts follow order
     assert rows[("mmp:length:relevance", "length-pref", "all")]["position_bias"] == 0.0
-    assert rows[("mmp:length:relevance", "length-pref+bias=3", "all")]["position_bias"] > 0.5
+    biased = rows[("mmp:length:relevance", "length-pref+bias=3", "all")]
+    assert biased["position_bias"] > 0.5
+    # the bias favours the document shown first: all of it is towards the first place
+    assert biased["position_bias_earlier"] == biased["position_bias"]
     assert "position_bias" not in rows[("mmp:length:relevance", "bm25", "all")]
     # δ from adjacent candidates; effectiveness via the aggregation
     assert out.run_info["rankers"][1]["delta"] > 0

@@ -164,6 +164,33 @@ def test_the_rankgpt_conversation_is_rank_llms():
                                             "do not say any word or explain.")
 
 
+def test_passages_are_repaired_by_ftfy_before_they_are_cut_as_rank_llm_does():
+    """rank_llm shows a passage after ftfy's fix_text (mojibake decoded, curly quotes
+    straightened, ligatures unfolded, HTML entities read), then cuts it to its words and
+    writes [n] as (n); the query only gets the (n). Known answers, written out by hand."""
+    ranker = build_ranker("rankgpt:http://127.0.0.1:9/v1+model=m+passage_words=5",
+                          RankerEnv())
+    window = Window("what was [1] Americaâ€™s role",
+                    ("Americaâ€™s involvement in   the war began", "the ﬁrst &amp; “best” [2] of"))
+    messages = ranker.messages(window)
+    assert messages[1]["content"].endswith("to query: what was (1) Americaâ€™s role.")
+    assert messages[3]["content"] == "[1] America's involvement in the war"
+    assert messages[5]["content"] == '[2] the first & "best" (2)'
+    assert "|text=ftfy-" in ranker.fingerprint
+
+
+@pytest.mark.shared
+def test_a_fifth_of_the_dl19_passages_change_under_the_repair(dl19):
+    """Why the repair matters: MS MARCO passages often hold UTF-8 read as Latin-1. Measured
+    on the shared DL19 passages: 3,402 of 14,581 (23 %) print differently once repaired."""
+    from abnirml.rankers.rankgpt import repaired_text
+
+    lines = (dl19 / "passages.tsv").read_text(encoding="utf-8").splitlines()
+    texts = [line.split("\t", 1)[1] for line in lines]
+    changed = sum(" ".join(t.split()) != " ".join(repaired_text(t).split()) for t in texts)
+    assert (changed, len(texts)) == (3402, 14581)
+
+
 @pytest.mark.parametrize("prompt", ["rankgpt", "rankzephyr", "file"])
 def test_rankgpt_returns_the_servers_permutation(prompt, tmp_path):
     if prompt == "file":

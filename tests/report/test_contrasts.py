@@ -165,3 +165,77 @@ def test_report_marks_significant_scores_unless_asked_for_abnirmls_mark(contrast
     assert (contrast_run / "tables" / "tmp.csv").read_text(encoding="utf-8") == csv
     assert main(["report", str(contrast_run)]) == 0          # run.json's choice again
     assert (contrast_run / "report.md").read_text(encoding="utf-8") == md
+
+
+def test_counts_before_a_noun_agree_with_the_number():
+    """Two rankers: the criteria speak of "the other ranker", never "the other 1 rankers"."""
+    from abnirml.counts import counted, plural
+
+    assert counted(1, "ranker") == "1 ranker" and counted(2, "query") == "2 queries"
+    assert counted(1781, "sample") == "1,781 samples"
+    assert [plural(w) for w in ("box", "day", "pass", "patch", "probe family")] == [
+        "boxes", "days", "passes", "patches", "probe families"]
+    assert "other 1 rankers" not in contrasts.criteria(2)
+    assert "the other ranker on the same samples" in contrasts.criteria(2)
+    assert "more than half of the other 3 rankers" in contrasts.criteria(4)
+
+
+def test_the_screens_pair_test_is_described_as_what_it_runs():
+    """The default run tests with the query-clustered bootstrap; the screen replaces it by
+    the paired t-test, so its note says the t-test and that compare uses the run's test —
+    never "as compare does". The guide and the analyses page say the same."""
+    from pathlib import Path
+
+    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.report.findings import screening_stats
+
+    run = StatsConfig()
+    words = contrasts.criteria(3, screening_stats(run), run.test)
+    assert "with the paired t-test with Bonferroni correction over the pair's probes" in words
+    assert "'abnirml compare' tests a pair with the run's query-clustered bootstrap" in words
+    assert "as 'abnirml compare' does" not in words
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    for page in ("guide/report.md", "analyses.md"):
+        text = " ".join((docs / page).read_text(encoding="utf-8").split())
+        assert "paired t-test" in text, page
+        assert "compared as `abnirml compare` compares them" not in text, page
+
+
+def test_each_named_ranker_is_described_by_its_own_row_not_the_groups_average():
+    """Constructed rows where the group's average and a member's own row disagree: r at
+    +0.5 differs by more than 0.15 from a (+0.3) and from b (−0.3, or −0.6). The group's
+    average (0, or −0.15) would call r "unlike a and b" though a prefers d1 as well."""
+    def said(own, theirs, group=("a", "b")):
+        c = contrasts.Candidate("r", "tmp:x", "tmp", group, own, theirs, group[0],
+                                own - theirs[0], 0.1, 0.3)
+        return contrasts.sentence(c, lambda up: "Prefers d1" if up else "Prefers d2", 5)
+
+    assert said(0.5, (0.3, -0.3)) == "Unlike b, r prefers d1, and more strongly than a"
+    assert said(0.5, (0.3, -0.6)) == "Unlike b, r prefers d1, and more strongly than a"
+    assert said(-0.5, (0.02, -0.2, 0.4), ("a", "b", "c")) == (
+        "Unlike a and c, r prefers d2, and more strongly than b")
+    assert said(0.01, (0.4, -0.4)) == (
+        "Unlike a, r does not prefer d1; unlike b, it does not prefer d2")
+
+
+def test_one_rankers_findings_name_the_level_their_interval_was_taken_at():
+    """With the default test the score interval is the test's own, at 1 − α/m: a finding
+    may not call it a 95 % interval. The run's --ci level is named where the interval is
+    the bootstrap one (another test)."""
+    from abnirml.report.findings import coverage_text, key_findings
+
+    record = {"probe": "tmp:x", "family": "tmp", "ranker": "bm25", "subset": "all",
+              "effect_size": 1.5, "score": 0.5, "n": 40, "significant": True,
+              "ci_low": 0.3, "ci_high": 0.7, "symmetric": False, "tests_in_table": 36}
+
+    def numbers(statistics):
+        run_info = {"statistics": statistics, "options": {"alpha": 0.01}}
+        return key_findings([record], run_info)["bm25"][0].numbers
+
+    assert numbers({"test": "clustered", "correction": "bonferroni", "ci": 0.95}) == (
+        "score +0.50, 99.97 % CI (1 − α/m, m = 36) [+0.30, +0.70]; d_z +1.50, n = 40")
+    assert "99 % CI [" in numbers({"test": "clustered", "correction": "none", "ci": 0.95})
+    assert "CI at the level the Holm procedure tested the row at [" in numbers(
+        {"test": "clustered", "correction": "holm", "ci": 0.95})
+    assert "95 % CI [" in numbers({"test": "ttest", "correction": "bonferroni", "ci": 0.95})
+    assert [coverage_text(x) for x in (0.95, 0.9, 1 - 0.01 / 1000)] == ["95", "90", "99.999"]

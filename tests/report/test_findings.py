@@ -89,3 +89,63 @@ def test_each_family_says_its_effects_in_its_own_words():
         register_family(Family(key="echo", title="Echo", positive="",
                                finding=lambda probe, labels, up: f"Echoes {probe} ({up})"))
         assert said("echo:x", 0.3) == "Echoes echo:x (True)"
+
+
+def test_a_card_that_would_repeat_another_says_its_ranker_behaves_alike():
+    """bm25 and tfidf qualify on the same probes with scores a hair apart: tfidf's card
+    says it behaves like bm25 instead of listing the same findings again; ql differs by
+    more than 0.05 on one probe, so it keeps its own card."""
+    from abnirml.report.findings import first_screen
+
+    scores = {"bm25": (0.61, -0.42), "tfidf": (0.63, -0.40), "ql": (0.61, -0.30)}
+    records = [_record(probe, ranker, 1.5 if score > 0 else -1.5, score=score,
+                       low=score - 0.1, high=score + 0.1)
+               for ranker, pair in scores.items()
+               for probe, score in zip(("tmp:a", "mmp:tf:x"), pair, strict=True)]
+    screen = first_screen(records, RUN_INFO)
+    assert set(screen.alike) == {"tfidf"}
+    same = screen.alike["tfidf"]
+    assert (same.like, set(same.probes)) == ("bm25", {"tmp:a", "mmp:tf:x"})
+    md = "\n".join(findings_markdown(screen.found, screen.shared, screen.criteria,
+                                     screen.alike))
+    assert "Behaves like bm25: the same 2 findings, each score within 0.02 of bm25's" in md
+    assert md.count("Prefers the document changed by “a”") == 2        # bm25 and ql only
+    html = findings_html(screen.found, screen.shared, screen.criteria, screen.alike)
+    assert 'href="#row-tmp:a--tfidf"' in html and "Behaves like bm25" in html
+
+
+def test_two_findings_with_the_same_numbers_are_one_item_naming_both_probes():
+    """Two probes that pair the same documents give the same numbers: one item names both."""
+    records = [_record("mmp:tf:x", "ql", 1.3, score=0.5),
+               _record("mmp:tf:y", "ql", 1.3, score=0.5),
+               _record("tmp:z", "ql", 1.1, score=0.4)]
+    found = key_findings(records, RUN_INFO)["ql"]
+    assert [(f.probe, f.also) for f in found] == [("mmp:tf:x", ("mmp:tf:y",)),
+                                                  ("tmp:z", ())]
+    md = findings_markdown({"ql": found})
+    assert any("(`mmp:tf:x`; the same numbers on `mmp:tf:y`)" in line for line in md)
+
+
+def test_a_card_that_repeats_part_of_another_names_the_shared_findings_once():
+    """tfidf shares two findings with bm25 (scores a hair apart) and has one of its own:
+    its card names the two in one line and lists only its own."""
+    from abnirml.report.findings import first_screen
+
+    scores = {"bm25": {"tmp:a": 0.61, "mmp:tf:x": -0.42},
+              "tfidf": {"tmp:a": 0.63, "mmp:tf:x": -0.40, "axiom:orig": 0.8}}
+    records = [_record(probe, ranker, 1.5 if score > 0 else -1.5, score=score,
+                       low=score - 0.1, high=score + 0.1)
+               for ranker, by in scores.items() for probe, score in by.items()]
+    screen = first_screen(records, RUN_INFO)
+    assert set(screen.alike) == {"tfidf"} and set(screen.alike["tfidf"].probes) == {
+        "tmp:a", "mmp:tf:x"}
+    md = findings_markdown(screen.found, screen.shared, screen.criteria, screen.alike)
+    text = "\n".join(md)
+    assert ("Behaves like bm25: 2 findings of bm25's card, each score within 0.02 of "
+            "bm25's (") in text
+    tfidf = md[md.index("**tfidf**"):]
+    assert [line for line in tfidf if line.startswith("1. ")] == [
+        next(line for line in tfidf if "(`axiom:orig`)" in line)]
+    html = findings_html(screen.found, screen.shared, screen.criteria, screen.alike)
+    card = html[html.index('data-ranker="tfidf"'):]
+    assert card.count("<li ") == 1 and "Behaves like bm25" in card

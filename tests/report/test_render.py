@@ -283,5 +283,31 @@ def test_compare_table_names_the_rankers_and_never_says_no_to_an_interval_beyond
                               row(-0.45, -0.2, True)], "a", "b", names=("bm25", "biencoder"))
     assert table.header[3:6] == ["bm25", "biencoder", "biencoder − bm25 interval"]
     assert [r[8] for r in table.rows] == ["interval only", "no", "yes"]
-    same = comparison_table([row(0.0, 0.0, False)], "a", "b", names=("ql", "ql"))
-    assert same.header[3:5] == ["ql (A)", "ql (B)"]
+    same = comparison_table([row(0.0, 0.0, False)], "a", "b", names=("ql", "ql"),
+                            runs=("v1", "v2"))
+    assert same.header[3:6] == ["ql (v1)", "ql (v2)", "ql (v2) − ql (v1) interval"]
+
+
+def test_compare_names_the_same_ranker_of_two_runs_by_its_run_folder(tmp_path):
+    """Two runs' folders by name, with as many parents as tell them apart."""
+    from abnirml.analysis_cli import run_labels
+
+    assert run_labels(tmp_path / "baseline", tmp_path / "tuned") == ("baseline", "tuned")
+    assert run_labels(tmp_path / "v1" / "out", tmp_path / "v2" / "out") == ("v1/out",
+                                                                            "v2/out")
+    assert run_labels(tmp_path / "out", tmp_path / "out") == ("A: out", "B: out")
+
+
+def test_the_packaged_demo_is_named_not_located():
+    """The demo's recorded source is the package's install folder, which names only the
+    machine it was installed on: the report says "the demo shipped with abnirml" instead,
+    and shows any other collection's source as recorded."""
+    from abnirml.report.run_outputs import markdown_report, source_text
+
+    installed = {"name": "demo", "source": "/home/dev/wt/src/abnirml/data/demo"}
+    assert source_text(installed) == "the demo shipped with abnirml"
+    mine = {"name": "trec-dl-2019", "source": "../shared/data/trec-dl-2019"}
+    assert source_text(mine) == "../shared/data/trec-dl-2019"
+    assert source_text({"name": "demo", "source": "/data/demo"}) == "/data/demo"
+    text = markdown_report([], {"collection": {**installed, "queries": 16, "documents": 112}})
+    assert "/home/dev" not in text and "the demo shipped with abnirml" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from abnirml.counts import counted
 from abnirml.errors import ConfigError, did_you_mean
 
 DEFAULT_DEPTH = 100
@@ -74,7 +75,8 @@ def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
 
         if not missing:      # nothing to look up: the run (or BM25) ranked no document
             raise InputError(f"{source} ranks no document for any of the "
-                             f"{sum(q in collection.queries for q in run):,} queries (a query "
+                             f"{counted(sum(q in collection.queries for q in run), 'query')} "
+                             "(a query "
                              "of stopwords only matches nothing under BM25); give queries "
                              "with content words, or other --candidates",
                              path=Path(spec) if Path(spec).is_file() else None)

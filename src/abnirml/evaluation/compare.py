@@ -1,16 +1,18 @@
 """What changed in behaviour between two models (or two checkpoints of one)?
 
 For each probe both models scored on the *same* samples, the per-sample effects of model A
-(with A's δ) and of model B (with B's δ) are paired; a two-sided paired t-test over the
-differences of effects, Bonferroni-corrected over the compared probes, says whether B
-behaves differently from A on that probe. Effects rather than raw score differences are
-compared because two models' scores live on different scales; δ puts them on one.
+(with A's δ) and of model B (with B's δ) are paired; a two-sided test over the changes of
+effect, corrected over the compared probes, says whether B behaves differently from A on
+that probe. Effects rather than raw score differences are compared because two models'
+scores live on different scales; δ puts them on one.
 
-The test and correction are the run's (``--test``, ``--correction``; paired t-test and
-Bonferroni by default) or chosen for the comparison, through the same machinery as the
-run's records (:mod:`.significance`); the difference of the two scores gets a
-query-clustered bootstrap interval — of zero width when every sample has the same effect
-under both (a ranker compared with itself), since nothing is left to resample.
+The test and correction are the run's (``--test``, ``--correction``: the query-clustered
+bootstrap test and Bonferroni by default) or chosen for the comparison, through the same
+machinery as the run's records (:mod:`.significance`); the difference of the two scores
+gets a query-clustered bootstrap interval — of zero width when every sample has the same
+effect under both (a ranker compared with itself), since nothing is left to resample. The
+report's key findings compare every pair of a run's rankers with this function, with the
+paired t-test where the run's test resamples (:func:`abnirml.report.findings.screening_stats`).
 
 Samples are matched by the digest stored with each probe's scores: two runs built from the
 same collection, probes, options and seed produce identical samples. Probes whose samples

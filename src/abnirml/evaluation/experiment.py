@@ -354,7 +354,7 @@ def preference_scores(rankers: Sequence[Ranker], tables: Mapping[str, SampleTabl
                 tables[probe_name], scored.p, scored.subsets)
             if scored.flags is not None or not scored.p.size:
                 position_flags[(probe_name, ranker_name)] = (
-                    scored.flags if scored.flags is not None else np.zeros(0, dtype=bool))
+                    scored.flags if scored.flags is not None else np.zeros(0, dtype=np.int8))
     return position_flags
 
 

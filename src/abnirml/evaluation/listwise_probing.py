@@ -321,8 +321,10 @@ def _rank_of(order: Permutation) -> dict[int, int]:
 
 def verdicts(lists: ProbeLists, orders_a: Sequence[Permutation],
              orders_b: Sequence[Permutation]) -> tuple[np.ndarray, np.ndarray | None]:
-    """The preferences p ∈ [0, 1] and, for document-side probes, the position-following
-    flags (p = ½: the verdict followed the position in both orders)."""
+    """The preferences p ∈ [0, 1] and, for document-side probes, the per-sample position
+    directions (p = ½: the verdict followed the position in both orders; +1 when the
+    earlier-placed document won both times, −1 the later one, 0 otherwise — as
+    :func:`.preference_probing.position_direction`)."""
     n = lists.first.shape[0]
     p = np.empty(n, dtype=np.float64)
     if lists.query_side:
@@ -334,11 +336,15 @@ def verdicts(lists: ProbeLists, orders_a: Sequence[Permutation],
                 votes += (varied < original) - (varied > original)
             p[s] = 0.5 + votes / 4.0
         return p, None
+    direction = np.zeros(n, dtype=np.int8)
     for s in range(n):
         i, j = int(lists.first[s]), int(lists.second[s])
         rank_a, rank_b = _rank_of(orders_a[s]), _rank_of(orders_b[s])
         p[s] = ((rank_a[i] < rank_a[j]) + (rank_b[j] < rank_b[i])) / 2.0
-    return p, p == 0.5
+        if p[s] == 0.5:                 # one position won both lists: which one?
+            winner = i if rank_a[i] < rank_a[j] else j
+            direction[s] = 1 if winner == min(i, j) else -1
+    return p, direction
 
 
 def window_subsets(lists: ProbeLists, ranker: Any) -> dict[str, np.ndarray] | None:

@@ -11,7 +11,9 @@
   grade ≥ :data:`RELEVANT`, first in candidate order among equals) is inserted at every
   position 1…k of one fixed list of the query's other top candidates; the curve is its mean
   output rank (1 = top) per input position over the queries. A ranker blind to position
-  draws a flat line; a line rising to the right means a passage placed late is ranked late.
+  has the same mean rank everywhere; mean ranks that grow with the input position mean a
+  passage placed late is ranked late (primacy) — drawn with rank 1 at the top, as the
+  report draws it, a line falling to the right.
 
 Both ask their windows through the score cache, so a rerun asks nothing; lists longer than
 the ranker's window are ranked by one sliding-window pass, as in probing.

@@ -103,13 +103,22 @@ def symmetrise(p12: np.ndarray, p21: np.ndarray) -> np.ndarray:
     return (np.asarray(p12) + 1.0 - np.asarray(p21)) / 2.0
 
 
-def position_bias(p12: np.ndarray, p21: np.ndarray) -> float | None:
-    """Fraction of samples whose verdict follows the input position, not the documents."""
+def position_direction(p12: np.ndarray, p21: np.ndarray) -> np.ndarray:
+    """Per sample, whether the verdict followed the input position and which way:
+    +1 when the document shown first won in both orders, −1 when the one shown second won
+    in both, 0 when the same document won both times (a verdict on the documents)."""
     p12, p21 = np.asarray(p12), np.asarray(p21)
-    if p12.size == 0:
+    first = (p12 > 0.5) & (p21 > 0.5)
+    second = (p12 < 0.5) & (p21 < 0.5)
+    return first.astype(np.int8) - second.astype(np.int8)
+
+
+def position_bias(p12: np.ndarray, p21: np.ndarray) -> float | None:
+    """Fraction of samples whose verdict follows the input position (either way), not the
+    documents."""
+    if np.asarray(p12).size == 0:
         return None
-    flipped = ((p12 > 0.5) & (p21 > 0.5)) | ((p12 < 0.5) & (p21 < 0.5))
-    return float(flipped.mean())
+    return float((position_direction(p12, p21) != 0).mean())
 
 
 def both_orders(scorer: Any, ranker: Any, triples: Sequence[Triple]
@@ -151,15 +160,15 @@ def score_probes(rankers: Sequence[Any], tables: Mapping[str, Any], scorer: Any,
             calibrations[ranker.name] = fixed(0.0)
         for name, table in tables.items():
             if table.more_docs or not len(table):
-                results[(name, ranker.name)] = (np.zeros(0), np.zeros(0, dtype=bool))
+                results[(name, ranker.name)] = (np.zeros(0), np.zeros(0, dtype=np.int8))
                 continue
             texts = table.texts
             triples = [(texts[q], texts[a], texts[b])
                        for q, a, b in zip(table.query.tolist(), table.doc1.tolist(),
                                           table.doc2.tolist(), strict=True)]
             p12, p21 = both_orders(scorer, ranker, triples)
-            flipped = ((p12 > 0.5) & (p21 > 0.5)) | ((p12 < 0.5) & (p21 < 0.5))
-            results[(name, ranker.name)] = (symmetrise(p12, p21), flipped)
+            results[(name, ranker.name)] = (symmetrise(p12, p21),
+                                            position_direction(p12, p21))
     return calibrations, results
 
 
@@ -190,9 +199,11 @@ def add_position_bias(records: Sequence[ResultRow],
                       flags: Mapping[tuple[str, str], np.ndarray],
                       probe_scores: Mapping[tuple[str, str], Any],
                       masks_for: Any) -> None:
-    """``position_bias`` (fraction of order-dependent verdicts) on each pairwise or listwise
-    record; ``masks_for(probe_scores)`` gives the subsets' masks (the engine's own
-    breakdown)."""
+    """``position_bias`` (share of verdicts that followed the position, either way) and
+    ``position_bias_earlier`` (share that went to the first or earlier-placed document in
+    both orders) on each pairwise or listwise record, from the per-sample directions
+    (:func:`position_direction`: +1 earlier, −1 later, 0 the documents decided);
+    ``masks_for(probe_scores)`` gives the subsets' masks (the engine's own breakdown)."""
     for record in records:
         key = (record["probe"], record["ranker"])
         if key not in flags:
@@ -200,4 +211,5 @@ def add_position_bias(records: Sequence[ResultRow],
         masks = dict(masks_for(probe_scores[key]))
         mask = masks.get(record["subset"])
         chosen = flags[key][mask] if mask is not None and flags[key].size else flags[key]
-        record["position_bias"] = float(chosen.mean()) if chosen.size else None
+        record["position_bias"] = float((chosen != 0).mean()) if chosen.size else None
+        record["position_bias_earlier"] = float((chosen > 0).mean()) if chosen.size else None

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted
+
 
 def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
     patch = sub.add_parser(
@@ -63,7 +65,7 @@ def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
     for summary in output.summaries:
         top = summary.get("top_heads") or []
         heads = ", ".join(f"{h['head']} {h['median']:+.2f}" for h in top[:3])
-        print(f"abnirml: patch {summary['probe']}: {summary['samples']} samples, "
+        print(f"abnirml: patch {summary['probe']}: {counted(summary['samples'], 'sample')}, "
               f"{summary['forwards_per_sample']} forward passes each"
               + (f"; top heads (median effect) {heads}" if heads else ""))
     folder = output.folder

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from abnirml.counts import counted
 from abnirml.errors import ConfigError
 from abnirml.evaluation.workspace import SessionSettings
 from abnirml.files.ownership import (
@@ -91,8 +92,8 @@ def refusal(result: ProbePatching) -> str | None:
     if not result.skipped:
         return "it has no samples on this collection"
     reason, count = result.skipped.most_common(1)[0]
-    return (f"none of the {result.tried} pairs examined could be used; the most common "
-            f"reason ({count} pairs): {reason}")
+    return (f"none of the {counted(result.tried, 'pair')} examined could be used; the most "
+            f"common reason ({counted(count, 'pair')}): {reason}")
 
 
 def check_config(config: PatchConfig) -> None:

@@ -458,6 +458,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         params=RankGPTParams,
         argument="URL",
         argument_required=True,
+        modules=("ftfy",),
+        extra="rankgpt",
         needs_network=True,
         offline="needs the chat-completions server to be reachable"),
     RankerFamily(
@@ -468,7 +470,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         params=FirstParams,
         argument="NAME|DIR",
         argument_required=True,
-        modules=_TORCH,
+        modules=(*_TORCH, "ftfy"),
         extra="neural",
         eager_imports=_TORCH,
         offline=_HUB),

@@ -34,7 +34,7 @@ from abnirml.rankers.base import RankerSpec, digest
 from abnirml.rankers.device_batching import DeviceSettings, token_budget_batches
 from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.listwise import Permutation, Window
-from abnirml.rankers.rankgpt import shown_query, shown_text
+from abnirml.rankers.rankgpt import shown_query, shown_text, text_repair
 from abnirml.rankers.torch_support import resolve_device
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class FirstRanker:
         self.identifiers = identifier_tokens(self.tokenizer, name)
         self.chat = bool(getattr(self.tokenizer, "chat_template", None))
         self.fingerprint = (f"FIRST[{self.lm.identity}][words={passage_words},"
+                            f"text={text_repair()},"
                             f"max_length={max_length},prefix={digest(answer_prefix)},"
                             f"dtype={self.lm.dtype_name}]")
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted_or_unknown
 from abnirml.files.run_names import (
     CANDIDATE_RUN,
     DELTA_SWEEP,
@@ -533,6 +534,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     sections, extra_markdown, data_files = build_sections(directory, records, run_info,
                                                           examples, store)
     from abnirml.report.findings import findings_html, first_screen
+    from abnirml.report.run_outputs import source_text
 
     screen = first_screen(records, run_info, {str(e.get("probe", "")) for e in examples},
                           store)
@@ -549,9 +551,12 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     files[REPORT_MD] = with_contents(markdown)
     collection = (run_info.get("collection") or {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
-               f'({esc(collection.get("source", ""))}); {esc(collection.get("queries", "?"))} '
-               f'queries, {esc(collection.get("documents", "?"))} documents. Built from the '
+               f'({esc(source_text(collection))}); '
+               f'{esc(counted_or_unknown(collection.get("queries"), "query"))}, '
+               f'{esc(counted_or_unknown(collection.get("documents"), "document"))}. '
+               "Built from the "
                "files in this directory; <code>abnirml report DIR</code> rebuilds it.</p>")
     files[REPORT_HTML] = page("abnirml report", sections, preface,
-                              findings_html(screen.found, screen.shared, screen.criteria))
+                              findings_html(screen.found, screen.shared, screen.criteria,
+                                            screen.alike))
     return files

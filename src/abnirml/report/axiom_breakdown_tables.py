@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.report.tables import Table, count_text
 
 
@@ -54,7 +55,7 @@ def overlap_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
             lo, hi = group["overlap_min"], group["overlap_max"]
             span = "–" if lo is None else _span(lo, hi)
             row = [ranker if k == 0 else "", f"{group['bucket']} ({span}, "
-                                             f"{group['queries']} queries)"]
+                                             f"{counted(group['queries'], 'query')})"]
             if effectiveness:
                 own = by_ranker[ranker]["overlap_split"][k]
                 row += [_number(own.get("ndcg10")), _number(own.get("ndcg10_retrieved")),

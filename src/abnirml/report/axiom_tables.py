@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.counts import counted_or_unknown
 from abnirml.report.tables import Table, count_text, to_markdown
 
 
@@ -144,7 +145,8 @@ def axiom_report_tables(records: Sequence[Mapping[str, Any]]) -> list[NotedTable
     if pool is not None:
         intro = (f"Instances mined from each query's {pool} "
                  f"(δ_len = {any_record.get('length_tolerance')} analysed tokens) in "
-                 f"{any_record.get('axiom_queries', '?')} queries. Agreement: the axiom's "
+                 f"{counted_or_unknown(any_record.get('axiom_queries'), 'query')}. Agreement: the "
+                 "axiom's "
                  "document order matches the relevance grades (unjudged = 0), among the "
                  "instances holding a relevant document; LNC2's documents are copies, so it "
                  "has none.")

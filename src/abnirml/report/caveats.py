@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes.family import TRANSFER_LAYOUT
 
@@ -55,8 +56,8 @@ def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
             "out (run.json: skipped.judged_without_text)."))
     if candidates_missing:
         out.append(Caveat(
-            f"Candidates without text: {candidates_missing:,} documents of the candidate run "
-            "have no text and are neither re-ranked nor used for δ calibration "
+            f"Candidates without text: {counted(candidates_missing, 'document')} of the "
+            "candidate run have no text and are neither re-ranked nor used for δ calibration "
             "(run.json: skipped.candidates_without_text)."))
     others = {k: v for k, v in sorted(skipped.items())
               if v and k not in ("judged_without_text", "candidates_without_text")}

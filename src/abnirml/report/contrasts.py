@@ -7,9 +7,10 @@ the probes on which it behaves *unlike* the others — measured on the same samp
 
 Every pair of rankers is compared per probe by :func:`~abnirml.evaluation.compare.compare`,
 the machinery of ``abnirml compare``: the per-sample effects of the two (each with its own
-δ) paired, the run's test and correction over the pair's probes, and a query-clustered
-bootstrap interval of the difference. Ranker R *differs* from O on a probe when that test
-rejects and the interval excludes 0. A probe is R's contrast when R differs, in one
+δ) paired, a test and correction over the pair's probes (:func:`pair_test_words` says
+which: the run's, or the paired t-test where the run's test resamples), and a
+query-clustered bootstrap interval of the difference. Ranker R *differs* from O on a probe
+when that test rejects and the interval excludes 0. A probe is R's contrast when R differs, in one
 direction, from more than half of the other rankers, by at least :data:`MIN_CONTRAST` from
 each of them; the contrast is that smallest difference, and the largest come first.
 When the rankers split into camps, more than half of them could qualify; a probe is then
@@ -23,6 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.report.tables import SMALL_N, anchor, signed_text
 
 MIN_CONTRAST = 0.15
@@ -187,18 +189,39 @@ def named(group: Sequence[str], others: int) -> str:
 
 
 def sentence(candidate: Candidate, phrase: Callable[[bool], str], others: int) -> str:
-    """The contrast in plain words, the ranker its subject: unlike the group / more or less
-    strongly than the group / not at all, where the group does."""
-    own = candidate.own
-    theirs = sum(candidate.theirs) / len(candidate.theirs)
-    group = named(candidate.group, others)
-    r = candidate.ranker
+    """The contrast in plain words, the ranker its subject, true of every ranker it names:
+    unlike those whose own score has no preference or the other sign, more or less strongly
+    than those whose score has its sign, not at all where they prefer. Each member's own
+    row decides its words, never the group's average (``bm25 +0.3``, ``ql −0.3`` and a
+    ranker at +0.5: "Unlike ql, r prefers …, and more strongly than bm25")."""
+    own, r = candidate.own, candidate.ranker
+    members = list(zip(candidate.group, candidate.theirs, strict=True))
+
+    def whom(names: Sequence[str]) -> str:
+        return named(names, others)
+
     if abs(own) < NEAR_ZERO:
-        return f"Unlike {group}, {r} does not {base_form(phrase(theirs > 0))}"
-    if abs(theirs) < NEAR_ZERO or (own > 0) != (theirs > 0):
-        return f"Unlike {group}, {r} {lower_first(phrase(own > 0))}"
-    degree = "more" if abs(own) > abs(theirs) else "less"
-    return f"{r} {lower_first(phrase(own > 0))} {degree} strongly than {group}"
+        ups = [o for o, s in members if s >= NEAR_ZERO]
+        downs = [o for o, s in members if s <= -NEAR_ZERO]
+        parts = [f"unlike {whom(g)}, {r if i == 0 else 'it'} does not "
+                 f"{base_form(phrase(up))}"
+                 for i, (g, up) in enumerate((g, up) for g, up in ((ups, True), (downs, False))
+                                             if g)]
+        if not parts:                       # every member near 0 too: nothing to contrast
+            return f"{r} does not {base_form(phrase(own > 0))}"
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:]
+    up = own > 0
+    unlike = [o for o, s in members if abs(s) < NEAR_ZERO or (s > 0) != up]
+    more = [o for o, s in members if o not in unlike and abs(own) > abs(s)]
+    less = [o for o, s in members if o not in unlike and o not in more]
+    degrees = [f"{word} strongly than {whom(g)}" for word, g in (("more", more),
+                                                                 ("less", less)) if g]
+    does = lower_first(phrase(up))
+    if not unlike:
+        return f"{r} {does} {' and '.join(degrees)}"
+    head = f"Unlike {whom(unlike)}, {r} {does}"
+    return head if not degrees else f"{head}, and {' and '.join(degrees)}"
 
 
 def theirs_text(scores: Sequence[float]) -> str:
@@ -207,24 +230,41 @@ def theirs_text(scores: Sequence[float]) -> str:
     return texts[0] if len(texts) == 1 else f"{texts[0]} to {texts[-1]}"
 
 
-def criteria(k: int, stats: Any = None) -> str:
-    """How the per-ranker findings were chosen, in words (the note above the cards);
-    ``stats``: the statistics the pairs were compared with."""
+def pair_test_words(stats: Any = None, run_test: str | None = None) -> str:
+    """The one description of how the first screen tests a pair of rankers, used wherever
+    the screen is explained: ``stats`` are the statistics it tested with
+    (:func:`~abnirml.report.findings.screening_stats`), ``run_test`` the run's own test
+    when the screen replaced it."""
     from abnirml.evaluation.corrections import CORRECTION_LABELS
     from abnirml.evaluation.stat_tests import find_test
 
-    test = "the run's test and correction"
-    if stats is not None:
+    if stats is None:
+        test = "the run's test and correction"
+    else:
         record = find_test(stats.test)
         test = (f"the {record.label if record is not None else stats.test} with "
                 f"{CORRECTION_LABELS.get(stats.correction, stats.correction)} correction")
-    return (f"the probes on which it differs from more than half of the other {k - 1} "
-            f"rankers on the same samples, in one direction and by at least {MIN_CONTRAST:g} "
-            f"from each (each pair compared as 'abnirml compare' does: {test} on the paired "
-            "per-sample effects, and a query-clustered interval of the difference that "
-            "excludes 0); the clearest first (by the difference from the closest of them), "
-            "at most 5 per ranker and 3 per probe family; a probe is listed for at most half "
-            "of the rankers")
+    words = (f"{test} over the pair's probes on the paired per-sample effects, and a "
+             "query-clustered bootstrap interval of the difference that excludes 0")
+    if run_test is not None and stats is not None and run_test != stats.test:
+        record = find_test(run_test)
+        label = record.label if record is not None else run_test
+        words += (f"; 'abnirml compare' tests a pair with the run's {label} instead, which "
+                  "would take minutes for every pair of rankers")
+    return words
+
+
+def criteria(k: int, stats: Any = None, run_test: str | None = None) -> str:
+    """How the per-ranker findings were chosen, in words (the note above the cards);
+    ``stats``: the statistics the pairs were compared with (:func:`pair_test_words`)."""
+    whom = ("the other ranker" if k == 2 else
+            f"more than half of the other {counted(k - 1, 'ranker')}")
+    each = "" if k == 2 else " from each"
+    return (f"the probes on which it differs from {whom} on the same samples, in one "
+            f"direction and by at least {MIN_CONTRAST:g}{each} (each pair tested with "
+            f"{pair_test_words(stats, run_test)}); the clearest first (by the difference "
+            "from the closest of them), at most 5 per ranker and 3 per probe family; a probe "
+            "is listed for at most half of the rankers")
 
 
 def queries_of(store: Any, probe: str, ranker: str) -> int | None:

@@ -15,11 +15,14 @@ linking to the row of the statistics table and to example samples.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.counts import counted
+from abnirml.report.alike import alike_cards, fold_same_numbers
 from abnirml.report.tables import SMALL_N, anchor, signed_text
 
 LARGE = 0.8
@@ -46,6 +49,9 @@ class Finding:
     examples_id: str       # "" when the page has no samples of the probe
     #: why the interval is as wide as it is, when the numbers alone would puzzle ("" if not)
     hint: str = ""
+    #: further probes of this ranker whose numbers print exactly like these (folded here
+    #: by :func:`abnirml.report.alike.fold_same_numbers`)
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class Screen:
     shared: Sequence[Any] = ()          # contrasts.Shared entries
     criteria: str = ""
     by_contrast: bool = False
+    #: ranker → the earlier ranker whose card it would repeat (:mod:`.alike`)
+    alike: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str,
@@ -89,7 +97,7 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     ``store`` (the run's per-sample scores) adds each probe's query count to the numbers."""
     from abnirml.report.contrasts import queries_of
 
-    positive, labels, level = _context(records, run_info)
+    positive, labels, _ = _context(records, run_info)
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     chosen = sorted((r for r in records if _qualifies(r)),
                     key=lambda r: (-abs(r["effect_size"]), r["probe"], r["ranker"]))
@@ -101,7 +109,8 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             continue
         per_family[slot] = per_family.get(slot, 0) + 1
         queries = queries_of(store, r["probe"], r["ranker"])
-        numbers = (f"score {_scored(r, level)}; d_z {signed_text(r['effect_size'])}, "
+        numbers = (f"score {_scored(r, interval_label(r, run_info))}; "
+                   f"d_z {signed_text(r['effect_size'])}, "
                    f"n = {r['n']:,}{_over(queries)}")
         mine.append(Finding(
             r["ranker"], r["probe"], str(r.get("family", "")),
@@ -109,7 +118,7 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             numbers, anchor("row", r["probe"], r["ranker"]),
             anchor("ex", r["probe"]) if r["probe"] in with_examples else "",
             _hint(r, queries)))
-    return out
+    return {ranker: fold_same_numbers(entries) for ranker, entries in out.items()}
 
 
 def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
@@ -123,13 +132,49 @@ def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
             float((run_info.get("statistics") or {}).get("ci", 0.95)))
 
 
-def _scored(record: Mapping[str, Any], level: float, comma: bool = True) -> str:
-    """``+0.41, 95 % CI [+0.30, +0.52]`` (``+0.41 [+0.30, +0.52]`` without ``comma``)."""
+def _scored(record: Mapping[str, Any], label: str = "", comma: bool = True) -> str:
+    """``+0.41, 95 % CI [+0.30, +0.52]`` (``label`` names the interval:
+    :func:`interval_label`; ``+0.41 [+0.30, +0.52]`` without ``comma``)."""
     text = signed_text(record["score"])
     if record.get("ci_low") is not None and record.get("ci_high") is not None:
         bounds = f"[{signed_text(record['ci_low'])}, {signed_text(record['ci_high'])}]"
-        text += f", {100 * level:g} % CI {bounds}" if comma else f" {bounds}"
+        text += f", {label} {bounds}" if comma else f" {bounds}"
     return text
+
+
+def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> str:
+    """What a row's score interval is, in a few words: ``95 % CI`` for the run's ``--ci``
+    bootstrap interval; with a test whose verdict is the score interval (the default
+    ``clustered``) the interval is at the level the correction tested the row at — 1 − α/m
+    under Bonferroni with m tests in the row's table, so ``99.97 % CI`` — and a procedure
+    whose level differs per row (Holm, Benjamini–Hochberg) is named instead of a number."""
+    from abnirml.evaluation.corrections import CORRECTION_LABELS, DEFAULT_CORRECTION
+    from abnirml.evaluation.stat_tests import find_test
+
+    stats = run_info.get("statistics") or {}
+    level = float(stats.get("ci", 0.95))
+    test = find_test(str(stats["test"])) if "test" in stats else None
+    if test is None or not test.score_interval:
+        return f"{coverage_text(level)} % CI"
+    alpha = float((run_info.get("options") or {}).get("alpha", 0.01))
+    correction = str(stats.get("correction", DEFAULT_CORRECTION))
+    tests = record.get("tests_in_table")
+    if correction == "none":
+        return f"{coverage_text(1.0 - alpha)} % CI"
+    if correction == "bonferroni" and isinstance(tests, int) and tests > 0:
+        return f"{coverage_text(1.0 - alpha / tests)} % CI (1 − α/m, m = {tests})"
+    name = CORRECTION_LABELS.get(correction, correction)
+    return f"CI at the level the {name} procedure tested the row at"
+
+
+def coverage_text(level: float) -> str:
+    """A coverage in percent with the digits it needs to stay below 100: 0.95 → ``95``,
+    1 − 0.01/36 → ``99.97``, 1 − 0.01/1000 → ``99.999``."""
+    for digits in range(2, 9):
+        text = f"{100 * level:.{digits}g}"
+        if float(text) < 100.0 or level >= 1.0:
+            return text
+    return f"{100 * level:.9g}"
 
 
 def _over(queries: int | None) -> str:
@@ -148,7 +193,7 @@ def _hint(record: Mapping[str, Any], queries: int | None) -> str:
         return ""
     if queries is not None and queries >= FEW_QUERIES:
         return ""
-    count = f"{queries} queries" if queries is not None else "few queries"
+    count = counted(queries, "query") if queries is not None else "few queries"
     return (f"Every sample agrees, but they come from {count}: the interval is over "
             "queries, and with so few it cannot rule out that other queries would disagree "
             "(an exact Clopper–Pearson bound on the share of queries that agree).")
@@ -160,12 +205,13 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     per-sample scores (``store``), else :func:`key_findings`."""
     rankers = list(dict.fromkeys(r["ranker"] for r in records))
     if len(rankers) < 2 or store is None or set(store.ranker_names) != set(rankers):
-        return Screen(key_findings(records, run_info, with_examples, store),
-                      criteria=f"Per ranker, the effects that are {CRITERIA}.")
+        largest = key_findings(records, run_info, with_examples, store)
+        return Screen(largest, criteria=f"Per ranker, the effects that are {CRITERIA}.",
+                      alike=alike_cards(largest, _scores(records)))
     from abnirml.evaluation.compare import ranker_pairs
     from abnirml.report import contrasts
 
-    positive, labels, level = _context(records, run_info)
+    positive, labels, _ = _context(records, run_info)
     by_key = {(r["probe"], r["ranker"]): r for r in records if r.get("subset") == "all"}
 
     def phrase_of(record: Mapping[str, Any], up: bool) -> str:
@@ -184,7 +230,7 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
         record = by_key[(c.probe, c.ranker)]
         queries = contrasts.queries_of(store, c.probe, c.ranker)
         weakest = f" from {c.weakest}" + (", the closest" if len(c.group) > 1 else "")
-        numbers = (f"{_scored(record, level, comma=False)} vs "
+        numbers = (f"{_scored(record, comma=False)} vs "
                    f"{contrasts.theirs_text(c.theirs)}; difference {signed_text(c.difference)}"
                    f" [{signed_text(c.low)}, {signed_text(c.high)}]{weakest}; "
                    f"n = {record['n']:,}{_over(queries)}")
@@ -194,8 +240,15 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
             numbers, anchor("row", c.probe, c.ranker),
             anchor("ex", c.probe) if c.probe in with_examples else "", _hint(record, queries)))
     shared = contrasts.shared(records, _qualifies, phrase_of)
-    return Screen(found, shared, f"Per ranker, {contrasts.criteria(len(rankers), stats)}.",
-                  by_contrast=True)
+    chosen_by = contrasts.criteria(len(rankers), stats, store.stats.test)
+    found = {ranker: fold_same_numbers(entries) for ranker, entries in found.items()}
+    return Screen(found, shared, f"Per ranker, {chosen_by}.", by_contrast=True,
+                  alike=alike_cards(found, _scores(records)))
+
+
+def _scores(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], float]:
+    return {(r["probe"], r["ranker"]): float(r["score"]) for r in records
+            if r.get("subset") == "all" and r.get("score") is not None}
 
 
 def screening_stats(stats: Any) -> Any:
@@ -245,10 +298,29 @@ def shared_text(item: Any, total: int) -> tuple[str, str]:
     return f"{who} {item.phrase}", scores
 
 
+def alike_text(item: Any, alone: bool) -> str:
+    """A card's findings that repeat an earlier card's, in words (without the probe list);
+    ``alone``: the card has no other finding."""
+    spread = "the same scores" if item.spread < 0.005 else \
+        f"each score within {item.spread:.2f} of {item.like}'s"
+    what = (f"the same {counted(len(item.probes), 'finding')}" if alone else
+            f"{counted(len(item.probes), 'finding')} of {item.like}'s card")
+    return f"Behaves like {item.like}: {what}, {spread}"
+
+
+def _unshared(entries: Sequence[Finding], same: Any) -> list[Finding]:
+    """A card's findings left once those it shares with an earlier card are named."""
+    if same is None:
+        return list(entries)
+    shared = set(same.probes)
+    return [f for f in entries if f.probe not in shared]
+
+
 def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
-                  criteria: str = "") -> str:
+                  criteria: str = "", alike: Mapping[str, Any] | None = None) -> str:
     """The first screen's block (escaped HTML): the shared line, then a card per ranker, a
-    numbered list each; every finding names its probe in code, linked to its row."""
+    numbered list each; every finding names its probe in code, linked to its row (a card
+    that would repeat an earlier one says so in one line: ``alike``)."""
     from abnirml.report.html import esc
 
     if not found:
@@ -266,6 +338,15 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
                  "sections below.</p><div class=\"cards\">")
     for ranker, entries in found.items():
         parts.append(f'<div class="card" data-ranker="{esc(ranker)}"><h3>{esc(ranker)}</h3>')
+        same = (alike or {}).get(ranker)
+        entries = _unshared(entries, same)
+        if same is not None:
+            links = ", ".join(_probe_link(p, ranker) for p in same.probes)
+            parts.append(f'<p class="alike">{esc(alike_text(same, not entries))} '
+                         f"({links}).</p>")
+            if not entries:
+                parts.append("</div>")
+                continue
         if not entries:
             parts.append('<p class="note">No effect meets these criteria; see '
                          '<a href="#statistics">Statistics</a>.</p></div>')
@@ -278,6 +359,9 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
             numbers = esc(f.numbers).replace(" = ", "&nbsp;=&nbsp;").replace(" %", "&nbsp;%")
             hint = (f' <abbr class="hint" title="{esc(f.hint)}">why so wide?</abbr>'
                     if f.hint else "")
+            if f.also:
+                probe += "; the same numbers on " + ", ".join(
+                    _probe_link(p, ranker) for p in f.also)
             parts.append(f'<li data-probe="{esc(f.probe)}">{esc(f.sentence)} ({probe})<br>'
                          f'<span class="num">{numbers}</span>{hint}'
                          f'<span class="links">{links}</span></li>')
@@ -286,8 +370,16 @@ def findings_html(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] 
     return "\n".join(parts)
 
 
+def _probe_link(probe: str, ranker: str) -> str:
+    from abnirml.report.html import esc
+
+    return (f'<a href="#{esc(anchor("row", probe, ranker))}" class="probe"><code>'
+            f"{esc(probe)}</code></a>")
+
+
 def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[Any] = (),
-                      criteria: str = "") -> list[str]:
+                      criteria: str = "", alike: Mapping[str, Any] | None = None
+                      ) -> list[str]:
     """report.md's "Key findings" lines (after the title)."""
     from abnirml.markup import escape_md, escape_md_code
 
@@ -306,12 +398,21 @@ def findings_markdown(found: Mapping[str, Sequence[Finding]], shared: Sequence[A
     hints = False
     for ranker, entries in found.items():
         lines += ["", f"**{escape_md(ranker)}**", ""]
+        same = (alike or {}).get(ranker)
+        entries = _unshared(entries, same)
+        if same is not None:
+            probes = ", ".join(f"`{escape_md_code(p)}`" for p in same.probes)
+            lines.append(f"{escape_md(alike_text(same, not entries))} ({probes}).")
+            if not entries:
+                continue
+            lines.append("")
         if not entries:
             lines.append("No effect meets these criteria.")
         for i, f in enumerate(entries, 1):                       # ranked
             mark = " ‡" if f.hint else ""
             hints = hints or bool(f.hint)
-            lines.append(f"{i}. {escape_md(f.sentence)} (`{escape_md_code(f.probe)}`): "
+            also = "".join(f"; the same numbers on `{escape_md_code(p)}`" for p in f.also)
+            lines.append(f"{i}. {escape_md(f.sentence)} (`{escape_md_code(f.probe)}`{also}): "
                          f"{escape_md(f.numbers)}{mark}.")
     if hints:
         lines += ["", f"‡ {WIDE_NOTE}"]

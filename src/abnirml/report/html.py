@@ -51,7 +51,7 @@ section>details[open]>summary{border-bottom:1px solid #e4e4e4;margin-bottom:.5em
 h3{font-size:1.05em;margin-top:1.4em}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
-tr.small td.label{font-style:italic}td:not(.label){white-space:nowrap}
+tr.small td.label{font-style:italic}td.inherited{color:#777}td:not(.label){white-space:nowrap}
 .smalln{font-size:.8em;color:#a15c00;font-style:normal;margin-left:.3em}
 th.sortable{cursor:pointer}th[aria-sort=descending]::after{content:" \\25BE"}
 th[aria-sort=ascending]::after{content:" \\25B4"}
@@ -177,6 +177,7 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
     text = text_columns(table)
     scored = set(table.scored)
     samples = table.header.index("Samples") if "Samples" in table.header else None
+    subset_at = table.header.index("Subset") if "Subset" in table.header else 0
     linked = any(table.row_examples)
     head = "".join(f'<th class="label">{esc(h)}</th>' if j in text
                    else f"<th>{esc(h)}</th>" for j, h in enumerate(table.header))
@@ -196,8 +197,11 @@ def table_html(table: Table, slug: str = "", title: bool = True) -> str:
             cells.append(f'<td class="label"><a href="#{esc(target)}">samples</a></td>'
                          if target else "<td></td>")
         row_id = table.row_ids[i] if i < len(table.row_ids) else ""
+        # a subset row (every label before "Subset" blank) belongs to the probe row above:
+        # the page's script sorts and filters the two together
+        continues = i > 0 and subset_at > 0 and not any(c.strip() for c in row[:subset_at])
         attributes = (f' id="{esc(row_id)}"' if row_id else "") + (
-            ' class="small"' if small else "")
+            ' class="small"' if small else "") + (' data-cont="1"' if continues else "")
         body_rows.append(f"<tr{attributes}>" + "".join(cells) + "</tr>")
     body = "\n".join(body_rows)
     heading = f"<h3>{esc(table.title)}</h3>" if table.title and title else ""

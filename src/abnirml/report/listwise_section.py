@@ -16,6 +16,10 @@ from abnirml.report.html import Figure, Section
 from abnirml.report.tables import Table
 
 TITLE = "Listwise rankers: position bias"
+FIGURE_CAPTION = ("Mean output rank of a relevant passage per input position, per ranker, "
+                  "rank 1 at the top: a flat line along the top is blind to position, a line "
+                  "falling to the right favours early passages (primacy), one climbing at the "
+                  "right end late ones (recency)")
 
 
 def _percent(value: Any) -> str:
@@ -66,15 +70,26 @@ def position_bias_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     if not chosen:
         return None
     rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, dict[str, Mapping[str, Any]]] = {}
     for r in chosen:
-        cells.setdefault(r["probe"], {})[r["ranker"]] = r.get("position_bias")
-    rows = [[probe, *[_percent(by.get(ranker)) if ranker in by else "–" for ranker in rankers]]
+        cells.setdefault(r["probe"], {})[r["ranker"]] = r
+    rows = [[probe, *[_bias_cell(by[ranker]) if ranker in by else "–" for ranker in rankers]]
             for probe, by in cells.items()]
     return Table("Position bias per probe", ["Probe", *rankers], rows,
                  "Share of samples whose verdict followed the position in both orders (the "
                  "two documents at positions (i, j), then (j, i)): such a sample counts as a "
-                 "tie in the probe score.")
+                 "tie in the probe score. In brackets, the part that went to the earlier-"
+                 "placed (or, pairwise, the first) document both times: all of it is "
+                 "primacy, none of it recency.")
+
+
+def _bias_cell(record: Mapping[str, Any]) -> str:
+    """``62.5 % (earlier 50.0 %)``: the share that followed the position and the part of it
+    that favoured the earlier place."""
+    bias, earlier = record.get("position_bias"), record.get("position_bias_earlier")
+    if bias is None or earlier is None:
+        return _percent(bias)
+    return f"{_percent(bias)} (earlier {_percent(earlier)})"
 
 
 def window_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
@@ -138,6 +153,6 @@ def listwise_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str
         from abnirml.report.plots import position_response
 
         return Figure("Position-response curve", position_response(curves),
-                      "Mean output rank of a relevant passage per input position, per ranker")
+                      FIGURE_CAPTION)
 
     return section, draw

@@ -11,8 +11,13 @@ by its summary and every table is complete:
 * tables longer than :data:`CONTROLS_FROM_ROWS` rows get a search box, a selector for each
   Ranker / Family / Significant column, and sorting by a click on a column header — rows
   marked ``small`` (fewer samples than the report trusts) always stay last. In a grouped
-  table (the ranker named on a group's first row only) a blank cell belongs to the group
-  above it, read once in the page's order, so a filter keeps the whole group.
+  table (a label named on a group's first row only) a blank cell belongs to the group
+  above it, read once in the page's order: a filter keeps the whole group, the search
+  finds a row by its group's label too, and a sorted row shows the label it inherits.
+  A probe's subset rows (marked ``data-cont`` by :func:`~abnirml.report.html.table_html`)
+  travel with their probe row: sorting orders probes by their first row and keeps each
+  probe's subsets beneath it, and a search that matches any row of a probe shows all
+  of them.
 """
 
 from __future__ import annotations
@@ -65,6 +70,27 @@ SCRIPT = r"""
     search.setAttribute("aria-label", "filter rows");
     search.className = "filter";
     box.appendChild(search);
+    var groups = [];              // a probe row and the subset rows printed under it
+    rows.forEach(function (row) {
+      if (row.dataset.cont && groups.length) { groups[groups.length - 1].push(row); }
+      else { groups.push([row]); }
+    });
+    var inherited = rows.map(function () { return []; });
+    var lastText = [];
+    rows.forEach(function (row, r) {
+      if (row.dataset.cont) { return; }
+      Array.prototype.forEach.call(row.cells, function (cell, column) {
+        if (!cell.classList.contains("label")) { return; }
+        var v = cell.textContent.trim();
+        if (v === "" && lastText[column]) { inherited[r].push([column, lastText[column]]); }
+        else if (v !== "") { lastText[column] = v; }
+      });
+    });
+    function searchText(row) {
+      var r = rows.indexOf(row);
+      return (row.textContent + " " + inherited[r].map(function (c) { return c[1]; })
+        .join(" ")).toLowerCase();
+    }
     var selects = [];
     heads.forEach(function (th, column) {
       if (FILTERED.indexOf(th.textContent.trim()) < 0) { return; }
@@ -93,15 +119,16 @@ SCRIPT = r"""
     function apply() {
       var words = search.value.trim().toLowerCase();
       var shown = 0;
-      rows.forEach(function (row) {
-        var keep = !words || row.textContent.toLowerCase().indexOf(words) >= 0;
-        selects.forEach(function (select) {
-          if (select.value && row.dataset["filter" + select.dataset.column] !== select.value) {
-            keep = false;
-          }
+      groups.forEach(function (group) {
+        var keep = !words || group.some(function (row) {
+          return searchText(row).indexOf(words) >= 0;
         });
-        row.hidden = !keep;
-        if (keep) { shown += 1; }
+        selects.forEach(function (select) {
+          var key = "filter" + select.dataset.column;
+          if (select.value && group[0].dataset[key] !== select.value) { keep = false; }
+        });
+        group.forEach(function (row) { row.hidden = !keep; });
+        if (keep) { shown += group.length; }
       });
       count.textContent = shown + " of " + rows.length + " rows";
     }
@@ -114,9 +141,19 @@ SCRIPT = r"""
         var down = th.getAttribute("aria-sort") !== "descending";
         heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
         th.setAttribute("aria-sort", down ? "descending" : "ascending");
-        var keyed = rows.map(function (row, i) {
+        rows.forEach(function (row, r) {       // a moved row names the label it inherits
+          inherited[r].forEach(function (c) {
+            var cell = row.cells[c[0]];
+            if (cell && cell.textContent.trim() === "") {
+              cell.textContent = c[1];
+              cell.classList.add("inherited");
+            }
+          });
+        });
+        var keyed = groups.map(function (group, i) {
+          var row = group[0];
           var text = row.cells[column] ? row.cells[column].textContent.trim() : "";
-          return {row: row, i: i, n: number(text), t: text,
+          return {group: group, i: i, n: number(text), t: text,
                   small: row.classList.contains("small")};
         });
         var numeric = keyed.every(function (k) {
@@ -133,7 +170,9 @@ SCRIPT = r"""
           }
           return (down ? -c : c) || a.i - b.i;
         });
-        keyed.forEach(function (k) { body.appendChild(k.row); });
+        keyed.forEach(function (k) {
+          k.group.forEach(function (row) { body.appendChild(row); });
+        });
       }
       th.addEventListener("click", sort);
       th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });

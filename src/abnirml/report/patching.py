@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted
 from abnirml.files.run_names import PATCHING_DIR
 
 SUMMARY_FILE = "patching.json"
@@ -75,8 +76,9 @@ def top_head_text(summary: Mapping[str, Any]) -> str:
 
 def intro_text(summary: Mapping[str, Any]) -> str:
     skipped = ", ".join(f"{reason}: {count}" for reason, count in summary["skipped"].items())
-    text = (f"{summary['samples']} samples over {summary['queries']} queries "
-            f"({summary['tried']} pairs examined"
+    text = (f"{counted(summary['samples'], 'sample')} over "
+            f"{counted(summary['queries'], 'query')} "
+            f"({counted(summary['tried'], 'pair')} examined"
             + (f"; left out — {skipped}" if skipped else "") + "). "
             f"Mean score: baseline {_plain(summary['mean_base'])}, perturbed "
             f"{_plain(summary['mean_perturbed'])}; {summary['forwards_per_sample']} forward "

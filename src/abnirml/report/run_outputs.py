@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from abnirml.counts import counted_or_unknown
 from abnirml.errors import ConfigError, InputError
 from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
@@ -125,6 +126,16 @@ def read_run_info(path: Path) -> dict[str, Any]:
     return info
 
 
+
+def source_text(collection: Mapping[str, Any]) -> str:
+    """Where the collection came from, as the report shows it: the path or dataset id run.json
+    records, except that the demo shipped inside the package is "the demo shipped with
+    abnirml" — its path names only the machine it was installed on."""
+    source = str(collection.get("source", ""))
+    packaged = Path(source).parts[-3:] == ("abnirml", "data", "demo")
+    return "the demo shipped with abnirml" if collection.get("name") == "demo" and packaged \
+        else source
+
 def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any],
                     screen: Any = None) -> str:
     """report.md's text; ``screen`` is the first screen the page shows
@@ -133,15 +144,16 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     collection = run_info.get("collection", {})
     if collection:
         parts.append(f"Collection: **{escape_md(collection.get('name'))}** "
-                     f"({escape_md(collection.get('source', ''))}); "
-                     f"{collection.get('queries', '?')} queries, "
-                     f"{collection.get('documents', '?')} documents with text.")
+                     f"({escape_md(source_text(collection))}); "
+                     f"{counted_or_unknown(collection.get('queries'), 'query')}, "
+                     f"{counted_or_unknown(collection.get('documents'), 'document')} with text.")
     from abnirml.report.caveats import family_caveats, run_caveats
     from abnirml.report.findings import findings_markdown, first_screen
 
     if screen is None:
         screen = first_screen(records, run_info)
-    findings = findings_markdown(screen.found, screen.shared, screen.criteria)  # answer first
+    findings = findings_markdown(screen.found, screen.shared, screen.criteria,
+                                 screen.alike)  # answer first
     if findings:
         parts += ["", *findings, "", "## The run"]
 

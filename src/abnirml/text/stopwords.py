@@ -63,6 +63,15 @@ def _builtin(spec: str) -> frozenset[str]:
     return frozenset(w.lower() for w in STOP_WORDS)
 
 
+@lru_cache(maxsize=1)
+def textattack_stopwords() -> frozenset[str]:
+    """NLTK's English stopword list (179 words, ``stopwords_nltk_en.txt``): the default of
+    TextAttack's ``StopwordModification``, which Penha et al.'s misspelling generators
+    apply whatever the run's own ``--stopwords`` list is."""
+    packaged = resources.files("abnirml.text").joinpath("stopwords_nltk_en.txt")
+    return _parse_file(packaged.read_bytes(), Path(packaged.name))
+
+
 def _read_file(spec: str) -> frozenset[str]:
     path = Path(spec)
     if path.is_dir():

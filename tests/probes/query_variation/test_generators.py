@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from abnirml.probes.query_variation import generators as qv
 from abnirml.probes.query_variation.synonyms import SynonymOptions
-from abnirml.text.stopwords import load_stopwords
+from abnirml.text.stopwords import load_stopwords, textattack_stopwords
 from abnirml.text.tokenize import terms
 
 STOPS = load_stopwords()
+TEXTATTACK_STOPS = textattack_stopwords()
 IDF = {"what": 0.5, "is": 0.1, "the": 0.05, "definition": 3.0, "of": 0.08, "osmosis": 9.0}
 
 
@@ -126,14 +127,14 @@ def test_qwerty_keyboard_is_textattacks_table():
 @pytest.mark.parametrize("kind", [*qv.TYPO_KINDS, None])
 def test_misspelling_is_one_character_edit_of_a_content_word(kind):
     generate = qv.misspell(kind)
-    query = "What is the definition of osmosis"
+    query = "what is the definition of osmosis"
     seen = set()
     for seed in range(200):
         typo = generate(query, CTX, rng(seed))
         changed = [(a, b) for a, b in zip(query.split(), typo.split(), strict=True) if a != b]
         assert len(changed) == 1
         word, misspelt = changed[0]
-        assert word.lower() not in STOPS and len(misspelt) == len(word)
+        assert word not in TEXTATTACK_STOPS and len(misspelt) == len(word)
         assert _edits(word.lower(), misspelt.lower()) == 1
         if kind == "swap":
             assert sorted(word) == sorted(misspelt)
@@ -183,5 +184,42 @@ def test_properties_on_any_query(words, seed):
         if typo is not None:
             changed = [(a, b) for a, b in zip(query.split(), typo.split(), strict=True)
                        if a != b]
-            assert len(changed) == 1 and changed[0][0] not in STOPS
+            assert len(changed) == 1 and changed[0][0] not in TEXTATTACK_STOPS
             assert _edits(*changed[0]) == 1
+
+
+def test_misspellings_spare_exactly_textattacks_stopwords():
+    """Penha et al.'s misspelling generators apply TextAttack's StopwordModification, whose
+    list is NLTK's 179 English stopwords, compared with the word as written: "define",
+    "cause", "also", "much" or "first" may be misspelt whatever the run's --stopwords
+    list says, "should've" and "ma" may not."""
+    assert len(TEXTATTACK_STOPS) == 179
+    assert {"should've", "ma", "y", "won't", "doesn", "further", "own", "am"} <= TEXTATTACK_STOPS
+    assert not {"define", "cause", "also", "much", "first", "however", "get"} & TEXTATTACK_STOPS
+    def words(query):
+        return [query[a:b] for a, b in qv.misspellable_spans(query, "qwerty")]
+
+    assert words("how much does it cost to define a cause first") == [
+        "much", "cost", "define", "cause", "first"]
+    # matched as written, as TextAttack's AttackedText words are: "What" is not "what"
+    assert words("What is it") == ["What"]
+
+
+def test_qwerty_draws_the_position_uniformly_then_the_key():
+    """WordSwapQWERTY(random_one=True): a position of the word uniformly, then a neighbour
+    of that letter uniformly. In "spa" 's' has 7 neighbouring keys, 'p' 2 and 'a' 5: drawn
+    over every (position, key) edit instead, the positions would come 7 : 2 : 5 (50 %,
+    14 %, 36 %). 6,000 seeded draws must fit a third each (chi-square, 2 degrees of
+    freedom) and, at 's', a seventh per key."""
+    from scipy.stats import chisquare
+
+    generate = qv.misspell("qwerty")
+    draws = [generate("spa", CTX, rng(seed)) for seed in range(6000)]
+    position = Counter(next(i for i, (a, b) in enumerate(zip("spa", d, strict=True)) if a != b)
+                       for d in draws)
+    counts = [position[i] for i in range(3)]
+    assert chisquare(counts).pvalue > 0.001, counts
+    assert all(1800 < c < 2200 for c in counts), counts        # the old draw gives ~3000 at 0
+    keys = Counter(d[0] for d in draws if d[0] != "s")
+    assert set(keys) == set(qv.QWERTY_NEIGHBOURS["s"])
+    assert chisquare([keys[k] for k in qv.QWERTY_NEIGHBOURS["s"]]).pvalue > 0.001

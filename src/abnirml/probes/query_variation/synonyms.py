@@ -309,10 +309,13 @@ def load_context_check() -> ContextCheck | None:
         if not model:
             from sentence_transformers import SentenceTransformer
 
-            model.append(SentenceTransformer(str(packaged_model_path("qvp:synonym")),
-                                             device="cpu"))
-        units = np.asarray(model[0].encode([query, *others], normalize_embeddings=True),
-                           dtype=np.float64)
+            from abnirml.rankers.hf import quiet_transformers
+
+            with quiet_transformers():      # transformers' "Loading weights" bar
+                model.append(SentenceTransformer(str(packaged_model_path("qvp:synonym")),
+                                                 device="cpu"))
+        units = np.asarray(model[0].encode([query, *others], normalize_embeddings=True,
+                                           show_progress_bar=False), dtype=np.float64)
         return [float(units[0] @ unit) for unit in units[1:]]
 
     return ContextCheck(word_cosine, query_cosines)

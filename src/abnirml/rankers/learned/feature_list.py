@@ -4,7 +4,8 @@ Kept apart from :mod:`.features` (which computes them) and free of imports, so t
 record in :mod:`abnirml.rankers.built_in` can describe the model — and the generated ranker
 reference list its features and the invariances that follow — without loading NumPy or the
 collection statistics. An invariance probe that moves lgbm is then read as the model's
-design, not a bug: its features see query word order and stopwords on purpose.
+design, not a bug: its features see word order and stopwords, in the query and in the
+document, on purpose.
 """
 
 from __future__ import annotations
@@ -31,18 +32,39 @@ FEATURE_NOTES: tuple[tuple[str, str], ...] = (
 
 FEATURES: tuple[str, ...] = tuple(name for name, _ in FEATURE_NOTES)
 
-#: (invariance a probe tests, the feature that breaks it and why)
-NOT_INVARIANT: tuple[tuple[str, str], ...] = (
-    ("word order", "bigram_matches reads the query's adjacent term pairs"),
-    ("stopword removal", "raw_overlap counts the query's words with stopwords kept"),
+#: (side, invariance a probe tests, the features that break it, why), for the query side
+#: (the qvp probes) and the document side (the tmp probes); a test computes the features
+#: under the real edits and checks that exactly these move
+NOT_INVARIANT: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("query", "word order", ("bigram_matches",),
+     "bigram_matches reads the query's adjacent term pairs"),
+    ("query", "stopword removal", ("raw_overlap",),
+     "raw_overlap counts the query's words with stopwords kept"),
+    ("document", "word order", ("first_match", "bigram_matches"),
+     "first_match is where the first query term falls, bigram_matches asks whether the "
+     "query's term pairs stand next to each other in the document"),
+    ("document", "stopword removal", ("raw_overlap", "char_length"),
+     "raw_overlap finds the query's stopwords in the document's raw words, char_length "
+     "counts the characters removed"),
 )
+
+
+def not_invariant(side: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """The invariances one side's probes test that the features break (:data:`NOT_INVARIANT`)."""
+    return tuple((what, names, why) for where, what, names, why in NOT_INVARIANT
+                 if where == side)
 
 
 def description() -> str:
     """The family's description: the model, its features, and the invariances it lacks."""
-    moved = " nor to ".join(f"{what} ({why})" for what, why in NOT_INVARIANT)
+    def listed(side: str) -> str:
+        return " nor to ".join(f"{what} ({why})" for what, _, why in not_invariant(side))
+
     return (f"LightGBM LambdaMART over {len(FEATURES)} text features (or loaded): "
             + ", ".join(FEATURES)
-            + f". By design it is not invariant to {moved}, so the query-variation probes "
-              "that reorder words or drop stopwords move it; every other feature reads the "
-              "query's analysed (stopped, stemmed) terms in no order")
+            + f". By design it is not invariant, in the query, to {listed('query')}, so the "
+              "query-variation probes that reorder words or drop stopwords move it; nor, in "
+              f"the document, to {listed('document')}, so the manipulation probes that "
+              "shuffle or reverse words or remove stopwords move it too, where BM25 "
+              "stays at 0. The other features read analysed (stopped, stemmed) terms in no "
+              "order")

@@ -138,10 +138,10 @@ def test_bm25_keyword_stuffing_is_the_formulas_and_so_is_its_foil_win_rate(demo_
         <= row["foil_win_rate_ci_high"] <= 1
     for s in samples:       # the foil: a non-relevant passage of the same query, stuffed k = 3
         stuffed = Counter(ANALYZE(s.doc1))
-        original = Counter(ANALYZE(demo_docs()[s.meta["docno1"]]))
+        original = Counter(ANALYZE(demo_docs()[s.meta["foil_source"]]))
         assert stuffed - original == Counter({t: 3 * c for t, c in
                                               Counter(ANALYZE(s.query)).items()})
-        assert s.meta["grade1"] == 0 and s.meta["grade2"] >= 2
+        assert s.meta["foil_source_grade"] == 0 and s.meta["grade2"] >= 2
 
 
 def test_only_foil_probes_carry_win_rates_and_each_names_its_papers_direction(demo_run):

@@ -58,9 +58,9 @@ def test_every_foil_probe_pairs_each_relevant_passage_with_the_same_nonrelevant_
         demo_collection, key):
     table = _table(demo_collection, key)
     stuffing = _table(demo_collection, "keyword-stuffing")
-    pairs = [(s.meta["qid"], s.meta["docno1"], s.meta["docno2"])
+    pairs = [(s.meta["qid"], s.meta["foil_source"], s.meta["docno2"])
              for s in (table.sample(i) for i in range(len(table)))]
-    assert pairs == [(s.meta["qid"], s.meta["docno1"], s.meta["docno2"])
+    assert pairs == [(s.meta["qid"], s.meta["foil_source"], s.meta["docno2"])
                      for s in (stuffing.sample(i) for i in range(len(stuffing)))]
     qrels = demo_collection.qrels
     for qid, foil, relevant in pairs:

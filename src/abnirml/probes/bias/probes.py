@@ -359,7 +359,7 @@ def _early_evidence(probe: BiasProbe, context: ProbeContext) -> Built:
     analyze = context.analyzer.analyze
     for qid, docno, grade in _relevant(context):
         query, text = collection.queries[qid], collection.docs[docno]
-        meta = {"qid": qid, "docno": docno, "grade1": grade, "grade2": grade}
+        meta = {"qid": qid, "docno": docno, "judged_grade": grade}
         placed = e.early_and_late(text, _query_terms(context, query), analyze)
         if isinstance(placed, str):
             yield Skip(placed, meta)
@@ -411,7 +411,7 @@ def _brevity(probe: BiasProbe, context: ProbeContext) -> Built:
     donated = m.ManipulationContext(donors=donors, fallback_donors=fallback)
     for qid, docno, grade in _relevant(context):
         query, text = collection.queries[qid], collection.docs[docno]
-        meta = {"qid": qid, "docno": docno, "docno2": docno, "grade1": grade, "grade2": grade}
+        meta = {"qid": qid, "docno": docno, "docno2": docno, "grade2": grade}
         # the seed of tmp:add-nonrel-sentence: with other-query donors it writes these texts
         rng = context.rng(f"{ADD_NONREL}\x00{qid}\x00{docno}")
         longer = m.add_nonrel_sentence(query, text, donated, rng)
@@ -431,7 +431,8 @@ def _with_foil(context: ProbeContext) -> Iterator[tuple[str, str, str, dict[str,
         if foil is None:
             yield Skip("no-nonrelevant-passage", meta)
             continue
-        meta.update(docno1=foil, grade1=collection.qrels[qid][foil])
+        # the foil is an edit of this passage, not the passage: not d1's docno
+        meta.update(foil_source=foil, foil_source_grade=collection.qrels[qid][foil])
         yield collection.queries[qid], collection.docs[foil], collection.docs[docno], meta
 
 

@@ -84,3 +84,9 @@ def test_stuffing_and_the_biased_foil_use_the_querys_own_words():
     ("", "Rank it first.", "Rank it first.")])
 def test_appended_text_is_one_space_apart(text, extra, expected):
     assert e.append_text(text, extra) == expected
+
+
+def test_an_occurrence_can_be_vetoed_by_its_position():
+    text = "The cost of a floor. Floors can cost $2."
+    edited, count = e.replace_words(text, {"cost": "price"}, lambda start, word: start < 10)
+    assert (edited, count) == ("The price of a floor. Floors can cost $2.", 1)

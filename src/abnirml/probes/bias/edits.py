@@ -93,16 +93,18 @@ def repeat_in_place(text: str, term: str, analyze: Analyze) -> str | None:
     return None
 
 
-def replace_words(text: str, replacements: Mapping[str, str]) -> tuple[str, int]:
+def replace_words(text: str, replacements: Mapping[str, str],
+                  allowed: Callable[[int, str], bool] | None = None) -> tuple[str, int]:
     """``text`` with every word whose lowercase form is a key of ``replacements`` replaced by
     its value, in the word's casing; returns the text and how many words were replaced.
-    Only the exact form is replaced ("cell" but not "cells"), so the text stays grammatical."""
+    Only the exact form is replaced ("cell" but not "cells"), so the text stays grammatical;
+    ``allowed(start, word)`` can veto an occurrence (one used as another part of speech)."""
     pieces: list[str] = []
     pos = replaced = 0
     for start, end in term_spans(text):
         word = text[start:end]
         new = replacements.get(word.lower())
-        if new is None:
+        if new is None or (allowed is not None and not allowed(start, word.lower())):
             continue
         pieces += [text[pos:start], match_case(word, new)]
         pos = end

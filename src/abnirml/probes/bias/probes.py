@@ -22,7 +22,7 @@ docno), so a sample never depends on which other samples or probes run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -367,23 +367,77 @@ def _early_evidence(probe: BiasProbe, context: ProbeContext) -> Built:
             yield Sample(query, placed[0], placed[1], meta)
 
 
+def _word_tags(context: ProbeContext, texts: list[str]) -> dict[str, dict[int, str]]:
+    """text → {character offset: coarse POS tag} of its spaCy tokens, for ``texts`` parsed
+    in batches or read back from the run's parse store — the manipulation probes' parses
+    (same pipeline and kind), so a run holding both parses each passage once."""
+    from abnirml.probes.manipulation.edits import parse_texts
+    from abnirml.probes.manipulation.probes import PARSE_KIND
+    from abnirml.probes.parse_cache import store_or_memory
+    from abnirml.text.parsed import ParsedText
+
+    def parse(batch: list[str]) -> list[ParsedText]:
+        return [ParsedText.from_doc(doc) for doc in parse_texts(batch)]
+
+    found = store_or_memory(context.parse_cache).get_or_build(
+        PARSE_KIND, texts, parse, ParsedText.to_json, ParsedText.from_json)
+    return {text: {t.idx: t.pos_ for t in found[text]} for text in texts}
+
+
+def _query_replacements(context: ProbeContext, query: str) -> dict[str, tuple[str, str]]:
+    """The query's replaceable words (lowercase) → (synonym, the word's POS in the query)."""
+    from abnirml.text.nlp import parse
+
+    def build() -> dict[str, tuple[str, str]]:
+        choices = _synonyms(context)(query).choices
+        if not choices:
+            return {}
+        tags = {t.idx: t.pos_ for t in parse(query)}
+        return {query[a:b].lower(): (new, tags.get(a, "")) for (a, b), new in choices}
+
+    return context.memo(f"bias:replacements:{query}", build)
+
+
 def _literal_match(probe: BiasProbe, context: ProbeContext) -> Built:
+    """Only passage words the tagger reads as the query word's part of speech are replaced:
+    a synonym for the noun "cost" ("price") would break "floors can cost $2"."""
     collection = context.collection
-    source = _synonyms(context)
     yield from _missing_text(context)
+    chosen: list[tuple[str, str, int, dict[str, tuple[str, str]]]] = []
     for qid, docno, grade in judged_pairs(context):
+        chosen.append((qid, docno, grade,
+                       _query_replacements(context, collection.queries[qid])))
+    wanted = [collection.docs[docno] for _, docno, _, found in chosen if found and any(
+        word.lower() in found for word in _words(collection.docs[docno]))]
+    tags = _word_tags(context, list(dict.fromkeys(wanted)))
+    for qid, docno, grade, found in chosen:
         query, text = collection.queries[qid], collection.docs[docno]
         meta = {"qid": qid, "docno": docno, "docno2": docno, "grade": grade}
-        choices = source(query).choices
-        if not choices:
+        if not found:
             yield Skip("no-synonym", meta)
             continue
-        replacements = {query[a:b].lower(): new for (a, b), new in choices}
-        edited, replaced = e.replace_words(text, replacements)
+        edited, replaced = e.replace_words(text, {w: new for w, (new, _) in found.items()},
+                                           _same_tag(tags.get(text, {}), found))
         if not replaced:
             yield Skip("no-query-word", meta)
         else:
             yield Sample(query, edited, text, {**meta, "replaced": replaced})
+
+
+def _same_tag(at: Mapping[int, str], found: Mapping[str, tuple[str, str]]
+              ) -> Callable[[int, str], bool]:
+    """Whether the passage word at a character offset has the query word's POS tag."""
+
+    def allowed(start: int, word: str) -> bool:
+        return at.get(start) == found[word][1]
+
+    return allowed
+
+
+def _words(text: str) -> list[str]:
+    from abnirml.text.tokenize import term_spans
+
+    return [text[a:b] for a, b in term_spans(text)]
 
 
 def _repetition(probe: BiasProbe, context: ProbeContext) -> Built:

@@ -85,8 +85,10 @@ def _probe_definition(probe) -> str:
                 + " d1 = (varied query, d), d2 = (original query, d).")
     if family == "bias":
         sign = "positive" if probe.paper_direction > 0 else "negative"
+        claim = (f" The reported bias shows as a {sign} score." if probe.paper_direction
+                 else " No bias is claimed.")
         foil = " Records carry the foil win rate." if probe.foil else ""
-        return f"{probe.definition}. The reported bias shows as a {sign} score.{foil}"
+        return f"{probe.definition}.{claim}{foil}"
     return ""
 
 

@@ -23,7 +23,8 @@ from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.text.analyzer import Analyzer
 
 PROBES = ["bias:early-evidence", "bias:repetition", "bias:keyword-stuffing", "bias:brevity",
-          "bias:injected-instruction", "bias:injected-instruction-foil", "bias:biased-foil"]
+          "bias:injected-instruction", "bias:injected-instruction-foil", "bias:biased-foil",
+          "bias:unedited-foil"]
 RANKERS = ["bm25", "ql", "tfidf", "bm25+k1=0", "bm25+b=0"]
 ANALYZE = Analyzer().analyze
 
@@ -147,14 +148,27 @@ def test_bm25_keyword_stuffing_is_the_formulas_and_so_is_its_foil_win_rate(demo_
 def test_only_foil_probes_carry_win_rates_and_each_names_its_papers_direction(demo_run):
     directions = {"bias:early-evidence": 1, "bias:repetition": 1, "bias:keyword-stuffing": 1,
                   "bias:brevity": -1, "bias:injected-instruction": 1,
-                  "bias:injected-instruction-foil": 1, "bias:biased-foil": 1}
+                  "bias:injected-instruction-foil": 1, "bias:biased-foil": 1,
+                  "bias:unedited-foil": None}      # the baseline claims no bias
     for r in demo_run.result.records:
-        assert r["paper_direction"] == directions[r["probe"]]
+        assert r.get("paper_direction") == directions[r["probe"]]
         foil = r["probe"] in ("bias:keyword-stuffing", "bias:injected-instruction-foil",
-                              "bias:biased-foil")
+                              "bias:biased-foil", "bias:unedited-foil")
         assert ("foil_win_rate" in r) == foil
         if foil:        # one row per ranker: the relevant passages are d2 of every pair
             assert r["subset"] == "all"
+
+
+def test_the_unedited_foil_is_the_judged_pair_the_edited_foils_start_from(demo_run):
+    bm25 = TerrierBM25(demo_run_docs())
+    unedited = _samples(demo_run, "bias:unedited-foil")
+    stuffed = _samples(demo_run, "bias:keyword-stuffing")
+    assert [(s.meta["docno1"], s.meta["docno2"]) for s in unedited] == \
+        [(s.meta["foil_source"], s.meta["docno2"]) for s in stuffed]
+    docs = demo_docs()
+    assert all(s.doc1 == docs[s.meta["docno1"]] for s in unedited)
+    wins = sum(bm25(s.query, s.doc1) > bm25(s.query, s.doc2) for s in unedited)
+    assert _record(demo_run, "bias:unedited-foil", "bm25")["foil_wins"] == wins
 
 
 def demo_docs():

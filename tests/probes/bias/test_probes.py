@@ -12,7 +12,7 @@ from abnirml.probes.family_registry import resolve_options
 from abnirml.probes.manipulation.probes import available as manipulations
 from tests._contexts import probe_context
 
-FOIL_PROBES = ("keyword-stuffing", "injected-instruction-foil", "biased-foil")
+FOIL_PROBES = ("unedited-foil", "keyword-stuffing", "injected-instruction-foil", "biased-foil")
 
 
 def _table(collection, key, options=None, seed=0):
@@ -23,15 +23,16 @@ def _triples(table):
     return [(s.query, s.doc1, s.doc2) for s in (table.sample(i) for i in range(len(table)))]
 
 
-def test_the_family_lists_eight_probes_with_a_source_and_a_direction():
+def test_the_family_lists_nine_probes_with_a_source_and_a_direction():
     probes = available()
     assert [p.name for p in probes] == [
         "bias:early-evidence", "bias:literal-match", "bias:repetition", "bias:brevity",
-        "bias:keyword-stuffing", "bias:injected-instruction", "bias:injected-instruction-foil",
-        "bias:biased-foil"]
+        "bias:unedited-foil", "bias:keyword-stuffing", "bias:injected-instruction",
+        "bias:injected-instruction-foil", "bias:biased-foil"]
     assert {p.name for p in probes if p.foil} == {f"bias:{k}" for k in FOIL_PROBES}
     assert {p.name for p in probes if p.paper_direction < 0} == {"bias:literal-match",
                                                                  "bias:brevity"}
+    assert {p.name for p in probes if p.paper_direction == 0} == {"bias:unedited-foil"}
     assert all(p.definition and p.source for p in probes)
 
 

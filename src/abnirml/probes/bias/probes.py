@@ -14,7 +14,9 @@ evidence, use the judged-relevant passages (grade ≥ ``bias.relevant_grade``); 
 probes pair each judged-relevant passage (d2) with a foil made from one judged non-relevant
 passage of the same query (grade ≤ ``bias.nonrelevant_grade``), drawn once per relevant
 passage and shared by the three foil probes, so their win rates compare the same pairs.
-Records of the foil probes carry the foil win rate (:mod:`abnirml.evaluation.foil_wins`).
+Records of the foil probes carry the foil win rate (:mod:`abnirml.evaluation.foil_wins`);
+``bias:unedited-foil`` gives the rate of the same pairs before any edit, the baseline the
+edited foils' rates are read against.
 
 Randomness: every draw comes from a generator seeded by (run seed, what is drawn, qid,
 docno), so a sample never depends on which other samples or probes run.
@@ -43,6 +45,7 @@ FAYYAZ = ("Fayyaz et al., Collapse of Dense Retrievers: Short, Early, and Litera
           "Outranking Factual Evidence (ACL 2025)")
 ALAOFI = ("Alaofi et al., LLMs can be Fooled into Labelling a Document as Relevant "
           "(SIGIR-AP 2024)")
+BASELINE = "none: the baseline the foil probes' win rates are read against"
 
 
 def _instructions_file(value: Any, key: str) -> Any:
@@ -90,7 +93,8 @@ class BiasSpec:
     label: str
     definition: str
     source: str
-    #: +1: the bias the source reports shows as a positive score; −1: as a negative one
+    #: +1: the bias the source reports shows as a positive score; −1: as a negative one;
+    #: 0: the probe claims no bias (the unedited baseline of the foils)
     paper_direction: int
     #: d1 is a foil and d2 a judged-relevant passage: records carry the foil win rate
     foil: bool
@@ -134,6 +138,14 @@ SPECS: tuple[BiasSpec, ...] = (
              "itself",
              "Prefers a relevant passage over the same passage lengthened by an unrelated "
              "sentence"),
+    BiasSpec("unedited-foil", "Unedited foil (baseline)",
+             "the judged non-relevant passage the foil probes start from, unedited (d1), vs "
+             "the judged-relevant passage of the same query it is paired with (d2): the rate "
+             "the edited foils' win rates are to be read against", BASELINE, 0, True, "doc2",
+             "Prefers a judged non-relevant passage over a judged-relevant one of the same "
+             "query",
+             "Prefers a judged-relevant passage over a judged non-relevant one of the same "
+             "query"),
     BiasSpec("keyword-stuffing", "Keyword stuffing",
              "a judged non-relevant passage of the query with the query's words appended "
              "bias.stuffing_k times (d1) vs a judged-relevant passage of the same query (d2)",
@@ -229,7 +241,8 @@ class BiasProbe(KeyedProbe):
 
     def sample_table(self, context: ProbeContext) -> SampleTable:
         table = table_from_samples(self.samples(context), self.name)
-        record: dict[str, Any] = {"paper_direction": self.spec.paper_direction}
+        record: dict[str, Any] = ({"paper_direction": self.spec.paper_direction}
+                                  if self.spec.paper_direction else {})
         if self.spec.key == "literal-match":
             record.update(_synonym_record(context))
         table.extra["record"] = record
@@ -532,6 +545,15 @@ def _injected_instruction_foil(probe: BiasProbe, context: ProbeContext) -> Built
                      {**meta, "instruction": instruction})
 
 
+def _unedited_foil(probe: BiasProbe, context: ProbeContext) -> Built:
+    for item in _with_foil(context):
+        if isinstance(item, Skip):
+            yield item
+        else:
+            query, foil, relevant, meta = item
+            yield Sample(query, foil, relevant, {**meta, "docno1": meta["foil_source"]})
+
+
 def _biased_foil(probe: BiasProbe, context: ProbeContext) -> Built:
     repeats = options(context).foil_repeats
     analyze = context.analyzer.analyze
@@ -553,6 +575,7 @@ _BUILDERS = {
     "literal-match": _literal_match,
     "repetition": _repetition,
     "brevity": _brevity,
+    "unedited-foil": _unedited_foil,
     "keyword-stuffing": _keyword_stuffing,
     "injected-instruction": _injected_instruction,
     "injected-instruction-foil": _injected_instruction_foil,

@@ -123,3 +123,21 @@ def test_bad_options_stop_the_run_before_any_work(tmp_path):
     long.write_text("ok\n" + "x" * 2001 + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=rf"^{long}:2: an instruction of 2,001 characters"):
         resolve_options({"bias.instructions": str(long)})
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("bias.instructions={missing}", "{missing}: file not found"),
+    ("bias.relevant_grade=0", "bias.nonrelevant_grade=0 must be below bias.relevant_grade=0"),
+    ("bias.stuffing_k=many", "bias.stuffing_k"),
+])
+def test_the_command_stops_with_one_line(tmp_path, capsys, option, expected):
+    from abnirml.cli import main
+
+    missing = tmp_path / "nowhere.txt"
+    out = tmp_path / "out"
+    code = main(["run", "--collection", "demo", "--ranker", "bm25", "--probe", "bias",
+                 "--option", option.format(missing=missing), "--out", str(out), "--quiet"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in lines[0]
+    assert expected.format(missing=missing) in lines[0]
+    assert not out.exists()

@@ -83,6 +83,12 @@ def _probe_definition(probe) -> str:
         generator = VARIATIONS[probe.key][1]
         return (_rst_to_md(_first_paragraph(generator.__doc__))
                 + " d1 = (varied query, d), d2 = (original query, d).")
+    if family == "bias":
+        sign = "positive" if probe.paper_direction > 0 else "negative"
+        claim = (f" The reported bias shows as a {sign} score." if probe.paper_direction
+                 else " No bias is claimed.")
+        foil = " Records carry the foil win rate." if probe.foil else ""
+        return f"{probe.definition}.{claim}{foil}"
     return ""
 
 
@@ -101,6 +107,8 @@ def _probe_source(probe) -> str:
                 names.IR_AXIOMS: IR_AXIOMS}.get(names.source_of(name) or "", "")
     if family == "qvp":
         return PENHA
+    if family == "bias":
+        return probe.source
     return ""
 
 

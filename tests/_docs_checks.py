@@ -175,7 +175,10 @@ def ranker_families_named(text: str) -> set[str]:
     specs = re.findall(r"--ranker\s+'?([a-z][a-z0-9-]*)", text)
     for row in re.findall(r"^\| (`[a-z][^|]*)\|", text, flags=re.M):
         specs += re.findall(r"`([a-z][a-z0-9-]*)(?=[:\[+`])", row)
-    return {s for s in specs if not s.startswith(("mmp", "tmp", "qvp", "axiom", "dtp"))}
+    from abnirml.probes.built_in import BUILTIN_FAMILIES
+
+    probe_families = tuple(family.key for family in BUILTIN_FAMILIES)
+    return {s for s in specs if not s.startswith(probe_families)}
 
 
 def quoted_repository_paths(text: str) -> set[str]:

@@ -38,8 +38,11 @@ from typing import (
 EVERY_RECORD = "every record"
 AXIOM = "`axiom:` probes"
 QVP = "`qvp:` probes"
-SYNONYM = "`qvp:synonym`"
+SYNONYM = "`qvp:synonym` and `bias:literal-match`"
 NONREL = "`tmp:add-nonrel-sentence` probes"
+BIAS = "`bias:` probes and others that declare the direction their source reports"
+FOIL = "foil probes (`bias:keyword-stuffing`, `bias:injected-instruction-foil`, " \
+       "`bias:biased-foil`)"
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,19 @@ class ResultRow(TypedDict):
         SYNONYM, "content words of the queries that were looked up")]]
     synonym_words_without: NotRequired[Annotated[int, About(
         SYNONYM, "content words with no synonym in the source")]]
+    paper_direction: NotRequired[Annotated[int, About(
+        BIAS, "the sign a score takes when the ranker has the bias the probe's source paper "
+              "reports: 1 or −1")]]
+    foil_wins: NotRequired[Annotated[int, About(
+        FOIL, "samples whose foil (d1) the ranker scored strictly above the judged-relevant "
+              "passage (d2), without δ; pairwise and listwise rankers: preferred it (p > ½)")]]
+    foil_win_rate: NotRequired[Annotated[float | None, About(
+        FOIL, "`foil_wins` / `n`; null without samples")]]
+    foil_win_rate_ci_low: NotRequired[Annotated[float | None, About(
+        FOIL, "lower end of its query-clustered bootstrap interval (`--bootstrap`, `--ci`; "
+              "the exact bound when every sample agrees); null below two queries")]]
+    foil_win_rate_ci_high: NotRequired[Annotated[float | None, About(
+        FOIL, "upper end of that interval")]]
     position_bias: NotRequired[Annotated[float | None, About(
         "pairwise and listwise rankers (not on `qvp:` probes for listwise ones)",
         "share of samples whose verdict follows the input position, either way: the "

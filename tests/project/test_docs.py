@@ -118,7 +118,8 @@ def test_every_results_field_is_documented_and_written(tmp_path):
                         "mmp:tf:length", "--probe", "tmp:shuffle-words", "--probe",
                         "tmp:add-nonrel-sentence", "--probe", "dtp:fluency-jfleg", "--probe",
                         "axiom:rennings-tfc1", "--probe", "axiom:ir-tfc1", "--probe",
-                        "qvp:shuffle-words", "--probe", "qvp:synonym", "--transfer-data",
+                        "qvp:shuffle-words", "--probe", "qvp:synonym", "--probe",
+                        "bias:biased-foil", "--transfer-data",
                         "demo", "--no-cache",
                         "--quiet", "--out", "out"], tmp_path)
     assert done.returncode == 0, done.stderr
@@ -185,11 +186,11 @@ def test_every_quoted_probe_is_registered(name):
 
 
 def test_the_probe_guides_name_every_registered_probe():
-    """Each family's table row in the probes and transfer guides names every probe of the
-    family, as the guides abbreviate them: `tmp:duplicate-k2`, `-k3`, `-k4`;
+    """Each family's table row in the probes, transfer and ranking-biases guides names every
+    probe of the family, as the guides abbreviate them: `tmp:duplicate-k2`, `-k3`, `-k4`;
     `axiom:prox1` … `axiom:prox5`; `dtp:factuality-nq-{per,gpe,…}`; `-em`, `-fr`."""
-    text = guide("probes", "transfer")
-    quoted = set(re.findall(r"`((?:tmp|qvp|dtp|axiom):[a-z0-9-]+)`", text))
+    text = guide("probes", "transfer", "biases")
+    quoted = set(re.findall(r"`((?:tmp|qvp|dtp|axiom|bias):[a-z0-9-]+)`", text))
     for name, rest in re.findall(r"`((?:tmp|dtp|axiom):[a-z0-9-]+)`((?:, `-[a-z0-9-]+`)+)",
                                  text):
         for suffix in re.findall(r"`(-[a-z0-9-]+)`", rest):   # a sibling, or a child

@@ -37,7 +37,7 @@ def test_no_row_is_significant_beside_an_interval_that_contains_zero_nor_the_rev
     # too), and a row without an interval has no p either
     assert {r["significant"] for r in with_interval} == {True, False}
     families = {r["family"] for r in with_interval}
-    assert families == {"mmp", "tmp", "axiom", "qvp", "dtp"}
+    assert families == {"mmp", "tmp", "axiom", "qvp", "dtp", "bias"}
     for family in families:
         assert any(r["significant"] for r in with_interval if r["family"] == family), family
     assert all(r["p_value"] is None for r in records if r["ci_low"] is None)

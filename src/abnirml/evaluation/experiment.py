@@ -27,6 +27,7 @@ import numpy as np
 
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
+from abnirml.evaluation.foil_wins import attach_foil_wins
 from abnirml.evaluation.routing import Identities, score_routed
 from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
@@ -161,6 +162,9 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
 
         add_position_bias(records, position_flags, probe_scores,
                           lambda ps: subset_masks(ps.grade, context.grade_bands, ps.subsets))
+    attach_foil_wins(records, probes, probe_scores,
+                     lambda ps: subset_masks(ps.grade, context.grade_bands, ps.subsets),
+                     config.stats.resamples, config.stats.ci_level, config.stats.seed)
     examples = pick_examples(probes, rankers, tables, probe_scores, context,
                              config.examples_per_probe)
     listwise = any(is_listwise(r) for r in rankers)

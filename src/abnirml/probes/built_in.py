@@ -1,5 +1,6 @@
-"""The five built-in probe families (ABNIRML's MMP, TMP, DTP, the axiomatic datasets and
-Penha et al.'s query variations).
+"""The six built-in probe families (ABNIRML's MMP, TMP, DTP, the axiomatic datasets,
+Penha et al.'s query variations and the ranking-bias probes of Fayyaz et al. and Alaofi et
+al.).
 
 Each is an ordinary :class:`~abnirml.probes.family.Family`, registered the way a user's
 family would be; nothing elsewhere names them. Probe modules are imported only when a
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from abnirml.probes.axioms.options import AxiomOptions
+from abnirml.probes.bias.probes import BiasOptions
 from abnirml.probes.family import AXIOM_LAYOUT, SPACY, TRANSFER_LAYOUT, Family
 from abnirml.probes.manipulation.probes import ManipulationOptions
 from abnirml.probes.measure_match import MeasureMatchOptions
@@ -44,6 +46,12 @@ def _axiom_probes() -> list[Any]:
 
 def _qvp_probes() -> list[Any]:
     from abnirml.probes.query_variation.probes import available
+
+    return list(available())
+
+
+def _bias_probes() -> list[Any]:
+    from abnirml.probes.bias.probes import available
 
     return list(available())
 
@@ -106,6 +114,15 @@ def _qvp_finding(probe: str, labels: Any, up: bool) -> str:
             "variation than under the original query")
 
 
+def _bias_finding(probe: str, labels: Any, up: bool) -> str | None:
+    from abnirml.probes.bias.probes import BY_KEY
+
+    spec = BY_KEY.get(probe.split(":", 1)[-1])
+    if spec is None:              # a user's probe registered into the family
+        return None
+    return spec.up if up else spec.down
+
+
 def _qvp_annotate(result: Any) -> None:
     from abnirml.probes.query_variation.probes import attach_ndcg_change
 
@@ -150,5 +167,12 @@ QUERY_VARIATION = Family(
     options=QueryVariationOptions, probes=_qvp_probes, skips_counted="queries",
     finding=_qvp_finding, annotate=_qvp_annotate)
 
+BIASES = Family(
+    key="bias", title="Ranking-bias probes",
+    positive="Positive scores: the ranker prefers d1, the edited passage or the foil (d2 is "
+             "the original or a judged-relevant passage); the bias each source paper reports "
+             "shows as a positive score except on literal-match and brevity.",
+    options=BiasOptions, probes=_bias_probes, finding=_bias_finding)
+
 BUILTIN_FAMILIES: tuple[Family, ...] = (MEASURE_MATCH, MANIPULATION, TRANSFER, AXIOMS,
-                                        QUERY_VARIATION)
+                                        QUERY_VARIATION, BIASES)

@@ -393,6 +393,12 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
         if per_query is not None:
             data_files[table_file(PER_QUERY, "csv")] = per_query
 
+    from abnirml.report.foil_section import foil_section
+
+    biases = foil_section(records, run_info)
+    if biases is not None:
+        sections.append(biases)
+
     listwise, draw_curve = listwise_section(records, run_info)
     if listwise is not None:
         if draw_curve is not None:

@@ -276,9 +276,7 @@ def manipulation_context(context: ProbeContext, needs: frozenset[str]) -> m.Mani
     if EXPANSIONS in needs:
         extra["expansions"] = context.memo("tmp:expansions", lambda: _expansions(context))
     if DONORS in needs:
-        donors, fallback = context.memo(f"tmp:donors:{donor_mode(context)}:"
-                                        f"{settings.nonrel_grade}",
-                                        lambda: _donors(context))
+        donors, fallback = donor_pool(context, donor_mode(context), settings.nonrel_grade)
         extra["donors"] = donors
         extra["fallback_donors"] = fallback
     return replace(base, **extra) if extra else base
@@ -321,12 +319,18 @@ def donor_mode(context: ProbeContext) -> str:
     return context.family_options("tmp", ManipulationOptions).nonrel_donor
 
 
-def _donors(context: ProbeContext) -> tuple[dict[str, list[str]], list[str]]:
-    """Donor document texts (grade ``tmp.nonrel_grade``, 0 by default) per query text, and
-    the fallback for queries without."""
+def donor_pool(context: ProbeContext, mode: str, donor_grade: int
+               ) -> tuple[dict[str, list[str]], list[str]]:
+    """Donor document texts judged ``donor_grade`` per query text under a donor ``mode``
+    (:data:`DONOR_MODES`), and the fallback for queries without; built once per run and
+    (mode, grade), so another probe that asks for the same donors shares them."""
+    return context.memo(f"tmp:donors:{mode}:{donor_grade}",
+                        lambda: _donors(context, mode, donor_grade))
+
+
+def _donors(context: ProbeContext, mode: str, donor_grade: int
+            ) -> tuple[dict[str, list[str]], list[str]]:
     collection = context.collection
-    mode = donor_mode(context)
-    donor_grade = context.family_options("tmp", ManipulationOptions).nonrel_grade
     per_query: dict[str, list[str]] = {}
     judged_texts: dict[str, set[str]] = {}
     everywhere: dict[str, None] = {}

@@ -42,9 +42,14 @@ class TextEncoder:
     def ids(self, text: str, limit: int) -> list[int]:
         return self.glove.token_ids(glove_tokens(text, self.stopwords))[:limit]
 
-    def batch(self, texts: Sequence[list[int]], torch: Any) -> tuple[Any, Any]:
-        """Embeddings ``[n, L, dim]`` and mask ``[n, L]`` for pre-encoded id lists."""
-        width = max(1, max((len(t) for t in texts), default=1))
+    def batch(self, texts: Sequence[list[int]], torch: Any,
+              width: int | None = None) -> tuple[Any, Any]:
+        """Embeddings ``[n, L, dim]`` and mask ``[n, L]`` for pre-encoded id lists, ``L``
+        the longest list or ``width``. Scoring pads to the fixed limits, so every text is
+        computed in the same shape whatever batch it is in, and its score is the same to the
+        last bit (a batch-wide width changes the sums' rounding with the batch)."""
+        if width is None:
+            width = max(1, max((len(t) for t in texts), default=1))
         rows = np.zeros((len(texts), width), dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.float32)
         for i, ids in enumerate(texts):

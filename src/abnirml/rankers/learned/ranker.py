@@ -21,7 +21,7 @@ from abnirml.rankers.learned.model_directory import ModelManifest, read_manifest
 from abnirml.text.analyzer import Analyzer
 
 Predict = Callable[[list[Pair]], np.ndarray]
-_KERNEL_BATCH = 256
+_KERNEL_BATCH = 32
 
 
 class FoldedRanker:
@@ -153,16 +153,20 @@ def _kernel_predictor(module: Any, encoder: Any, device: str, torch: Any) -> Pre
     def predict(pairs: list[Pair]) -> np.ndarray:
         q_ids = [encoder.ids(q, encoder.max_query_len) for q, _ in pairs]
         d_ids = [encoder.ids(d, encoder.max_doc_len) for _, d in pairs]
-        order = sorted(range(len(pairs)), key=lambda i: len(d_ids[i]))
         out = np.empty(len(pairs), dtype=np.float64)
         with torch.inference_mode():
-            for start in range(0, len(order), _KERNEL_BATCH):
-                idx = order[start:start + _KERNEL_BATCH]
-                q_emb, q_mask = encoder.batch([q_ids[i] for i in idx], torch)
-                d_emb, d_mask = encoder.batch([d_ids[i] for i in idx], torch)
+            for start in range(0, len(pairs), _KERNEL_BATCH):
+                count = min(_KERNEL_BATCH, len(pairs) - start)
+                # every call the same shape (rows padded with empty texts), so a pair's score
+                # does not depend on the batch it came in, to the last bit
+                filler = [[]] * (_KERNEL_BATCH - count)
+                q_emb, q_mask = encoder.batch(q_ids[start:start + count] + filler, torch,
+                                              encoder.max_query_len)
+                d_emb, d_mask = encoder.batch(d_ids[start:start + count] + filler, torch,
+                                              encoder.max_doc_len)
                 scores = module(q_emb.to(device), q_mask.to(device), d_emb.to(device),
                                 d_mask.to(device))
-                out[idx] = scores.double().cpu().numpy()
+                out[start:start + count] = scores[:count].double().cpu().numpy()
         return out
 
     return predict

@@ -322,6 +322,9 @@ def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
     usage = _usage(rankers)
     if usage:
         run_info["usage"] = usage
+    device = _device_section(rankers)
+    if device:
+        run_info["device"] = device
     if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
         run_info["scoring"] = {"ray": ray_record}
     if selection.omitted:
@@ -337,6 +340,24 @@ def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
 
     counted = {r.name: usage(r) for r in rankers}
     return {name: counts for name, counts in counted.items() if counts}
+
+
+def _device_section(rankers: list[Any]) -> dict[str, Any]:
+    """How each torch ranker ran (:meth:`DeviceSettings.describe`: device, precision, token
+    budget, attention backends) and the torch version, where torch was imported; nothing
+    for a run of rankers without device settings."""
+    import sys
+
+    described = {}
+    for ranker in rankers:
+        describe = getattr(getattr(ranker, "settings", None), "describe", None)
+        if callable(describe):
+            described[ranker.name] = describe()
+    if not described:
+        return {}
+    torch = sys.modules.get("torch")
+    version = getattr(torch, "__version__", None)
+    return {"rankers": described, **({"torch": str(version)} if version else {})}
 
 
 def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],

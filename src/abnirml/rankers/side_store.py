@@ -63,9 +63,10 @@ class SideStore:
         conn = self._connection()
         if conn is None or not texts:
             return {}
-        from abnirml.rankers.cache import text_hash
+        from abnirml.rankers.cache import text_hashes
 
-        by_hash = {text_hash(t): t for t in texts}
+        texts = list(texts)
+        by_hash = dict(zip(text_hashes(texts), texts, strict=True))
         hashes = sorted(by_hash)    # each statement reads one stretch of the table's B-tree
         found: dict[str, Any] = {}
         try:
@@ -87,9 +88,10 @@ class SideStore:
         conn = self._connection()
         if conn is None or self._read_only or not values:
             return
-        from abnirml.rankers.cache import text_hash
+        from abnirml.rankers.cache import text_hashes
 
-        rows = [(namespace, text_hash(t), v) for t, v in values.items()]
+        rows = list(zip([namespace] * len(values), text_hashes(list(values)), values.values(),
+                        strict=True))
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -105,7 +105,8 @@ class SimulatedDevice:
         rows, width = tensors["input_ids"].shape
         seconds = rows * width * self.seconds_per_token
         mask = tensors.get("attention_mask")
-        self.real_tokens += int(mask.sum()) if mask is not None else rows * width
+        self.real_tokens += (int(np.count_nonzero(mask.numpy())) if mask is not None
+                             else rows * width)
         if self.first_batch_at is None:
             self.first_batch_at = time.perf_counter()
         self.tokens += rows * width

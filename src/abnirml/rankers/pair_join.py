@@ -198,7 +198,7 @@ class JoinedPairs:
     def of(cls, store: TokenStore, template: PairTemplate, pairs: Sequence[tuple[str, str]],
            max_length: int, strategy: str = "longest_first") -> JoinedPairs:
         """Look up (adding what is missing) both texts of every pair in ``store``."""
-        queries, documents = zip(*pairs) if len(pairs) else ((), ())
+        queries, documents = zip(*pairs, strict=True) if len(pairs) else ((), ())
         view_a = store.view(queries)
         view_b = store.view(documents)     # the later view holds every row of the earlier
         return cls(template, view_a, view_b, max_length, strategy)

@@ -67,7 +67,7 @@ DTYPES = ("fp32", "fp16", "bf16")
 CPU_MAX_TOKENS = 8_192
 ACCELERATOR_MAX_TOKENS = 65_536
 CHUNK_PAIRS = 8_192           # at most this many pairs per tokenizer call
-PREFETCH_WORKERS = 2          # threads preparing chunks: one reads stored ids while one pads
+PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already uses every core
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 #: the first chunks of a stream are at most these many items, so the device starts after
 #: tokenizing 1,024 pairs rather than a whole chunk (see :func:`ramped_pieces`)

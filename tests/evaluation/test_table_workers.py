@@ -99,12 +99,18 @@ class _Closure(KeyedProbe):
         return table
 
 
+def _started(probes, context) -> TableWorkers:
+    workers = TableWorkers.start(probes, context, 2)
+    assert workers is not None
+    return workers
+
+
 def test_a_table_that_cannot_travel_is_built_here_with_its_warning_once(context,
                                                                          one_thread):
     probes = [_Closure(), *select_probes(["tmp:shuffle-words"])]
-    with TableWorkers.start(probes, context, 2) as workers:
-        with pytest.warns(UserWarning, match="closure: a warning") as caught:
-            built = workers.build(probes, context)
+    with _started(probes, context) as workers, \
+            pytest.warns(UserWarning, match="closure: a warning") as caught:
+        built = workers.build(probes, context)
     assert workers.built_here == ["plugin:closure"]
     assert built["plugin:closure"].meta(0) == {"qid": "1", "seen": 0}
     assert sum("closure: a warning" in str(w.message) for w in caught) == 1
@@ -112,9 +118,9 @@ def test_a_table_that_cannot_travel_is_built_here_with_its_warning_once(context,
 
 def test_a_probe_failing_in_a_worker_fails_here_as_in_one_process(context, one_thread):
     probes = [_Closure("fails"), *select_probes(["mmp:relevance:length"])]
-    with TableWorkers.start(probes, context, 2) as workers, \
-            pytest.raises(ConfigError, match="probe plugin:fails: building its samples "
-                                             "failed.*ValueError: no samples today"), \
+    with _started(probes, context) as workers, \
+            pytest.raises(ConfigError, match=r"probe plugin:fails: building its samples "
+                                             r"failed.*ValueError: no samples today"), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
         workers.build(probes, context)
@@ -122,9 +128,8 @@ def test_a_probe_failing_in_a_worker_fails_here_as_in_one_process(context, one_t
 
 def test_warnings_of_a_worker_are_raised_here(context, one_thread):
     probes = [_Closure("tells"), _Closure("also")]
-    with TableWorkers.start(probes, context, 2) as workers:
-        with pytest.warns(UserWarning) as caught:
-            probes_tables = workers.build(probes, context)
+    with _started(probes, context) as workers, pytest.warns(UserWarning) as caught:
+        probes_tables = workers.build(probes, context)
     messages = sorted(str(w.message) for w in caught)
     assert messages == ["also: a warning from the probe", "tells: a warning from the probe"]
     assert set(probes_tables) == {"plugin:tells", "plugin:also"}

@@ -117,14 +117,15 @@ class TableWorkers:
                 busy[connection] = probe
             if not busy:
                 break
-            for connection in wait(list(busy)):
-                probe = busy.pop(connection)  # type: ignore[call-overload]
+            for ready in wait(list(busy)):
+                answered = next(c for c in busy if c is ready)
+                probe = busy.pop(answered)
                 try:
-                    answer = pickle.loads(connection.recv_bytes())
+                    answer = pickle.loads(answered.recv_bytes())
                 except (EOFError, OSError, pickle.UnpicklingError):
                     again.append(probe)         # the worker died: this one is rebuilt here
                     continue
-                idle.append(connection)         # type: ignore[arg-type]
+                idle.append(answered)
                 table, caught = answer
                 for message, category, filename, lineno in caught:
                     warnings.warn_explicit(message, category, filename, lineno,

@@ -74,9 +74,11 @@ class SideStore:
                 chunk = hashes[start:start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = conn.execute(f"SELECT thash, value FROM {self.table} WHERE "
-                                    f"namespace = ? AND thash IN ({marks})", [namespace, *chunk])
-                for thash, value in rows:
-                    text = by_hash.get(bytes(thash))
+                                    f"namespace = ? AND thash IN ({marks})",
+                                    [namespace, *chunk]).fetchall()
+                get = by_hash.get
+                for thash, value in rows:     # a BLOB comes back as bytes
+                    text = get(thash if type(thash) is bytes else bytes(thash))
                     if text is not None:
                         found[text] = value
         except sqlite3.DatabaseError as exc:

@@ -181,3 +181,17 @@ def test_a_run_with_sample_workers_writes_the_results_of_one_process(tmp_path, m
     assert started[1]._processes == []                          # and stopped
     assert not [p for p in multiprocessing.active_children() if p.name == "abnirml-samples"]
     assert results["1"] == results["3"]
+
+
+def test_registered_axioms_travel_by_key_and_others_do_not():
+    import pickle
+    from dataclasses import replace
+
+    from abnirml.probes.axioms.probe import AXIOM_BY_KEY, registered_axiom
+
+    tfc2 = AXIOM_BY_KEY["tfc2"]
+    assert pickle.loads(pickle.dumps(tfc2)) is tfc2
+    ir_tfc1 = registered_axiom("ir-tfc1")
+    assert ir_tfc1 is not None and pickle.loads(pickle.dumps(ir_tfc1)) is ir_tfc1
+    with pytest.raises(pickle.PicklingError, match="not a registered axiom"):
+        pickle.dumps(replace(tfc2, key="my-axiom"))

@@ -72,13 +72,17 @@ class Axiom:
         return (registered_axiom, (self.key,))
 
 
+#: the module holding ir_axioms' axioms (``IRAX_AXIOMS``), which imports this one
+IR_AXIOMS_MODULE = "abnirml.probes.axioms.ir_axioms_extra"
+
+
 def registered_axiom(key: str) -> Axiom | None:
     """The built-in axiom (or ir_axioms' axiom) of ``key``, or None."""
     found = AXIOM_BY_KEY.get(key)
     if found is None:
-        from abnirml.probes.axioms.ir_axioms_extra import IRAX_AXIOMS
+        import importlib
 
-        found = IRAX_AXIOMS.get(key)
+        found = importlib.import_module(IR_AXIOMS_MODULE).IRAX_AXIOMS.get(key)
     return found
 
 

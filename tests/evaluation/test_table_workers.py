@@ -150,7 +150,12 @@ def test_the_worker_count_follows_the_environment_and_the_probes(monkeypatch):
     with pytest.raises(ConfigError, match="ABNIRML_SAMPLE_WORKERS must be a positive"):
         worker_count(5)
     monkeypatch.delenv("ABNIRML_SAMPLE_WORKERS")
-    assert 1 <= worker_count(64) <= 64
+    from abnirml.evaluation import parallel
+
+    monkeypatch.setattr(parallel, "available_cores", lambda: 16)
+    assert worker_count(64) == 16 and worker_count(5) == 5
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)     # too few: this process
+    assert worker_count(64) == 1
 
 
 def test_a_run_with_sample_workers_writes_the_results_of_one_process(tmp_path, monkeypatch,

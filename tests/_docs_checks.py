@@ -33,6 +33,7 @@ OTHER_FLAGS = {
     "--two-passes": "benchmarks/gpu.py",
     "--shapes": "benchmarks/gpu.py",
     "--dtypes": "benchmarks/gpu.py",
+    "--sample-workers": "benchmarks/gpu.py",
     "--skip-learned": "benchmarks/rankers.py",
     "--max-pairs": "benchmarks/rankers.py",
     "--floor": "benchmarks/cold_biencoder.py",

@@ -77,6 +77,10 @@ TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json")
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def vocab_dir(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
@@ -264,22 +268,67 @@ def engine_agrees(model_dir: Path, pairs: list[tuple[str, str]], device: str,
 
 
 _ENGINE = """
-import json, os, sys, time
+import json, os, sys, threading, time
 t0 = time.perf_counter()
 if os.environ.get("ABNIRML_GPU_IMAGE_ONLY"):
     from benchmarks._gpu_image import guard
     guard()
-from abnirml.evaluation import scoring
+from abnirml.evaluation import experiment, scoring
 from abnirml.pipeline import RunConfig, SessionSettings, run
-spent = [0.0]
-original = scoring.Scorer.score
-def timed(self, ranker, pairs):
-    start = time.perf_counter()
-    try:
-        return original(self, ranker, pairs)
-    finally:
-        spent[0] += time.perf_counter() - start
-scoring.Scorer.score = timed
+from abnirml.data import collection as collections
+from abnirml.rankers import cross_encoder, device_batching, token_store
+from abnirml import run_folder
+imported = time.perf_counter() - t0
+phases = {}                       # phase → seconds, summed over calls and threads
+lock = threading.Lock()
+def timing(owner, name, phase):
+    original = getattr(owner, name)
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                phases[phase] = phases.get(phase, 0.0) + time.perf_counter() - start
+    setattr(owner, name, timed)
+timing(scoring.Scorer, "score", "scoring")
+timing(collections, "load_collection", "collection load")
+timing(experiment, "build_tables", "sample building")
+timing(experiment, "unique_pairs", "sample building")
+timing(cross_encoder, "load_pretrained", "model load")
+timing(run_folder.RunFolder, "write", "writing results")
+encoder = token_store.backend_encoder
+def timed_encoder(tokenizer):
+    encode = encoder(tokenizer)
+    def timed(texts):
+        start = time.perf_counter()
+        try:
+            return encode(texts)
+        finally:
+            with lock:
+                phases["tokenization"] = (phases.get("tokenization", 0.0)
+                                          + time.perf_counter() - start)
+    return timed
+token_store.backend_encoder = timed_encoder
+# device time: CUDA events around each chunk's queued batches, read at the end; on a CPU
+# the forward passes are the device's work, timed as they run
+events = []
+submit = device_batching.TokenBudgetModel._submit
+def timed_submit(self, prepared):
+    if not self.settings.device.startswith("cuda"):
+        start = time.perf_counter()
+        try:
+            return submit(self, prepared)
+        finally:
+            phases["device"] = phases.get("device", 0.0) + time.perf_counter() - start
+    import torch
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    pending = submit(self, prepared)
+    end.record()
+    events.append((begin, end))
+    return pending
+device_batching.TokenBudgetModel._submit = timed_submit
 args = json.loads(sys.argv[1])
 config = RunConfig(collection=args["data"], rankers=[args["ranker"]], probes=args["probes"],
                    out=args["out"], effectiveness=False,
@@ -297,8 +346,12 @@ import numpy as np
 diffs = [np.asarray(s.score1, dtype=np.float64) - np.asarray(s.score2, dtype=np.float64)
          for _, s in sorted(output.result.probe_scores.items())]
 np.save(args["out"] + "/diffs.npy", np.concatenate(diffs) if diffs else np.zeros(0))
-print(json.dumps({"scoring_s": spent[0], "inner_wall_s": time.perf_counter() - t0,
-                  "torch_imported": "torch" in sys.modules,
+if events:
+    events[-1][1].synchronize()
+    phases["device"] = sum(b.elapsed_time(e) for b, e in events) / 1000.0
+print(json.dumps({"scoring_s": phases.get("scoring", 0.0),
+                  "inner_wall_s": time.perf_counter() - t0, "imports_s": imported,
+                  "phases": phases, "torch_imported": "torch" in sys.modules,
                   "unique_pairs": output.run_info["counts"]["unique_pairs"]}))
 """
 
@@ -353,6 +406,102 @@ def engine_run(data: str, ranker: str, device: str, cache: Path, out: Path,
     return wall, json.loads(done.stdout.strip().splitlines()[-1]), gpu.mean
 
 
+def cold_breakdown(wall: float, info: dict[str, Any]) -> str:
+    """Where a cold run's wall time went, in words: the main thread's phases in order (the
+    interpreter's start and teardown, imports, collection load, sample building, scoring,
+    writing results, the rest) and, inside scoring or beside it, the device's time, the
+    tokenization and the model load (background threads: they overlap the phases)."""
+    phases = info.get("phases", {})
+    inner = info["inner_wall_s"]
+    main = {"interpreter start and exit": wall - inner, "imports": info.get("imports_s", 0.0),
+            "collection load": phases.get("collection load", 0.0),
+            "sample building": phases.get("sample building", 0.0),
+            "scoring": phases.get("scoring", 0.0),
+            "writing results": phases.get("writing results", 0.0)}
+    main["other"] = wall - sum(main.values())
+    beside = {k: phases.get(k, 0.0) for k in ("device", "tokenization", "model load")}
+    return (f"{wall:.2f} s = " + " + ".join(f"{k} {v:.2f}" for k, v in main.items())
+            + "; within or beside them: " + ", ".join(f"{k} {v:.2f} s"
+                                                     for k, v in beside.items()))
+
+
+_SAMPLES = """
+import hashlib, json, os, resource, sys, time
+import numpy as np
+t0 = time.perf_counter()
+from abnirml.data.collection import load_collection
+from abnirml.evaluation.candidates import resolve_candidates
+from abnirml.evaluation.experiment import build_tables, unique_pairs
+from abnirml.evaluation.table_workers import TableWorkers
+from abnirml.probes.base import ProbeContext
+from abnirml.probes.probe_registry import select_probes
+args = json.loads(sys.argv[1])
+collection = load_collection(args["data"])
+candidates = resolve_candidates(collection, None, 100)
+context = ProbeContext(collection=collection, candidates=lambda: candidates.ranking)
+probes = select_probes(args["probes"])
+start, cpu = time.perf_counter(), time.process_time()
+workers = TableWorkers.start(probes, context)
+tables = build_tables(probes, context, False, workers)
+slots = unique_pairs(tables, collection, None)
+seconds = time.perf_counter() - start
+if workers is not None:
+    workers.close()
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+h = hashlib.blake2b(digest_size=16)
+for name, table in tables.items():
+    h.update(name.encode())
+    h.update(json.dumps(table.texts).encode())
+    for column in (table.query, table.doc1, table.doc2, table.grade, *table.more_docs,
+                   *(() if table.query1 is None else (table.query1,))):
+        h.update(np.ascontiguousarray(column).tobytes())
+    h.update(json.dumps([table.meta(i) for i in range(len(table))] if table.meta else [],
+                        default=str).encode())
+    h.update(repr(sorted(table.skipped.items())).encode())
+print(json.dumps({"seconds": seconds, "digest": h.hexdigest(), "pairs": len(slots.pairs),
+                  "forked": workers is not None,
+                  "cpu_s": time.process_time() - cpu + children.ru_utime + children.ru_stime,
+                  "samples": sum(len(t) for t in tables.values())}))
+"""
+
+
+def sample_building_scaling(data: str, probes: tuple[str, ...], workers: int,
+                            rounds: int = 2) -> None:
+    """Sample building alone in fresh processes, one worker against ``workers``, alternating
+    ``rounds`` times: wall times, the ratio, CPU time (the workers' included), and whether
+    every table (texts, columns, grades, each sample's metadata) is the same."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "src"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    runs: dict[int, list[dict[str, Any]]] = {1: [], workers: []}
+    for _ in range(rounds):
+        for count in (1, workers):
+            done = subprocess.run([sys.executable, "-c", _SAMPLES,
+                                   json.dumps({"data": data, "probes": list(probes)})],
+                                  env={**env, "ABNIRML_SAMPLE_WORKERS": str(count)},
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"sample building failed:\n{done.stderr[-3000:]}")
+            runs[count].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    one, many = runs[1], runs[workers]
+    if not all(r["forked"] for r in many):
+        raise SystemExit(f"sample building: {workers} workers were asked for, none was started")
+    digests = {r["digest"] for r in one + many}
+    best_one, best_many = min(r["seconds"] for r in one), min(r["seconds"] for r in many)
+    def times(found: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{r['seconds']:.2f}" for r in found)
+
+    print(f"sample building ({one[0]['samples']:,} samples, {one[0]['pairs']:,} unique pairs):"
+          f" 1 process {times(one)} s ({one[0]['cpu_s']:.1f} CPU-s); {workers} workers "
+          f"{times(many)} s ({many[0]['cpu_s']:.1f} CPU-s, workers included); samples "
+          f"identical: {'yes' if len(digests) == 1 else 'NO'}")
+    if len(digests) != 1:
+        raise SystemExit("sample building: the workers' tables differ from one process's")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"sample building, 1 process / {workers} workers: {best_one / best_many:.2f} "
+          f"(best of {rounds}; {cores} cores, load average {load:.1f})", flush=True)
+
+
 def sign_agreement(a: Path, b: Path) -> tuple[float, int]:
     import numpy as np
 
@@ -394,6 +543,7 @@ def bench_shape(shape: str, args: argparse.Namespace, work: Path, build_s: float
         print(f"  engine {dtype}: cold {cold:.1f} s end to end (scoring {info['scoring_s']:.2f} s,"
               f" GPU utilisation {'–' if util is None else f'{util:.0f} %'}); warm {warm:.1f} s "
               f"(torch imported: {warm_info['torch_imported']})", flush=True)
+        print(f"  cold run {dtype}: {cold_breakdown(cold, info)}", flush=True)
     print(f"\n| {shape} | pure best s | engine scoring s | scoring / pure | cold s | "
           "cold / (build + pure) | warm s | warm / build | warm − build s | pairs/s engine | "
           "GPU util % |")
@@ -472,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--two-passes", action="store_true",
                         help="instead of the tables: the engine's scoring twice in one process "
                              "per shape and dtype, each pass profiled")
+    parser.add_argument("--sample-workers", type=int, default=max(2, _cores()),
+                        help="sample building is timed with 1 worker and with this many "
+                             "(default: this host's cores, at least 2)")
     parser.add_argument("--probe", action="append", default=None,
                         help="with --simulate: this battery instead (repeatable)")
     args = parser.parse_args(argv)
@@ -511,6 +664,7 @@ def simulate_battery(args: argparse.Namespace) -> int:
     battery = tuple(args.probe or BATTERY)
     build_s, pairs = sample_building(data, battery)
     print(f"battery: {', '.join(battery)} on {data}; sample building {build_s:.1f} s")
+    sample_building_scaling(data, battery, args.sample_workers)
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model("micro", vocab_dir(args.vocab), Path(tmp) / "micro")
         for stored in (False, True):
@@ -538,6 +692,7 @@ def measure(args: argparse.Namespace, tmp: Path) -> int:
     print(f"device: {args.device_name}; torch {torch.__version__}; battery: "
           f"{', '.join(args.battery)}", flush=True)
     build_s, pairs = sample_building(args.data, args.battery)
+    sample_building_scaling(args.data, args.battery, args.sample_workers)
     work = Path(args.work or tmp)
     for shape in [s.strip() for s in args.shapes.split(",") if s.strip()]:
         if args.two_passes:

@@ -34,6 +34,7 @@ OTHER_FLAGS = {
     "--shapes": "benchmarks/gpu.py",
     "--dtypes": "benchmarks/gpu.py",
     "--held-out": "benchmarks/synonym_judgements.py",
+    "--sample-workers": "benchmarks/gpu.py",
     "--skip-learned": "benchmarks/rankers.py",
     "--max-pairs": "benchmarks/rankers.py",
     "--floor": "benchmarks/cold_biencoder.py",

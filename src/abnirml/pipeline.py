@@ -104,7 +104,11 @@ def run(config: RunConfig, *, progress: bool | None = None) -> RunOutput:
     selection = _select_probes(config)
     folder = _output_folder(config)
     loaded = _load(config, selection, folder)
-    result, analyses, ray_record = _experiment(config, stats, selection, loaded)
+    try:
+        result, analyses, ray_record = _experiment(config, stats, selection, loaded)
+    finally:
+        if loaded.table_workers is not None:
+            loaded.table_workers.close()
     run_info = _run_info(config, stats, selection, loaded, result, analyses, ray_record)
     if folder is not None:
         folder.write(result, run_info)
@@ -130,6 +134,7 @@ class _Loaded:
     rankers: list[Any]
     context: Any
     in_process: bool
+    table_workers: Any = None      # forked processes that build the sample tables
 
 
 def _checked_config(config: RunConfig, progress: bool | None
@@ -202,26 +207,37 @@ def _output_folder(config: RunConfig) -> Any:
 def _load(config: RunConfig, selection: _Selection, folder: Any) -> _Loaded:
     """Load the workspace and build the rankers (their libraries imported in the background
     while the data loads); a replaced output folder is announced before any scoring."""
+    from abnirml.evaluation.table_workers import TableWorkers
     from abnirml.evaluation.variance import expand_rankers
     from abnirml.evaluation.workspace import Workspace
 
     session, statistics = config.session, config.statistics
     in_process = session.workers == 1 and session.ray_address is None
-    if in_process:      # rankers that load their model when built: import while data loads
-        background_import.for_specs([*config.rankers,
-                                     *(s for group in config.variant_groups.values()
-                                       for s in group)])
     workspace = Workspace(config.collection, session, config.seed)
     _warn_grades_outside_bands(workspace.collection, config.grade_bands)
-    rankers = workspace.build_rankers(expand_rankers(config.rankers, config.variant_groups))
-    names = [r.name for r in rankers]
-    unknown = sorted(set(statistics.deltas) - set(names))
-    if unknown:
-        raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
-    if folder is not None:           # before any scoring: nothing is lost unannounced
-        _announce_replacement(folder, names, [p.name for p in selection.probes], config.keep)
     context = workspace.probe_context(selection.resolved, grade_bands=config.grade_bands)
-    return _Loaded(workspace, rankers, context, in_process)
+    # forked now, while this process runs one thread: before the background imports and
+    # model loads below (a fork copies no other thread, nor releases their locks)
+    table_workers = TableWorkers.start(selection.probes, context)
+    try:
+        if in_process:  # rankers that load their model when built: import meanwhile
+            background_import.for_specs([*config.rankers,
+                                         *(s for group in config.variant_groups.values()
+                                           for s in group)])
+        rankers = workspace.build_rankers(expand_rankers(config.rankers,
+                                                         config.variant_groups))
+        names = [r.name for r in rankers]
+        unknown = sorted(set(statistics.deltas) - set(names))
+        if unknown:
+            raise ConfigError(f"--delta names unknown ranker {unknown[0]!r}")
+        if folder is not None:           # before any scoring: nothing is lost unannounced
+            _announce_replacement(folder, names, [p.name for p in selection.probes],
+                                  config.keep)
+    except BaseException:
+        if table_workers is not None:
+            table_workers.close()
+        raise
+    return _Loaded(workspace, rankers, context, in_process, table_workers)
 
 
 def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
@@ -245,7 +261,9 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
             ExperimentConfig(alpha=statistics.alpha, deltas=statistics.deltas,
                              delta_all=statistics.delta,
                              examples_per_probe=config.examples_per_probe, stats=stats),
-            candidates() if needs_candidates else None)
+            candidates() if needs_candidates else None, table_workers=loaded.table_workers)
+        if loaded.table_workers is not None:       # the tables are built: free the cores
+            loaded.table_workers.close()
         analyses: dict[str, Any] = {}
         if config.effectiveness and collection.qrels:
             from abnirml.evaluation.effectiveness import attach_effectiveness
@@ -322,6 +340,9 @@ def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
     usage = _usage(rankers)
     if usage:
         run_info["usage"] = usage
+    device = _device_section(rankers)
+    if device:
+        run_info["device"] = device
     if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
         run_info["scoring"] = {"ray": ray_record}
     if selection.omitted:
@@ -337,6 +358,24 @@ def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
 
     counted = {r.name: usage(r) for r in rankers}
     return {name: counts for name, counts in counted.items() if counts}
+
+
+def _device_section(rankers: list[Any]) -> dict[str, Any]:
+    """How each torch ranker ran (:meth:`DeviceSettings.describe`: device, precision, token
+    budget, attention backends) and the torch version, where torch was imported; nothing
+    for a run of rankers without device settings."""
+    import sys
+
+    described = {}
+    for ranker in rankers:
+        describe = getattr(getattr(ranker, "settings", None), "describe", None)
+        if callable(describe):
+            described[ranker.name] = describe()
+    if not described:
+        return {}
+    torch = sys.modules.get("torch")
+    version = getattr(torch, "__version__", None)
+    return {"rankers": described, **({"torch": str(version)} if version else {})}
 
 
 def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],

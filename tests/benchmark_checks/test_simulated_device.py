@@ -4,6 +4,7 @@ given, and the run ends with the ratio line."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from types import SimpleNamespace
@@ -123,6 +124,33 @@ def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch,
     assert out.splitlines()[-1] == f"engine / simulated device: {ratio:.3f}"
     assert "pairs: 3,000;" in out
     assert ratio >= 1.0             # the device works serially: the engine cannot beat it
+    assert re.search(r"^calling thread: \d+\.\d\d µs CPU per pair", out, re.M)
+    # an empty store: this host's tokenization alone, and the target it sets
+    alone = re.search(r"^tokenization alone: (\d+\.\d\d) s for the ([\d,]+) unique texts.*"
+                      r"= (\d+\.\d+)$", out, re.M)
+    assert alone is not None
+    assert int(alone[2].replace(",", "")) == len({t for pair in pairs for t in pair})
+
+
+def test_the_run_is_refused_unless_the_device_was_sent_every_token(tmp_path, monkeypatch):
+    """A feed that dropped a token of one pair (or a device that skipped a batch) stops
+    the benchmark instead of printing a ratio."""
+    from abnirml.rankers.pair_join import JoinedPairs
+
+    monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
+    model = save_cross_encoder(tmp_path / "model")
+    padded = JoinedPairs.padded
+
+    def one_token_short(self, rows, pad_id):
+        out = padded(self, rows, pad_id)
+        if 0 in rows:
+            out["attention_mask"] = out["attention_mask"].copy()
+            out["attention_mask"][list(rows).index(0), 0] = 0
+        return out
+
+    monkeypatch.setattr(JoinedPairs, "padded", one_token_short)
+    with pytest.raises(AssertionError):
+        simulate(_pairs(300), model, tmp_path, speedup=1.0, max_tokens=512)
 
 
 def test_with_an_earlier_runs_token_store_no_text_is_tokenized(tmp_path, monkeypatch, capsys):
@@ -134,6 +162,8 @@ def test_with_an_earlier_runs_token_store_no_text_is_tokenized(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert (f"token store: tokens.sqlite of an earlier run; during the run 0 texts "
             f"tokenized, {texts:,} read back") in out
+    assert "target: R ≤ 1.10 (every text's ids stored)" in out
+    assert "tokenization alone" not in out
     simulate(pairs, model, tmp_path, speedup=1.0, max_tokens=512, stored=False)
     out = capsys.readouterr().out
     assert f"token store: empty; during the run {texts:,} texts tokenized, 0 read back" in out

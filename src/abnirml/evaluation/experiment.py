@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
 from abnirml.result_fields import ResultRow
+
+if TYPE_CHECKING:
+    from abnirml.evaluation.table_workers import TableWorkers
 
 ALL = "all"
 
@@ -114,17 +117,26 @@ class _Interner:
 
 
 def build_tables(probes: Sequence[Probe], context: ProbeContext,
-                 progress: bool | None = None) -> dict[str, SampleTable]:
+                 progress: bool | None = None,
+                 workers: TableWorkers | None = None) -> dict[str, SampleTable]:
     """Every probe's samples, with a progress line naming the probe being built: on a large
     collection this step (spaCy parses, manipulations, axiom mining) runs for a minute
     before any scoring starts, and would otherwise be silent. ``progress`` follows the one
-    rule of :mod:`abnirml.progress` (``None``: on unless ``ABNIRML_PROGRESS=0``)."""
+    rule of :mod:`abnirml.progress` (``None``: on unless ``ABNIRML_PROGRESS=0``).
+    ``workers`` (forked before anything else ran: :mod:`.table_workers`) build the tables
+    on every core; the tables are the same."""
     from abnirml.progress import progress_enabled
 
     tables: dict[str, SampleTable] = {}
     bar = progress_bar(len(probes), "building samples", progress_enabled(progress),
                        unit="probe")
     try:
+        if workers is not None:
+            def done(probe: Probe) -> None:
+                bar.set_postfix_str(probe.name)
+                bar.update(1)
+
+            return workers.build(probes, context, done)
         for probe in probes:
             bar.set_postfix_str(probe.name)
             tables[probe.name] = build_table(probe, context)
@@ -136,14 +148,16 @@ def build_tables(probes: Sequence[Probe], context: ProbeContext,
 
 def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: ProbeContext,
                    scorer: Scorer, config: ExperimentConfig,
-                   candidates: Candidates | None = None) -> ExperimentResult:
+                   candidates: Candidates | None = None, *,
+                   table_workers: TableWorkers | None = None) -> ExperimentResult:
     """The four steps of the module docstring, one function each: samples, unique pairs,
     scores, then δ, per-sample scores and records. Pairwise and listwise rankers take
-    their own path from the samples on (:func:`preference_scores`)."""
+    their own path from the samples on (:func:`preference_scores`). ``table_workers``
+    build the samples on every core (:mod:`.table_workers`)."""
     from abnirml.rankers.listwise import is_listwise
     from abnirml.rankers.pairwise import is_pairwise
 
-    tables = build_tables(probes, context, scorer.progress)
+    tables = build_tables(probes, context, scorer.progress, table_workers)
     pointwise = [r for r in rankers if not is_pairwise(r) and not is_listwise(r)]
     needs_calibration = [r for r in pointwise
                          if config.delta_all is None and r.name not in config.deltas]

@@ -4,7 +4,9 @@ Pairs already in the cache are never rescored; missing pairs are scored in batch
 by length when the ranker asks for it, which keeps padding low for neural models) and each
 batch is committed as soon as its scores arrive, before the next batch's, so an interrupted
 run resumes where it stopped. A ranker with nothing cached is not looked up pair by pair:
-its texts are hashed batch by batch, for the commits, while the ranker scores.
+its texts are hashed batch by batch, for the commits, while the ranker scores. Commits run
+on a thread of their own (:mod:`.score_commits`), so the scoring thread's work per pair is
+only handing scores over.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from abnirml.evaluation.parallel import (
     WorkerError,
     WorkerFailure,
 )
+from abnirml.evaluation.score_commits import BackgroundCommits
 from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
-from abnirml.rankers.cache import ScoreCache, text_hash
+from abnirml.rankers.cache import ScoreCache, text_hashes
 
 
 class Scorer:
@@ -32,21 +35,14 @@ class Scorer:
         self.batch_size = batch_size
         self.progress = progress
         self.executor = executor or SerialExecutor()
-        self._hashes: dict[str, bytes] = {}
         self.scored = 0        # pairs sent to rankers
         self.reused = 0        # pairs served from the cache
         self.windows_ranked = 0    # listwise windows sent to rankers
         self.windows_reused = 0    # listwise windows served from the cache
 
     def text_key(self, text: str) -> bytes:
-        """The cache's hash of ``text`` (memoised for the scorer's lifetime)."""
-        return self._hash(text)
-
-    def _hash(self, text: str) -> bytes:
-        h = self._hashes.get(text)
-        if h is None:
-            h = self._hashes[text] = text_hash(text)
-        return h
+        """The cache's hash of ``text`` (memoised: :func:`~abnirml.rankers.cache.text_hashes`)."""
+        return text_hashes([text])[0]
 
     def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
         """Scores for ``pairs`` (which should be unique) in their order."""
@@ -58,10 +54,9 @@ class Scorer:
         # scores under a fingerprint another scorer could share.
         cacheable = getattr(ranker, "cacheable", True)
         out = np.empty(len(pairs), dtype=np.float64)
-        keys: list[tuple[bytes, bytes] | None] = [None] * len(pairs)
         if cacheable and (not pairs or self.cache.holds_any(ranker.fingerprint)):
-            looked_up = [(self._hash(q), self._hash(d)) for q, d in pairs]
-            keys[:] = looked_up
+            looked_up = list(zip(text_hashes([q for q, _ in pairs]),
+                                 text_hashes([d for _, d in pairs]), strict=True))
             found = self.cache.lookup(ranker.fingerprint, looked_up)
             missing: list[int] = []
             for i, key in enumerate(looked_up):
@@ -70,45 +65,34 @@ class Scorer:
                     missing.append(i)
                 else:
                     out[i] = value
+            order = np.asarray(missing, dtype=np.int64)
         else:
             # nothing cached for this ranker: every pair is scored, and each batch's texts
-            # are hashed only for its commit, while the device scores the next batch
-            missing = list(range(len(pairs)))
-        self.reused += len(pairs) - len(missing)
-        if not missing:
+            # are hashed only for its commit, on the commit thread
+            order = np.arange(len(pairs), dtype=np.int64)
+        self.reused += len(pairs) - len(order)
+        if not len(order):
             return out
         info = hints(ranker)
-        if info.sort_by_length:
-            missing.sort(key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        if info.sort_by_length:     # stable: pairs of one length keep their order
+            lengths = np.fromiter((len(pairs[i][0]) + len(pairs[i][1]) for i in order.tolist()),
+                                  dtype=np.int64, count=len(order))
+            order = order[np.argsort(lengths, kind="stable")]
         batch = max(1, info.batch_size if info.own_batches
                     else (self.batch_size or info.batch_size))
-        bar = progress_bar(len(missing), f"scoring {ranker.name}", self.progress)
-        index_batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
-        pair_batches = [[pairs[i] for i in idx] for idx in index_batches]
+        bar = progress_bar(len(order), f"scoring {ranker.name}", self.progress)
+        index_batches = [order[start:start + batch] for start in range(0, len(order), batch)]
+        pair_batches = [list(map(pairs.__getitem__, idx.tolist())) for idx in index_batches]
+        commits = BackgroundCommits(self.cache, ranker.fingerprint) if cacheable else None
         stored: set[int] = set()
 
-        def hashed(number: int) -> list[tuple[bytes, bytes]]:
-            """The cache keys of a batch's pairs (hashed now unless looked up before)."""
-            batch_keys = []
-            for i in index_batches[number]:
-                key = keys[i]
-                if key is None:
-                    q, d = pairs[i]
-                    key = keys[i] = (self._hash(q), self._hash(d))
-                batch_keys.append(key)
-            return batch_keys
-
         def store(number: int, raw: object) -> None:
-            """Check a batch's scores, cache them (one commit) and move the bar."""
+            """Check a batch's scores, hand them to the commit thread, move the bar."""
             idx = index_batches[number]
             scores = checked_scores(ranker.name, raw, len(idx))
             out[idx] = scores
-            if cacheable:
-                self.cache.store(ranker.fingerprint,
-                                 [(qh, dh, s) for (qh, dh), s
-                                  in zip(hashed(number), scores, strict=True)])
-                if number + 1 < len(index_batches):
-                    hashed(number + 1)      # the next batch's keys, while it is scored
+            if commits is not None:
+                commits.put(pair_batches[number], scores)
             self.scored += len(idx)
             stored.add(number)
             bar.update(len(idx))
@@ -130,6 +114,8 @@ class Scorer:
             if len(stored) != len(index_batches):
                 raise ScoringError(f"ranker {ranker.name}: the executor returned "
                                    f"{len(stored)} of {len(index_batches)} batches")
+            if commits is not None:
+                commits.finish()        # every batch committed; a failed commit raises
         except SystemExit as exc:
             # A plugin's sys.exit() would end the run with its exit code and no word.
             raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"
@@ -148,6 +134,8 @@ class Scorer:
             close = getattr(results, "close", None)
             if close is not None:
                 close()   # stop worker pools promptly on errors and interrupts
+            if commits is not None:
+                commits.close()   # what was scored is committed, also on an interruption
             bar.close()
         return out
 

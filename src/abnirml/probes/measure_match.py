@@ -177,6 +177,26 @@ def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
 DIRECTED = ("relevance", "tf", "sumtf", "overlap")
 
 
+class _PairMeta:
+    """Rebuilds one sample's metadata on demand from its query's measures (a plain object,
+    so a table built in a worker process can be handed back)."""
+
+    def __init__(self, queries: Any, first: np.ndarray, second: np.ndarray,
+                 owner: np.ndarray):
+        self.queries = queries
+        self.first = first
+        self.second = second
+        self.owner = owner
+
+    def __call__(self, index: int) -> dict[str, Any]:
+        m = self.queries[self.owner[index]]
+        a, b = int(self.first[index]), int(self.second[index])
+        return {"qid": m.qid, "docno1": m.docnos[a], "docno2": m.docnos[b],
+                "grade1": int(m.grade[a]), "grade2": int(m.grade[b]),
+                "length1": int(m.length[a]), "length2": int(m.length[b]),
+                "sumtf1": int(m.sumtf[a]), "sumtf2": int(m.sumtf[b])}
+
+
 @dataclass(frozen=True)
 class MeasureMatchProbe(KeyedProbe):
     """Pairs judged documents of a query that match on ``control`` and differ on ``variable``."""
@@ -216,21 +236,13 @@ class MeasureMatchProbe(KeyedProbe):
             parts["o"].append(np.full(i.shape[0], q_pos, dtype=np.int64))
         cols = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64)).astype(np.int64)
                 for k, v in parts.items()}
-        first, second, owner = cols["i"], cols["j"], cols["o"]
-
-        def meta(index: int) -> dict[str, Any]:
-            m = measured.queries[owner[index]]
-            a, b = int(first[index]), int(second[index])
-            return {"qid": m.qid, "docno1": m.docnos[a], "docno2": m.docnos[b],
-                    "grade1": int(m.grade[a]), "grade2": int(m.grade[b]),
-                    "length1": int(m.length[a]), "length2": int(m.length[b]),
-                    "sumtf1": int(m.sumtf[a]), "sumtf2": int(m.sumtf[b])}
-
+        first = cols["i"]
         return SampleTable(
             texts=measured.texts,
             query=cols["q"], doc1=cols["d1"], doc2=cols["d2"],
             grade=np.full(first.shape[0], np.nan),
-            skipped=Counter(measured.skipped), meta=meta)
+            skipped=Counter(measured.skipped),
+            meta=_PairMeta(measured.queries, first, cols["j"], cols["o"]))
 
     def samples(self, context: ProbeContext) -> Iterator[Sample | Skip]:
         table = self.sample_table(context)

@@ -16,11 +16,13 @@ import math
 import os
 import sqlite3
 import struct
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from operator import itemgetter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
 
@@ -48,6 +50,32 @@ def text_hash(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+#: text → :func:`text_hash`, shared by the score cache's keys and the side stores' (token
+#: ids, parses), so a text a run both looks up in ``tokens.sqlite`` and scores is hashed
+#: once; emptied whole when it reaches :data:`HASH_MEMO_LIMIT` texts, which bounds what it
+#: keeps alive after a run
+_hash_memo: dict[str, bytes] = {}
+HASH_MEMO_LIMIT = 1 << 18
+
+
+def text_hashes(texts: Iterable[str]) -> list[bytes]:
+    """:func:`text_hash` of each of ``texts``, in order, each distinct text hashed once per
+    process (while the memo holds it): one pass over a list, not a call per text."""
+    memo = _hash_memo
+    texts = texts if isinstance(texts, list) else list(texts)
+    new = [t for t in dict.fromkeys(texts) if t not in memo]
+    if new:
+        if len(memo) + len(new) > HASH_MEMO_LIMIT:
+            memo.clear()
+        blake2b = hashlib.blake2b
+        memo.update(zip(new, [blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16)
+                              .digest() for t in new], strict=True))
+    try:
+        return list(map(memo.__getitem__, texts))
+    except KeyError:      # another thread emptied the memo meanwhile
+        return [memo.get(t) or text_hash(t) for t in texts]
+
+
 def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> bytes:
     """A short digest binding a score to its ranker and texts.
 
@@ -63,6 +91,36 @@ def row_check(fingerprint: str, qhash: bytes, dhash: bytes, score: float) -> byt
     # + 0.0 turns -0.0 into 0.0: SQLite stores a REAL -0.0 as 0, so the sign would not survive
     h.update(struct.pack("<d", float(score) + 0.0))
     return h.digest()
+
+
+def row_checks(fingerprint: str, qhashes: Sequence[bytes], dhashes: Sequence[bytes],
+               scores: np.ndarray) -> list[bytes]:
+    """:func:`row_check` of many rows of one ranker: the fingerprint's part of the digest is
+    computed once and copied per row, and the scores are packed in one call."""
+    start = hashlib.blake2b(digest_size=8)
+    start.update(fingerprint.encode("utf-8", "surrogatepass"))
+    start.update(b"\x00")
+    packed = (np.asarray(scores, dtype=np.float64) + 0.0).astype("<f8").tobytes()
+    checks = []
+    for i, (qh, dh) in enumerate(zip(qhashes, dhashes, strict=True)):
+        h = start.copy()
+        h.update(qh)
+        h.update(dh)
+        h.update(packed[8 * i:8 * i + 8])
+        checks.append(h.digest())
+    return checks
+
+
+def key_order(qhashes: Sequence[bytes], dhashes: Sequence[bytes]) -> list[int]:
+    """Row positions in (query hash, document hash) order, ties in their given order: one
+    NumPy sort of the keys' 64-bit words (read big-endian, so they order as the bytes do)
+    when every hash is 16 bytes long, a Python sort otherwise."""
+    n = len(qhashes)
+    if n and {len(h) for h in qhashes} == {16} and {len(h) for h in dhashes} == {16}:
+        q = np.frombuffer(b"".join(qhashes), dtype=">u8").reshape(n, 2)
+        d = np.frombuffer(b"".join(dhashes), dtype=">u8").reshape(n, 2)
+        return np.lexsort((d[:, 1], d[:, 0], q[:, 1], q[:, 0])).tolist()
+    return sorted(range(n), key=lambda i: (bytes(qhashes[i]), bytes(dhashes[i])))
 
 
 def default_cache_path() -> Path:
@@ -217,12 +275,14 @@ class ScoreCache:
         self.rejected = 0    # cached rows refused (not finite, or failing their checksum)
         self._checked_columns = True
         self._conn = self._open()
+        # one statement at a time: the scorer commits from a background thread
+        self._lock = threading.RLock()
         self._ranker_ids: dict[str, int] = {}
         self._fingerprints: dict[int, str] = {}
 
     def _open(self) -> sqlite3.Connection:
         if self.path is None:
-            conn = sqlite3.connect(":memory:")
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
             self._create(conn)
             return conn
         self._check_path()
@@ -311,14 +371,14 @@ class ScoreCache:
         uri = self.path.resolve().as_uri()
         try:
             conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60.0,
-                                   isolation_level=None)
+                                   isolation_level=None, check_same_thread=False)
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return conn
         except sqlite3.OperationalError as exc:
             if _is_busy(exc) or _is_damaged(exc):
                 raise
         return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=60.0,
-                               isolation_level=None)
+                               isolation_level=None, check_same_thread=False)
 
     def _check_owner(self, conn: sqlite3.Connection) -> bool:
         """Refuse, before anything is written, a database that is not an abnirml cache:
@@ -336,7 +396,8 @@ class ScoreCache:
         if self.read_only:
             conn = self._connect_read_only()
         else:
-            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
+                                   check_same_thread=False)
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
             needs_id = self._check_owner(conn)
@@ -448,6 +509,13 @@ class ScoreCache:
 
     def _ranker_id(self, fingerprint: str) -> int:
         rid = self._ranker_ids.get(fingerprint)
+        if rid is not None:
+            return rid
+        with self._lock:
+            return self._new_ranker_id(fingerprint)
+
+    def _new_ranker_id(self, fingerprint: str) -> int:
+        rid = self._ranker_ids.get(fingerprint)
         if rid is None:
             if not self.read_only:
                 try:
@@ -478,9 +546,10 @@ class ScoreCache:
             params: list[object] = [rid]
             for qh, dh in chunk:
                 params.extend((qh, dh))
-            rows = self._conn.execute(
-                f"SELECT qhash, dhash, score, {column} FROM scores WHERE ranker = ? AND "
-                f"(qhash, dhash) IN (VALUES {values})", params)
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT qhash, dhash, score, {column} FROM scores WHERE ranker = ? AND "
+                    f"(qhash, dhash) IN (VALUES {values})", params).fetchall()
             for qh, dh, score, chk in rows:
                 value = float(score) if isinstance(score, (int, float)) else math.nan
                 if not math.isfinite(value) or (
@@ -502,22 +571,37 @@ class ScoreCache:
 
     def store(self, fingerprint: str, items: Sequence[tuple[bytes, bytes, float]]) -> None:
         """Store one batch atomically (finite scores only)."""
-        bad = [s for _, _, s in items if not math.isfinite(float(s))]
+        scores = np.fromiter((float(s) for _, _, s in items), dtype=np.float64,
+                             count=len(items))
+        self.store_columns(fingerprint, [bytes(q) for q, _, _ in items],
+                           [bytes(d) for _, d, _ in items], scores)
+
+    def store_columns(self, fingerprint: str, qhashes: Sequence[bytes],
+                      dhashes: Sequence[bytes], scores: np.ndarray) -> None:
+        """Store one batch atomically (finite scores only), given as columns: the query
+        and document hashes and the scores of each row. The rows' checks are made per
+        ranker (:func:`row_checks`) and the rows are inserted in key order."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if len(qhashes) != len(scores) or len(dhashes) != len(scores):
+            raise ValueError(f"{len(qhashes)} query and {len(dhashes)} document hashes for "
+                             f"{len(scores)} scores")
+        bad = int(np.count_nonzero(~np.isfinite(scores)))
         if bad:
-            raise ScoringError(f"refusing to cache {len(bad)} non-finite score(s) for "
+            raise ScoringError(f"refusing to cache {bad} non-finite score(s) for "
                                f"{fingerprint}")
         if self._overlay is not None:
-            self._overlay.store(fingerprint, items)
+            self._overlay.store_columns(fingerprint, qhashes, dhashes, scores)
             return
         self._warn_if_removed()
         try:
             rid = self._ranker_id(fingerprint)
-            rows = [(rid, qh, dh, float(s), row_check(fingerprint, qh, dh, float(s)))
-                    for qh, dh, s in items]
+            checks = row_checks(fingerprint, qhashes, dhashes, scores)
             # in key order, the inserts walk the table's B-tree instead of jumping around it
             # (stable: a key given twice keeps its last score, as unsorted)
-            rows.sort(key=itemgetter(1, 2))
-            with self._transaction():
+            order = key_order(qhashes, dhashes)
+            values = scores.tolist()
+            rows = [(rid, qhashes[i], dhashes[i], values[i], checks[i]) for i in order]
+            with self._lock, self._transaction():
                 self._conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
                                        rows)
         except sqlite3.OperationalError as exc:

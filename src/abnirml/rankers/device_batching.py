@@ -37,6 +37,14 @@ scores back in the caller's order are done here. :class:`TokenBudgetRanker` is t
 the pairwise rankers (duoT5, ``lm-pairwise:``) use the model over triples.
 :class:`DeviceSettings` parses the shared spec parameters (``dtype``, ``max_tokens``,
 ``batch_size``) once for every family.
+
+* **Attention kernels chosen for varying widths** (:func:`attention_scope`). Token-budget
+  batches come in many widths (about 90 on the DL19 battery), and on CUDA torch's default
+  choice for half precision is cuDNN's attention, which builds a plan for every new input
+  shape: most forward passes of a run would pay one. On an H200, MiniLM-L6 in bf16 over that
+  battery took 4.29 s with the default backends and 0.74 s with cuDNN's attention left out,
+  so on CUDA every forward pass runs with flash, memory-efficient and math attention only
+  (:data:`CUDA_ATTENTION`). Elsewhere torch's own choice stands.
 """
 
 from __future__ import annotations
@@ -68,6 +76,12 @@ ENGINE_PAIRS = 8_192          # pairs per engine call (one cache commit each) on
 CPU_ENGINE_PAIRS = 1_024      # on CPU: smaller, so progress bars still move
 CPU_LLM_ENGINE_PAIRS = 64     # causal LMs on CPU: far slower per pair still
 DEVICE_PARAMS = frozenset({"dtype", "max_tokens", "batch_size"})
+#: the scaled-dot-product attention backends forward passes may use on CUDA: not cuDNN's,
+#: whose per-shape plans cost more than the attention itself on varying batch widths
+CUDA_ATTENTION: tuple[str, ...] = ("flash", "efficient", "math")
+#: our names → ``torch.nn.attention.SDPBackend`` members
+SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                 "math": "MATH", "cudnn": "CUDNN_ATTENTION"}
 
 Row = dict[str, list[int]]
 
@@ -100,6 +114,29 @@ def torch_dtype(name: str) -> Any:
 def dtype_fingerprint(dtype: str) -> str:
     """The fingerprint suffix for ``dtype``: empty for fp32, so fp32 caches stay valid."""
     return "" if dtype == "fp32" else f"[dtype={dtype}]"
+
+
+def attention_backends(device: str) -> tuple[str, ...] | None:
+    """The attention backends forward passes on ``device`` are restricted to (names of
+    :data:`SDPA_BACKENDS`), or None where torch's own choice stands (off CUDA)."""
+    return CUDA_ATTENTION if device.startswith("cuda") else None
+
+
+def attention_scope(device: str) -> contextlib.AbstractContextManager[Any]:
+    """A context in which scaled-dot-product attention uses :func:`attention_backends`
+    (``torch.nn.attention.sdpa_kernel``); a context that changes nothing off CUDA, on a
+    torch without ``sdpa_kernel``, or when this torch knows none of the backends. Backends
+    this torch does not know are left out of the list."""
+    names = attention_backends(device)
+    if names is None:
+        return contextlib.nullcontext()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return contextlib.nullcontext()
+    backends = [getattr(SDPBackend, SDPA_BACKENDS[n]) for n in names
+                if hasattr(SDPBackend, SDPA_BACKENDS[n])]
+    return sdpa_kernel(backends) if backends else contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
@@ -135,6 +172,15 @@ class DeviceSettings:
     @property
     def fingerprint(self) -> str:
         return dtype_fingerprint(self.dtype)
+
+    def describe(self) -> dict[str, Any]:
+        """What run.json's ``device`` section says of a ranker run with these settings: the
+        device, the precision, the token budget and the attention backends (``"torch
+        default"`` where the choice is torch's)."""
+        backends = attention_backends(self.device)
+        return {"device": self.device, "dtype": self.dtype, "max_tokens": self.max_tokens,
+                **({} if self.max_batch is None else {"max_batch": self.max_batch}),
+                "attention": "torch default" if backends is None else list(backends)}
 
     def hints(self, cpu_pairs: int = CPU_ENGINE_PAIRS) -> RankerHints:
         """Engine calls larger than a model batch: the ranker packs its own batches, so the
@@ -439,11 +485,12 @@ class TokenBudgetModel:
         device = self.settings.device
         non_blocking = device.startswith("cuda")
         pending = []
-        for batch in prepared:
-            tensors = {k: v.to(device, non_blocking=non_blocking)
-                       for k, v in batch.tensors.items()}
-            pending.append((batch.indices,
-                            self._fetch_early(self._forward(tensors, batch.pairs))))
+        with attention_scope(device):
+            for batch in prepared:
+                tensors = {k: v.to(device, non_blocking=non_blocking)
+                           for k, v in batch.tensors.items()}
+                pending.append((batch.indices,
+                                self._fetch_early(self._forward(tensors, batch.pairs))))
         return pending
 
     def _fetch_early(self, scores: Any) -> Any:

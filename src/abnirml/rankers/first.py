@@ -31,7 +31,11 @@ import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
 from abnirml.rankers.base import RankerSpec, digest
-from abnirml.rankers.device_batching import DeviceSettings, token_budget_batches
+from abnirml.rankers.device_batching import (
+    DeviceSettings,
+    attention_scope,
+    token_budget_batches,
+)
 from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.listwise import Permutation, Window
 from abnirml.rankers.rankgpt import shown_query, shown_text, text_repair
@@ -180,7 +184,7 @@ class FirstRanker:
         device = self.settings.device
         tensors = {"input_ids": torch.tensor(ids, device=device),
                    "attention_mask": torch.tensor(mask, device=device)}
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_scope(device):
             logits = self.lm.forward(tensors, tuple(columns))
         return logits.cpu().numpy()
 

@@ -151,7 +151,7 @@ class SingleTemplate:
         column = np.arange(width, dtype=np.int64)[None, :]
         source = view.offsets[view.rows][:, None] + column - p
         np.clip(source, 0, max(len(view.flat) - 1, 0), out=source)
-        ids = view.flat[source]
+        ids = view.flat[source].astype(np.int64)
         line = np.arange(len(lengths))
         for j in range(p):
             ids[:, j] = self.prefix[j]
@@ -198,8 +198,7 @@ class JoinedPairs:
     def of(cls, store: TokenStore, template: PairTemplate, pairs: Sequence[tuple[str, str]],
            max_length: int, strategy: str = "longest_first") -> JoinedPairs:
         """Look up (adding what is missing) both texts of every pair in ``store``."""
-        queries = [q for q, _ in pairs]
-        documents = [d for _, d in pairs]
+        queries, documents = zip(*pairs, strict=True) if len(pairs) else ((), ())
         view_a = store.view(queries)
         view_b = store.view(documents)     # the later view holds every row of the earlier
         return cls(template, view_a, view_b, max_length, strategy)
@@ -238,10 +237,9 @@ class JoinedPairs:
             ids[line, end_b[:, 0] + j] = t.suffix[j]
             types[line, end_b[:, 0] + j] = t.suffix_types[j]
         mask = column < lengths[:, None]
-        ids[~mask] = pad_id
-        out = {"input_ids": ids}
+        out = {"input_ids": np.where(mask, ids, np.int64(pad_id))}    # int64, padded
         if "token_type_ids" in t.keys:
-            types[~mask] = 0
+            np.multiply(types, mask, out=types)
             out["token_type_ids"] = types
         if "attention_mask" in t.keys:
             out["attention_mask"] = mask.astype(np.int64)

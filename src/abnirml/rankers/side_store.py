@@ -63,9 +63,10 @@ class SideStore:
         conn = self._connection()
         if conn is None or not texts:
             return {}
-        from abnirml.rankers.cache import text_hash
+        from abnirml.rankers.cache import text_hashes
 
-        by_hash = {text_hash(t): t for t in texts}
+        texts = list(texts)
+        by_hash = dict(zip(text_hashes(texts), texts, strict=True))
         hashes = sorted(by_hash)    # each statement reads one stretch of the table's B-tree
         found: dict[str, Any] = {}
         try:
@@ -73,9 +74,11 @@ class SideStore:
                 chunk = hashes[start:start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = conn.execute(f"SELECT thash, value FROM {self.table} WHERE "
-                                    f"namespace = ? AND thash IN ({marks})", [namespace, *chunk])
-                for thash, value in rows:
-                    text = by_hash.get(bytes(thash))
+                                    f"namespace = ? AND thash IN ({marks})",
+                                    [namespace, *chunk]).fetchall()
+                get = by_hash.get
+                for thash, value in rows:     # a BLOB comes back as bytes
+                    text = get(thash if type(thash) is bytes else bytes(thash))
                     if text is not None:
                         found[text] = value
         except sqlite3.DatabaseError as exc:
@@ -87,9 +90,10 @@ class SideStore:
         conn = self._connection()
         if conn is None or self._read_only or not values:
             return
-        from abnirml.rankers.cache import text_hash
+        from abnirml.rankers.cache import text_hashes
 
-        rows = [(namespace, text_hash(t), v) for t, v in values.items()]
+        rows = list(zip([namespace] * len(values), text_hashes(list(values)), values.values(),
+                        strict=True))
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:

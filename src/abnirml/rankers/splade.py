@@ -42,6 +42,7 @@ from abnirml.rankers.device_batching import (
     PreparedBatch,
     TokenBudgetRanker,
     TokenColumns,
+    attention_scope,
     cast_model,
     token_budget_batches,
 )
@@ -260,7 +261,7 @@ class SpladeRanker(TokenBudgetRanker):
         if not texts:
             return out
         tokens = self._tokens(texts)
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_scope(str(self.device)):
             for group in self._groups(tokens):
                 tensors = {k: torch.from_numpy(v).to(self.device)
                            for k, v in tokens.padded(group, self.pad_values).items()}

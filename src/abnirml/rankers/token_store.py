@@ -73,7 +73,8 @@ def backend_encoder(tokenizer: Any) -> Encode:
 @dataclass(frozen=True)
 class TokenView:
     """Rows of a store as it was when they were looked up: ``rows[i]`` is the store row of
-    the i-th text asked for; its ids are ``flat[offsets[r]:offsets[r] + lengths[r]]``.
+    the i-th text asked for; its ids are ``flat[offsets[r]:offsets[r] + lengths[r]]``
+    (``flat`` is int32).
     Arrays grow by reallocation, so a view stays valid while the store grows."""
 
     rows: np.ndarray
@@ -99,7 +100,9 @@ class TokenStore:
         self.encode = encode
         self.disk = disk
         self.index: dict[str, int] = {}
-        self._flat = np.zeros(1 << 16, dtype=np.int64)
+        # int32, as kept on disk: half the memory and copies of int64 (vocabularies are far
+        # below 2³¹); batches are widened to int64 when they are gathered
+        self._flat = np.zeros(1 << 16, dtype=np.int32)
         self._offsets = np.zeros(1 << 10, dtype=np.int64)
         self._lengths = np.zeros(1 << 10, dtype=np.int64)
         self._used = 0                     # ids stored
@@ -130,10 +133,12 @@ class TokenStore:
             raise RuntimeError(f"tokenizer returned {len(made)} rows for {len(fresh)} texts")
         new = {text: _blob(ids) for text, ids in zip(fresh, made, strict=True)}
         with self._lock:
-            texts = [t for t in texts if t not in self.index]   # another thread's meanwhile
+            index = self.index
+            texts = [t for t in texts if t not in index]   # another thread's meanwhile
             self._extend(texts, [found[t] if t in found else new[t] for t in texts])
-            self.tokenized += sum(1 for t in texts if t in new)
-            self.loaded += sum(1 for t in texts if t not in new)
+            tokenized = sum(1 for t in texts if t in new) if new else 0
+            self.tokenized += tokenized
+            self.loaded += len(texts) - tokenized
         if self.disk is not None and new:
             self.disk.save(self.fingerprint, new)
 
@@ -165,9 +170,10 @@ def _blob(ids: Sequence[int]) -> bytes:
 
 
 def _grown(array: np.ndarray, needed: int) -> np.ndarray:
-    """A copy of ``array`` with room for at least ``needed`` items (doubling)."""
+    """A copy of ``array`` with room for at least ``needed`` items (doubling); the room
+    past the copy is left unset (nothing reads past what the store has filled)."""
     size = max(needed, 2 * len(array))
-    out = np.zeros(size, dtype=array.dtype)
+    out = np.empty(size, dtype=array.dtype)
     out[:len(array)] = array
     return out
 

@@ -62,6 +62,29 @@ class Axiom:
     #: whether ``find`` compares term embeddings (the packaged GloVe unless axiom.embeddings)
     term_vectors: bool = False
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by key, as the registered axiom it is (a table built in a worker process
+        is handed back with its metadata view); any other axiom cannot be pickled."""
+        if registered_axiom(self.key) is not self:
+            import pickle
+
+            raise pickle.PicklingError(f"axiom {self.key} is not a registered axiom")
+        return (registered_axiom, (self.key,))
+
+
+#: the module holding ir_axioms' axioms (``IRAX_AXIOMS``), which imports this one
+IR_AXIOMS_MODULE = "abnirml.probes.axioms.ir_axioms_extra"
+
+
+def registered_axiom(key: str) -> Axiom | None:
+    """The built-in axiom (or ir_axioms' axiom) of ``key``, or None."""
+    found = AXIOM_BY_KEY.get(key)
+    if found is None:
+        import importlib
+
+        found = importlib.import_module(IR_AXIOMS_MODULE).IRAX_AXIOMS.get(key)
+    return found
+
 
 def _semantic(f: QueryFeatures, data: AxiomData, context: ProbeContext
               ) -> tuple[np.ndarray, np.ndarray]:

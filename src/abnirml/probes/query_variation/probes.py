@@ -166,6 +166,25 @@ def pools(context: ProbeContext, depth: int) -> dict[str, list[str]]:
     return context.memo(f"qvp:pools:{depth}", build)
 
 
+class _VariationMeta:
+    """Rebuilds one sample's metadata on demand (a plain object, so a table built in a
+    worker process can be handed back)."""
+
+    def __init__(self, grades: list[float], qids: list[str], docnos: list[str],
+                 texts: list[str], varied: np.ndarray):
+        self.grades = grades
+        self.qids = qids
+        self.docnos = docnos
+        self.texts = texts
+        self.varied = varied
+
+    def __call__(self, i: int) -> dict[str, Any]:
+        g = self.grades[i]
+        return {"qid": self.qids[i], "docno": self.docnos[i], "docno2": self.docnos[i],
+                "grade": None if math.isnan(g) else int(g),
+                "query_variation": self.texts[self.varied[i]]}
+
+
 @dataclass(frozen=True)
 class QueryVariationProbe(KeyedProbe):
     """One query variation applied to every query (see the module docstring)."""
@@ -247,12 +266,7 @@ class QueryVariationProbe(KeyedProbe):
             record["synonym_content_words"] = synonym_counts["content_words"]
             record["synonym_words_without"] = synonym_counts["without_synonym"]
 
-        def meta(i: int) -> dict[str, Any]:
-            g = grades[i]
-            return {"qid": qids[i], "docno": docnos[i], "docno2": docnos[i],
-                    "grade": None if math.isnan(g) else int(g),
-                    "query_variation": texts[varied_texts[i]]}
-
+        meta = _VariationMeta(grades, qids, docnos, texts, varied_texts)
         return SampleTable(texts=texts, query=query_texts, doc1=doc_index, doc2=doc_index.copy(),
                            grade=np.asarray(grades, dtype=np.float64), skipped=skipped,
                            meta=meta, query1=varied_texts,

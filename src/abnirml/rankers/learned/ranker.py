@@ -159,7 +159,7 @@ def _kernel_predictor(module: Any, encoder: Any, device: str, torch: Any) -> Pre
                 count = min(_KERNEL_BATCH, len(pairs) - start)
                 # every call the same shape (rows padded with empty texts), so a pair's score
                 # does not depend on the batch it came in, to the last bit
-                filler = [[]] * (_KERNEL_BATCH - count)
+                filler: list[list[int]] = [[]] * (_KERNEL_BATCH - count)
                 q_emb, q_mask = encoder.batch(q_ids[start:start + count] + filler, torch,
                                               encoder.max_query_len)
                 d_emb, d_mask = encoder.batch(d_ids[start:start + count] + filler, torch,

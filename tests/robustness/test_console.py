@@ -19,5 +19,5 @@ def test_an_ascii_console_gets_the_summary_line_escaped_not_a_traceback(tmp_path
         env=env, capture_output=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr.decode("ascii", "replace")
     assert b"Traceback" not in done.stderr
-    assert b"probes \\xd7 1 rankers" in done.stdout     # "×" shown as an escape
+    assert b"probe \\xd7 1 ranker;" in done.stdout     # "×" shown as an escape
     assert (tmp_path / "out" / "report.md").is_file()

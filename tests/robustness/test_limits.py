@@ -83,8 +83,8 @@ def test_http_answer_size_is_capped(server):
 
 
 @pytest.mark.parametrize("body, expected", [
-    (b'{"scores": ["1.05"]}', "non-numeric score '1.05'"),
-    (b'{"scores": [true]}', "non-numeric score 'True'"),
+    (b'{"scores": ["1.05"]}', 'non-numeric score "1.05"'),
+    (b'{"scores": [true]}', "non-numeric score true"),
     (b'{"scores": [' + b"[" * 50_000 + b"]" * 50_000 + b"]}", "nested it too deeply"),
     (b'{"scores": [' + b"9" * 5000 + b"]}", "did not answer valid JSON"),
     (b'{"scores": [' + b"9" * 400 + b"]}", "too large for a float"),

@@ -123,7 +123,7 @@ class _FamilyUnderTest:
             if not isinstance(probe.symmetric, bool):
                 fail(f"probe {probe.name}: symmetric must be True or False")
         try:
-            json.dumps(family.describe())
+            json.dumps(family.describe(), allow_nan=False)
         except (TypeError, ValueError) as exc:
             fail(f"the family's labels are not JSON (run.json carries them): {exc}")
         return ""
@@ -163,7 +163,7 @@ class _FamilyUnderTest:
                                           and math.isfinite(float(value))):
                 fail(f"probe {probe}: meta[{key!r}] is {value!r}, not a finite number")
         try:
-            json.dumps(dict(meta), default=_numpy_value)
+            json.dumps(dict(meta), default=_numpy_value, allow_nan=False)
         except (TypeError, ValueError) as exc:
             fail(f"probe {probe}: a sample's meta is not JSON ({exc}); examples.jsonl "
                  "carries it")

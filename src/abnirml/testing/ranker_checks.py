@@ -318,7 +318,7 @@ def fingerprint_in_fresh_process(spec: str, collection: str, plugins: Sequence[s
     source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, "-c", _FRESH_PROCESS,
-                           json.dumps([spec, collection, list(plugins), seed])],
+                           json.dumps([spec, collection, list(plugins), seed], allow_nan=False)],
                           capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]

@@ -35,8 +35,8 @@ rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
 scores back in the caller's order are done here. :class:`TokenBudgetRanker` is that model over
 (query, document) pairs as an engine ranker (cross-encoder, monoT5, ColBERT, SPLADE, ``lm:``);
 the pairwise rankers (duoT5, ``lm-pairwise:``) use the model over triples.
-:class:`DeviceSettings` parses the shared spec parameters (``dtype``, ``max_tokens``,
-``batch_size``) once for every family.
+:class:`DeviceSettings` is built from the shared parameters (``dtype``, ``max_tokens``,
+``batch_size``) as the family's record checked them, for every family alike.
 
 * **Attention kernels chosen for varying widths** (:func:`attention_scope`). Token-budget
   batches come in many widths (about 90 on the DL19 battery), and on CUDA torch's default
@@ -55,12 +55,12 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.base import Pair, RankerHints, checked_scores
 from abnirml.rankers.torch_support import import_torch, positive_int, resolve_device
 
 DTYPES = ("fp32", "fp16", "bf16")
@@ -139,6 +139,20 @@ def attention_scope(device: str) -> contextlib.AbstractContextManager[Any]:
     return sdpa_kernel(backends) if backends else contextlib.nullcontext()
 
 
+class DeviceParams(Protocol):
+    """The parameters device settings are built from, as every token-budget family declares
+    them (``ModelParams`` in :mod:`~abnirml.rankers.built_in`), already checked."""
+
+    @property
+    def dtype(self) -> str | None: ...
+
+    @property
+    def max_tokens(self) -> int | None: ...
+
+    @property
+    def batch_size(self) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class DeviceSettings:
     """How a torch ranker uses its device: where, in which precision, how much per step.
@@ -153,20 +167,21 @@ class DeviceSettings:
     max_batch: int | None = None
 
     @classmethod
-    def from_spec(cls, spec: RankerSpec, env: Any, device: str,
-                  accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
-        """Read ``+dtype``, ``+max_tokens`` and ``+batch_size`` (or ``--batch-size``).
+    def for_params(cls, params: DeviceParams, device: str, ranker: str, *,
+                   default_batch: int | None = None,
+                   accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
+        """The settings a family's checked parameters ask for on the resolved ``device``:
+        ``dtype`` (else the device's default), ``max_tokens`` (else the device's budget) and
+        ``batch_size`` (else ``default_batch``, the run's ``--batch-size``; else no cap).
 
         ``accelerator_tokens`` is the default budget off CPU: a family whose activations per
         token are unusually large (SPLADE's vocabulary-wide logits) asks for less."""
-        name = spec.canonical
-        dtype = parse_dtype(spec.param("dtype"), device, name)
-        default_tokens = CPU_MAX_TOKENS if device == "cpu" else accelerator_tokens
-        max_tokens = positive_int(spec.param("max_tokens"), default_tokens, name, "max_tokens")
-        raw_batch = spec.param("batch_size")
-        if raw_batch is None and getattr(env, "batch_size", None):
-            raw_batch = str(env.batch_size)
-        max_batch = None if raw_batch is None else positive_int(raw_batch, 1, name, "batch_size")
+        dtype = parse_dtype(params.dtype, device, ranker)
+        max_tokens = params.max_tokens if params.max_tokens is not None else (
+            CPU_MAX_TOKENS if device == "cpu" else accelerator_tokens)
+        max_batch = params.batch_size
+        if max_batch is None and default_batch:
+            max_batch = positive_int(str(default_batch), 1, ranker, "batch_size")
         return cls(device, dtype, max_tokens, max_batch)
 
     @property

@@ -112,7 +112,7 @@ def _kernel_ranker(directory: Path, manifest: ModelManifest, name: str, identity
     if expected and expected.split("@")[0] != installed.split("@")[0]:
         raise ConfigError(f"ranker {name}: the model was trained on {expected} vectors, "
                           f"but {installed} are installed")
-    device = resolve_device(getattr(env, "device", "cpu"), name, lazy=True)
+    device = env.device_for(name, lazy=True)
 
     def load() -> dict[str, Predict]:
         from safetensors.torch import load_file

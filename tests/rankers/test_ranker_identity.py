@@ -213,3 +213,34 @@ def test_device_errors_name_the_ranker_as_before():
             "ranker x: unknown device 'tpu' (use cpu, cuda, cuda:N, mps or auto)")):
         RankerEnv(device="tpu").device_for("x", lazy=True)
     assert RankerEnv().device_for("x") == "cpu"
+
+
+def test_a_checked_device_is_not_checked_again_when_the_model_loads(monkeypatch):
+    """The run's check stands for every model it loads; a named accelerator left unchecked
+    (``lazy``) is checked by the load, as before."""
+    from abnirml.rankers import device_batching, torch_support
+    from abnirml.rankers.built_in import CrossEncoderParams
+
+    checks: list[str] = []
+    monkeypatch.setattr(torch_support, "resolve_device",
+                        lambda requested, ranker, lazy=False: requested)
+    monkeypatch.setattr(device_batching, "resolve_device",
+                        lambda device, ranker: checks.append(device))
+    monkeypatch.setattr(device_batching, "torch_dtype", lambda name: name)
+
+    class Model:
+        def to(self, device, dtype):
+            return self
+
+        def eval(self):
+            return self
+
+    lazy = RankerEnv(device="cuda").device_settings(CrossEncoderParams(dtype="bf16"), "a",
+                                                    lazy=True)
+    assert not lazy.checked
+    device_batching.cast_model(Model(), lazy, "a")
+    assert checks == ["cuda"]
+    eager = RankerEnv(device="cuda").device_settings(CrossEncoderParams(dtype="bf16"), "b")
+    assert eager.checked and eager == lazy            # the same settings, checked once
+    device_batching.cast_model(Model(), eager, "b")
+    assert checks == ["cuda"]

@@ -298,5 +298,4 @@ def from_spec(spec: RankerSpec, p: CausalLMParams, env: Any) -> CausalLMRanker:
     return CausalLMRanker(
         ref, name, template=load_template(p.template, name, ("query", "document")),
         yes=p.yes or "yes", no=p.no or "no", head=p.head, max_length=p.max_length,
-        settings=DeviceSettings.for_params(p, env.device_for(name), name,
-                                           default_batch=env.batch_size))
+        settings=env.device_settings(p, name))

@@ -229,9 +229,9 @@ def from_spec(spec: RankerSpec, p: ColBERTParams, env: Any) -> ColBERTRanker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="colbert:colbert-ir/colbertv2.0")
-    device = env.device_for(name)
+    settings = env.device_settings(p, name)
     return ColBERTRanker(
-        ref, name, device=device,
+        ref, name, device=settings.device,
         query_maxlen=p.query_maxlen, doc_maxlen=p.doc_maxlen,
-        settings=DeviceSettings.for_params(p, device, name, default_batch=env.batch_size),
+        settings=settings,
         projection=p.projection)

@@ -215,8 +215,8 @@ def from_spec(spec: RankerSpec, p: CrossEncoderParams, env: Any) -> CrossEncoder
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
     # The default dtype on CUDA asks torch whether the card has bf16, so the device is
     # checked up front then; with an explicit +dtype it is checked when the model loads.
-    device = env.device_for(name, lazy=p.dtype is not None)
+    settings = env.device_settings(p, name, lazy=p.dtype is not None)
     return CrossEncoderRanker(
-        ref, name, device=device, output=p.output, max_length=p.max_length,
-        settings=DeviceSettings.for_params(p, device, name, default_batch=env.batch_size),
+        ref, name, device=settings.device, output=p.output, max_length=p.max_length,
+        settings=settings,
         token_store=getattr(env, "token_store", None))

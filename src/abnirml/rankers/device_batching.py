@@ -53,7 +53,7 @@ import contextlib
 import copy
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Protocol
 
@@ -158,21 +158,25 @@ class DeviceSettings:
     """How a torch ranker uses its device: where, in which precision, how much per step.
 
     ``max_batch`` caps the rows of one batch on top of the token budget (``+batch_size``);
-    ``None`` lets the budget alone decide.
+    ``None`` lets the budget alone decide. ``checked``: the run has checked ``device``
+    already (:meth:`RankerEnv.device_for <abnirml.rankers.registry.RankerEnv.device_for>`);
+    otherwise :func:`cast_model` checks it when the model loads.
     """
 
     device: str = "cpu"
     dtype: str = "fp32"
     max_tokens: int = CPU_MAX_TOKENS
     max_batch: int | None = None
+    checked: bool = field(default=False, compare=False)
 
     @classmethod
     def for_params(cls, params: DeviceParams, device: str, ranker: str, *,
-                   default_batch: int | None = None,
+                   default_batch: int | None = None, checked: bool = False,
                    accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
         """The settings a family's checked parameters ask for on the resolved ``device``:
         ``dtype`` (else the device's default), ``max_tokens`` (else the device's budget) and
         ``batch_size`` (else ``default_batch``, the run's ``--batch-size``; else no cap).
+        ``checked``: the run has checked ``device`` (``RankerEnv.device_checked``).
 
         ``accelerator_tokens`` is the default budget off CPU: a family whose activations per
         token are unusually large (SPLADE's vocabulary-wide logits) asks for less."""
@@ -182,7 +186,7 @@ class DeviceSettings:
         max_batch = params.batch_size
         if max_batch is None and default_batch:
             max_batch = positive_int(str(default_batch), 1, ranker, "batch_size")
-        return cls(device, dtype, max_tokens, max_batch)
+        return cls(device, dtype, max_tokens, max_batch, checked)
 
     @property
     def fingerprint(self) -> str:
@@ -643,6 +647,6 @@ def cast_model(model: Any, settings: DeviceSettings, ranker: str = "") -> Any:
     """Move ``model`` to the settings' device and dtype, in eval mode (checking a device that
     was named but not yet checked: see ``resolve_device(lazy=True)``)."""
     device = settings.device
-    if device != "cpu":
+    if device != "cpu" and not settings.checked:
         resolve_device(device, ranker or "model")
     return model.to(device=device, dtype=torch_dtype(settings.dtype)).eval()

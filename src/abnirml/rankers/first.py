@@ -200,5 +200,4 @@ def from_spec(spec: RankerSpec, p: FirstParams, env: Any) -> FirstRanker:
     return FirstRanker(ref, name, passage_words=p.passage_words, max_length=p.max_length,
                        window=p.window, step=p.step, list_size=p.list_size,
                        answer_prefix=p.answer_prefix,
-                       settings=DeviceSettings.for_params(p, env.device_for(name), name,
-                                                          default_batch=env.batch_size))
+                       settings=env.device_settings(p, name))

@@ -81,9 +81,9 @@ def from_spec(spec: RankerSpec, p: MonoT5Params, env: Any) -> MonoT5Ranker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="monot5:castorini/monot5-base-msmarco")
-    device = env.device_for(name)
+    settings = env.device_settings(p, name)
     return MonoT5Ranker(
-        ref, name, device=device,
+        ref, name, device=settings.device,
         max_length=p.max_length,
-        settings=DeviceSettings.for_params(p, device, name, default_batch=env.batch_size),
+        settings=settings,
         true_token=p.true or "true", false_token=p.false or "false")

@@ -166,10 +166,8 @@ class CausalLMPairwiseRanker(_PairwiseBase):
 
 
 def _common(spec: RankerSpec, env: Any, params: Any) -> dict[str, Any]:
-    name = spec.canonical
     return {
-        "settings": DeviceSettings.for_params(params, env.device_for(name), name,
-                                              default_batch=env.batch_size),
+        "settings": env.device_settings(params, spec.canonical),
         "max_length": params.max_length, "rerank_depth": params.rerank_depth,
     }
 

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
@@ -29,6 +29,9 @@ from abnirml.rankers.family import BuiltRanker, LegacyFactory, NoParams, RankerF
 from abnirml.rankers.family import Factory as FamilyFactory
 from abnirml.registry import Registry
 from abnirml.text.analyzer import Analyzer
+
+if TYPE_CHECKING:
+    from abnirml.rankers.device_batching import DeviceSettings
 
 #: ``factory(spec, params, env) -> Ranker``; a bare factory (:func:`register`) takes no
 #: declared parameters, so its ``params`` is an empty :class:`NoParams`
@@ -77,6 +80,27 @@ class RankerEnv:
         device = resolve_device(self.device, ranker, lazy=lazy)
         self._devices["named" if lazy and check_deferred(self.device) else "checked"] = device
         return device
+
+    def device_settings(self, params: Any, ranker: str, *, lazy: bool = False,
+                        accelerator_tokens: int | None = None) -> DeviceSettings:
+        """How a token-budget ranker uses this environment's device: its family's checked
+        ``dtype``, ``max_tokens`` and ``batch_size`` (``params``), on the device resolved
+        once (:meth:`device_for`, ``lazy`` as there), with ``--batch-size`` as the default
+        cap (:meth:`DeviceSettings.for_params
+        <abnirml.rankers.device_batching.DeviceSettings.for_params>`)."""
+        from abnirml.rankers.device_batching import ACCELERATOR_MAX_TOKENS, DeviceSettings
+
+        device = self.device_for(ranker, lazy=lazy)
+        return DeviceSettings.for_params(
+            params, device, ranker, default_batch=self.batch_size,
+            checked=self.device_checked,
+            accelerator_tokens=accelerator_tokens or ACCELERATOR_MAX_TOKENS)
+
+    @property
+    def device_checked(self) -> bool:
+        """Whether :meth:`device_for` has checked the device (``auto`` resolved, a named
+        accelerator found), so a model's load need not check it again."""
+        return "checked" in self._devices
 
     def collection_stats(self) -> Any:
         """Statistics over the collection's documents, computed once per environment."""

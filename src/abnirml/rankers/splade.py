@@ -339,9 +339,7 @@ def from_spec(spec: RankerSpec, p: SpladeParams, env: Any) -> SpladeRanker:
                             example="splade:naver/splade-cocondenser-ensembledistil")
     return SpladeRanker(
         ref, name, identity=identity,
-        settings=DeviceSettings.for_params(p, env.device_for(name), name,
-                                           default_batch=env.batch_size,
-                                           accelerator_tokens=ACCELERATOR_MAX_TOKENS),
+        settings=env.device_settings(p, name, accelerator_tokens=ACCELERATOR_MAX_TOKENS),
         max_length=p.max_length, query_top_k=p.query_top_k, doc_top_k=p.doc_top_k,
         token_store=getattr(env, "token_store", None))
 

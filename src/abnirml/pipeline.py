@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
@@ -20,6 +20,9 @@ from abnirml.evaluation.workspace import SessionSettings
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 from abnirml.rankers import background_import
 from abnirml.text.lines import shown_path
+
+if TYPE_CHECKING:
+    from abnirml.rankers.family import BuiltRanker
 
 __all__ = ["RunConfig", "RunOutput", "SessionSettings", "StatisticsSettings", "run"]
 
@@ -254,7 +257,7 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
                                                         for n in names)
     with workspace.scorer() as scorer:
         if loaded.in_process:
-            _preload_uncached(rankers, scorer.cache)
+            _preload_uncached([workspace.built(r) for r in rankers], scorer.cache)
         candidates = workspace.candidates
         result = run_experiment(
             selection.probes, rankers, context, scorer,
@@ -314,7 +317,8 @@ def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
                        "judgments": sum(len(j) for j in collection.qrels.values()),
                        **({} if workspace.query_subset is None
                           else {"query_subset": workspace.query_subset.as_dict()})},
-        "rankers": [{"name": r.name, **_spec_field(r), "fingerprint": r.fingerprint,
+        "rankers": [{"name": r.name, **_spec_field(workspace.built(r)),
+                     "fingerprint": r.fingerprint,
                      "delta": result.calibrations[r.name].delta,
                      "delta_source": result.calibrations[r.name].source,
                      "calibration_queries": result.calibrations[r.name].queries}
@@ -392,13 +396,11 @@ def _announce_replacement(folder: Any, rankers: list[str], probes: list[str],
     warnings.warn(f"{note}; --keep stops instead, or give --out a new folder", stacklevel=4)
 
 
-def _spec_field(ranker: Any) -> dict[str, str]:
-    """``{"spec": …}`` for a ranker shown under a display name (what the name stands for);
-    nothing otherwise, so runs without display names write the run.json they always did."""
-    from abnirml.rankers.base import spec_of
-
-    spec = spec_of(ranker)
-    return {"spec": spec} if spec != ranker.name else {}
+def _spec_field(built: BuiltRanker) -> dict[str, str]:
+    """``{"spec": …}`` for a ranker shown under a display name (what the name stands for,
+    from the workspace's record of it); nothing otherwise, so runs without display names
+    write the run.json they always did."""
+    return {"spec": built.identity} if built.identity != built.name else {}
 
 
 def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
@@ -411,15 +413,16 @@ def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
                      "the official top-1000 set (--candidate-depth 1000 reproduces it)")}
 
 
-def _preload_uncached(rankers: list[Any], cache: Any) -> None:
+def _preload_uncached(records: list[BuiltRanker], cache: Any) -> None:
     """Rankers with nothing cached will certainly score: their libraries are imported now,
     in the background, while the samples are built, and those that can (``preload()``) load
     their model too. Rankers with cached scores stay lazy, so a warm rerun still imports and
     loads nothing. Not with worker processes: a fork must not copy a half-finished load."""
-    for ranker in rankers:
+    for built in records:
+        ranker = built.ranker
         if cache.has_scores(ranker.fingerprint):
             continue
-        background_import.for_scoring(ranker)
+        background_import.for_scoring(built)
         preload = getattr(ranker, "preload", None)
         if preload is not None:
             preload()

@@ -11,17 +11,43 @@ from abnirml.rankers import background_import
 from abnirml.rankers.cache import ScoreCache
 
 
-def test_family_of_reads_the_family_of_a_spec():
-    assert background_import.family_of("cross-encoder:/m/x+dtype=bf16") == "cross-encoder"
-    assert background_import.family_of("splade") == "splade"
-    assert background_import.family_of("maxp:biencoder+similarity=dot") == "biencoder"
-    assert background_import.family_of("BM25+k1=0.9") == "bm25"
-    assert background_import.family_of("biencoder@bi") == "biencoder"
-    assert background_import.family_of("wmd:glove@wmd") == "wmd"
+def _keys(text: str) -> list[str]:
+    from abnirml.rankers.base import RankerSpec
+    from abnirml.rankers.registry import family_records
+
+    return [record.key for record in family_records(RankerSpec.parse(text))]
+
+
+def test_the_families_of_a_spec_are_read_by_the_one_spec_parser():
+    assert _keys("cross-encoder:/m/x+dtype=bf16") == ["cross-encoder"]
+    assert _keys("splade") == ["splade"]
+    assert _keys("BM25+k1=0.9") == ["bm25"]
+    assert _keys("biencoder@bi") == ["biencoder"]
+    assert _keys("wmd:glove@wmd") == ["wmd"]
+    # wrappers: the wrapper's record, then the wrapped ranker's
+    assert _keys("maxp:biencoder+similarity=dot") == ["maxp", "biencoder"]
+    assert _keys("listwise-of:maxp:cross-encoder:/m/x+window=5@lw") == [
+        "listwise-of", "maxp", "cross-encoder"]
+    assert _keys("nosuch:x") == []
+    assert _keys("maxp:nosuch") == ["maxp"]
+
+
+def test_background_imports_of_specs_follow_wrappers_and_never_raise(monkeypatch):
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(background_import, "start", lambda modules: started.append(
+        tuple(modules)))
+    # none of these parses or names a family: the registry reports them when building
+    background_import.for_specs(["bm25@1st", "bm25+k1", "nosuch:x", "maxp:", "", "maxp:@x"])
+    assert started == [()]
+    started.clear()
+    background_import.for_specs(["listwise-of:splade+window=5", "bm25"])
+    assert started == [("torch", "transformers")]       # the wrapped splade's eager imports
 
 
 def test_a_ranker_under_a_display_name_imports_what_its_family_needs(monkeypatch):
-    from abnirml.rankers.registry import name_ranker
+    from abnirml.rankers.base import RankerSpec
+    from abnirml.rankers.family import BuiltRanker
+    from abnirml.rankers.registry import lookup, name_ranker
 
     started: list[tuple[str, ...]] = []
     monkeypatch.setattr(background_import, "start", lambda modules: started.append(
@@ -31,9 +57,14 @@ def test_a_ranker_under_a_display_name_imports_what_its_family_needs(monkeypatch
         name = "biencoder"
 
     ranker = Ranker()
-    name_ranker(ranker, "bi", "biencoder")
-    background_import.for_scoring(ranker)
+    spec = RankerSpec.parse("biencoder@bi")
+    name_ranker(ranker, spec.display, spec.canonical)
+    background_import.for_scoring(BuiltRanker(ranker, spec, lookup("biencoder")))
     assert started == [("torch", "transformers", "sentence_transformers")]
+    assert not hasattr(ranker, "canonical_spec")      # the name is the only attribute set
+    # a ranker given as an object imports nothing, whatever it is called
+    background_import.for_scoring(BuiltRanker(Ranker()))
+    assert started[-1] == ()
 
 
 def _module(tmp_path, monkeypatch, name: str) -> threading.Event:
@@ -51,6 +82,7 @@ def _module(tmp_path, monkeypatch, name: str) -> threading.Event:
 def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_background(
         tmp_path, monkeypatch):
     from abnirml.pipeline import _preload_uncached
+    from abnirml.rankers.family import BuiltRanker
 
     gate = _module(tmp_path, monkeypatch, "abnirml_bg_cold")
     _module(tmp_path, monkeypatch, "abnirml_bg_warm").set()
@@ -63,7 +95,7 @@ def test_a_ranker_with_nothing_cached_gets_its_libraries_imported_in_the_backgro
     cold, warm = Ranker("cold", "abnirml_bg_cold"), Ranker("warm", "abnirml_bg_warm")
     with ScoreCache(None) as cache:
         cache.store("warm", [(b"q" * 16, b"d" * 16, 1.0)])
-        _preload_uncached([cold, warm], cache)
+        _preload_uncached([BuiltRanker(cold), BuiltRanker(warm)], cache)
         # returned while the import still waits at its gate
         assert not getattr(sys.modules.get("abnirml_bg_cold"), "LOADED", False)
     gate.set()

@@ -384,16 +384,17 @@ def test_biencoder_dtype_changes_the_fingerprint_and_stays_close_to_fp32(one_tor
 def test_preloading_in_the_background_gives_the_same_scores(tiny, one_torch_thread):
     from abnirml.pipeline import _preload_uncached
     from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.family import BuiltRanker
 
     lazy = _build(f"cross-encoder:{tiny['ce']}")
     early = _build(f"cross-encoder:{tiny['ce']}")
     with ScoreCache(None) as cache:
-        _preload_uncached([early], cache)                  # nothing cached: loads now
+        _preload_uncached([BuiltRanker(early)], cache)     # nothing cached: loads now
         assert early._preloading is not None
         np.testing.assert_array_equal(early.score(PAIRS), lazy.score(PAIRS))
         cache.store(lazy.fingerprint, [(b"q", b"d", 1.0)])
         again = _build(f"cross-encoder:{tiny['ce']}")
-        _preload_uncached([again], cache)                  # something cached: stays lazy
+        _preload_uncached([BuiltRanker(again)], cache)     # something cached: stays lazy
         assert again._preloading is None and again._model is None
 
 

@@ -37,7 +37,8 @@ from abnirml.evaluation.workspace import SessionSettings
 from abnirml.markup import escape_md, escape_md_code
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.manipulation import edits as m
-from abnirml.rankers.base import QueryIdentity, Ranker, hints, spec_of
+from abnirml.rankers.base import QueryIdentity, Ranker, hints
+from abnirml.rankers.family import BuiltRanker
 
 ORIGINAL = "original"
 ONLY_QUERY = "only-query"
@@ -89,13 +90,17 @@ def masked_document(variant: str, query: str, document: str,
     return document if out is None else out
 
 
-def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: Any, *,
+def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker | BuiltRanker],
+                     scorer: Any, *,
                      mask_token: str | None = None,
                      rel_level: int = DEFAULT_REL_LEVEL,
                      tie_breaks: int = DEFAULT_TIE_BREAKS) -> MaskingResult:
     """Score every query's candidates in the three variants with every ranker; evaluate.
 
     ``scorer`` is an :class:`~abnirml.evaluation.scoring.Scorer` (scores go through the cache).
+    A ranker given with its record (:meth:`Workspace.built
+    <abnirml.evaluation.workspace.Workspace.built>`) breaks ties with the seeds of what its
+    display name stands for, so a name changes no result.
     """
     collection = context.collection
     candidates = {qid: docnos for qid, docnos in context.candidate_docnos().items()
@@ -105,7 +110,9 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
         raise ConfigError("masking needs judged queries among the candidates; none found")
     measures = measure_names(rel_level)
     result = MaskingResult(measures=measures)
-    for ranker in rankers:
+    for given in rankers:
+        built = given if isinstance(given, BuiltRanker) else BuiltRanker(given)
+        ranker = built.ranker
         token = hints(ranker).mask_token if mask_token is None else mask_token
         text_context = m.ManipulationContext(stem=context.analyzer.stem, mask_token=token)
         for variant in VARIANTS:
@@ -126,7 +133,7 @@ def masking_analysis(context: ProbeContext, rankers: Sequence[Ranker], scorer: A
             result.runs[(ranker.name, variant)] = run
             broken = evaluate_without_tie_order(
                 run, lambda r: evaluate(r, qrels, measures), measures, context.seed,
-                tie_breaks, f"{spec_of(ranker)}/{variant}")   # a display name: same seeds
+                tie_breaks, f"{built.identity}/{variant}")   # a display name: same seeds
             result.rows.append(MaskingRow(ranker.name, variant, token,
                                           len(set(run) & set(qrels)), broken.mean,
                                           broken.tied, broken.tie_breaks, broken.sd))
@@ -234,7 +241,7 @@ def run_masking(config: MaskingConfig) -> MaskingResult:
     if config.out is not None:   # before any work: a user's masking.md is never replaced
         check_output_folder(Path(config.out), MASKING_FILES)
     workspace = Workspace(config.collection, config.session, config.seed)
-    rankers = workspace.build_rankers(config.rankers)
+    rankers = [workspace.built(r) for r in workspace.build_rankers(config.rankers)]
     workspace.candidates()       # resolved before scoring starts: a bad run file fails early
     context = workspace.probe_context()
     with workspace.scorer() as scorer:

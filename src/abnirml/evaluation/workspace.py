@@ -19,6 +19,7 @@ from abnirml.errors import ConfigError
 
 if TYPE_CHECKING:
     from abnirml.evaluation.parallel import ScoringExecutor
+    from abnirml.rankers.family import BuiltRanker
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class Workspace:
                              progress=self.progress)
         self._candidates: Any = None
         self._parse_cache: Any = None
+        self._built: list[BuiltRanker] = []
         cache_file = self.cache_path()
         if cache_file is not None:
             from abnirml.rankers.token_store import default_path as token_store_path
@@ -144,21 +146,33 @@ class Workspace:
     def build_rankers(self, specs: Sequence[Any]) -> list[Any]:
         """One ranker per spec string, Ranker object or PyTerrier-style transformer (wrapped
         by :func:`~abnirml.rankers.adapters.wrap_pyterrier`, named ``pyterrier``,
-        ``pyterrier-2`` …); an empty list or a ranker named twice is a user error."""
-        from abnirml.rankers.registry import build_ranker
+        ``pyterrier-2`` …); an empty list or a ranker named twice is a user error. The
+        workspace keeps each one's record (:meth:`built`): its spec and family."""
+        from abnirml.rankers.family import BuiltRanker
+        from abnirml.rankers.registry import build
 
         if not specs:
             raise ConfigError("no ranker given")
-        rankers: list[Any] = []
+        records: list[BuiltRanker] = []
         for spec in specs:
-            rankers.append(build_ranker(spec, self.env) if isinstance(spec, str)
-                           else as_ranker(spec, [r.name for r in rankers]))
-        names = [r.name for r in rankers]
+            records.append(build(spec, self.env) if isinstance(spec, str)
+                           else BuiltRanker(as_ranker(spec, [r.name for r in records])))
+        names = [r.name for r in records]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigError(f"ranker {duplicates[0]!r} given twice (names, display names "
                               "included, must be unique)")
-        return rankers
+        self._built += records
+        return [r.ranker for r in records]
+
+    def built(self, ranker: Any) -> BuiltRanker:
+        """The record of a ranker this workspace built: the ranker with its spec and family
+        (None for a ranker given as an object). A ranker it did not build is a bug."""
+        for record in self._built:
+            if record.ranker is ranker:
+                return record
+        raise ValueError(f"ranker {getattr(ranker, 'name', ranker)!r} was not built by this "
+                         "workspace")
 
     def candidates(self) -> Any:
         """Each query's candidate documents, resolved on first use."""

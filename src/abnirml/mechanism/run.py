@@ -179,15 +179,15 @@ def _with_progress(config: PatchConfig, name: str, work):
 def _target_folder(config: PatchConfig) -> Path:
     """``OUT/patching/<ranker label>``; refused before any work when it exists but was not
     written by ``abnirml patch``."""
-    from abnirml.rankers.base import file_label, split_display_name
+    from abnirml.rankers.base import RankerSpec, file_label
 
-    spec, display = split_display_name(config.ranker)
+    label = RankerSpec.parse(config.ranker).label    # a bad spec stops here, before any work
     if config.out is None:
         raise ValueError("patching writes no folder without --out")
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; patching writes into a folder")
-    folder = out / PATCHING_DIR / file_label(display or spec)
+    folder = out / PATCHING_DIR / file_label(label)
     for parent in (out / PATCHING_DIR, folder):
         if os.path.lexists(parent) and kind_of(parent, follow=False) != "folder":
             raise ConfigError(f"--out: {parent} is a {kind_of(parent, follow=False)}, not a "

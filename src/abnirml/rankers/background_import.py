@@ -16,10 +16,14 @@ its usual message. ``ABNIRML_BACKGROUND_IMPORT=off`` disables this (for measurin
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from abnirml.rankers.base import RankerSpec
+    from abnirml.rankers.family import BuiltRanker
 
 _started: set[str] = set()
 _lock = threading.Lock()
@@ -30,16 +34,6 @@ def enabled() -> bool:
     from abnirml.switches import env_off
 
     return not env_off("ABNIRML_BACKGROUND_IMPORT")
-
-
-def family_of(spec: str) -> str:
-    """``cross-encoder`` of ``cross-encoder:DIR+dtype=bf16``; ``biencoder`` of
-    ``biencoder@bi`` (a display name); ``maxp:<spec>`` → inner family. Never raises: a bad
-    spec is reported by the registry when the ranker is built."""
-    family = re.split(r"[+:@]", spec, maxsplit=1)[0].strip().lower()
-    if family == "maxp" and ":" in spec:
-        return family_of(spec.split(":", 1)[1])
-    return family
 
 
 def start(modules: Iterable[str]) -> threading.Thread | None:
@@ -72,27 +66,38 @@ def for_specs(specs: Iterable[object]) -> threading.Thread | None:
     """Start importing what the eager families among ``specs`` will import while being
     built (spec strings only; ranker objects are built already)."""
     modules: list[str] = []
-    for spec in specs:
-        if isinstance(spec, str):
-            modules += _family_imports(spec, "eager_imports")
+    for text in specs:
+        if isinstance(text, str):
+            modules += _spec_imports(text, "eager_imports")
     return start(dict.fromkeys(modules))
 
 
-def _family_imports(spec: str, which: str) -> tuple[str, ...]:
-    """The ``eager_imports`` or ``scoring_imports`` of ``spec``'s family record (none for an
-    unknown family: the registry reports it when the ranker is built)."""
-    from abnirml.rankers.registry import lookup
+def _spec_imports(text: str, which: str) -> list[str]:
+    """The ``eager_imports`` or ``scoring_imports`` of the families spec ``text`` builds.
+    Never raises: a spec that does not parse, or names no family, imports nothing here, and
+    the registry reports it when the ranker is built."""
+    from abnirml.errors import ConfigError
+    from abnirml.rankers.base import RankerSpec
 
-    record = lookup(family_of(spec))
-    return () if record is None else getattr(record, which)
+    try:
+        spec = RankerSpec.parse(text)
+    except ConfigError:
+        return []
+    return _family_imports(spec, which)
 
 
-def for_scoring(ranker: object) -> threading.Thread | None:
-    """Start importing what ``ranker`` needs to score (its ``scoring_imports``, else its
-    family record's)."""
-    from abnirml.rankers.base import spec_of
+def _family_imports(spec: RankerSpec, which: str) -> list[str]:
+    """What the records of ``spec``'s families name under ``which``: a wrapper's
+    (``maxp:``, ``listwise-of:``), then the wrapped ranker's."""
+    from abnirml.rankers.registry import family_records
 
-    modules = getattr(ranker, "scoring_imports", None)
-    if modules is None:     # the spec, not the name: a display name hides the family
-        modules = _family_imports(spec_of(ranker), "scoring_imports")  # type: ignore[arg-type]
-    return start(modules)
+    return [m for record in family_records(spec) for m in getattr(record, which)]
+
+
+def for_scoring(built: BuiltRanker) -> threading.Thread | None:
+    """Start importing what a built ranker needs to score: its own ``scoring_imports``,
+    else those of the families its spec names (nothing for a ranker given as an object)."""
+    modules = getattr(built.ranker, "scoring_imports", None)
+    if modules is None:
+        modules = () if built.spec is None else _family_imports(built.spec, "scoring_imports")
+    return start(dict.fromkeys(modules))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import numbers
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -172,6 +172,13 @@ class RankerSpec:
         """The canonical spec with its display name, parseable back into this spec."""
         return self.canonical + (f"@{self.display}" if self.display else "")
 
+    def wrapped(self, own: Collection[str] = ()) -> RankerSpec:
+        """The spec of the ranker a wrapper family wraps (``maxp:<spec>``,
+        ``listwise-of:<spec>``): the ``:`` argument, with the parameters not in ``own`` (the
+        wrapper's own) passed on to it."""
+        passed = "".join(f"+{k}={v}" for k, v in self.params if k not in own)
+        return RankerSpec.parse(self.argument + passed)
+
     def param(self, key: str, default: str | None = None) -> str | None:
         return dict(self.params).get(key, default)
 
@@ -218,12 +225,6 @@ def check_ranker_fields(obj: object, what: str) -> None:
         value = getattr(obj, field, None)
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{what}: '{field}' must be a non-empty string, got {value!r}")
-
-
-def spec_of(ranker: Ranker) -> str:
-    """The canonical spec behind a ranker's name: differs from ``name`` only for a ranker
-    given a display name. Seeds and other identities use it, so a name changes no result."""
-    return str(getattr(ranker, "canonical_spec", ranker.name))
 
 
 def file_label(name: str) -> str:

@@ -50,7 +50,6 @@ from abnirml.rankers.torch_support import (
     import_or_explain,
     import_torch,
     neural_hints,
-    resolve_device,
 )
 
 if TYPE_CHECKING:
@@ -104,7 +103,7 @@ class BiEncoderRanker:
         if similarity not in SIMILARITIES:
             raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
         self.name = name
-        self.device = resolve_device(device, name, lazy=True)
+        self.device = device
         self._load = lambda: load_without_unused_imports(lambda: load_pretrained(
             _sentence_transformers(name).SentenceTransformer,
             ref, name, device=self.device))
@@ -351,7 +350,7 @@ def from_spec(spec: RankerSpec, p: BiEncoderParams, env: Any) -> BiEncoderRanker
     set_pickle_policy(env.allow_pickle)
     name = spec.canonical
     ref = resolve_biencoder_model(spec.argument, name, p.revision)
-    device = resolve_device(env.device, name, lazy=p.dtype is not None)
+    device = env.device_for(name, lazy=p.dtype is not None)
     return BiEncoderRanker(
         ref, name, device=device, similarity=p.similarity,
         batch_size=p.batch_size or env.batch_size or DEFAULT_BATCH,

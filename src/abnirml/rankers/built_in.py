@@ -350,7 +350,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         argument="SPEC",
         argument_required=True,
         open_params=True,
-        offline="as the ranker it wraps"),
+        offline="as the ranker it wraps",
+        wraps=True),
     RankerFamily(
         key="cross-encoder",
         factory="abnirml.rankers.cross_encoder:from_spec",
@@ -399,7 +400,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                              "sorted by its scores, ties in input order (other parameters "
                              "are the wrapped ranker's)",
                  params=ListwiseParams, argument="SPEC", argument_required=True,
-                 open_params=True, offline="as the ranker it wraps"),
+                 open_params=True, offline="as the ranker it wraps", wraps=True),
     _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
                   "T5 expansions, then BM25", Doc2QueryParams),
     RankerFamily(

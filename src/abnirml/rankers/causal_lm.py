@@ -51,11 +51,7 @@ from abnirml.rankers.hf import (
     resolve_model,
     set_pickle_policy,
 )
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.torch_support import import_or_explain, import_torch
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import CausalLMParams
@@ -302,4 +298,4 @@ def from_spec(spec: RankerSpec, p: CausalLMParams, env: Any) -> CausalLMRanker:
     return CausalLMRanker(
         ref, name, template=load_template(p.template, name, ("query", "document")),
         yes=p.yes or "yes", no=p.no or "no", head=p.head, max_length=p.max_length,
-        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name)))
+        settings=env.device_settings(p, name))

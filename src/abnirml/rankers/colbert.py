@@ -46,11 +46,7 @@ from abnirml.rankers.hf import (
     resolve_model,
     set_pickle_policy,
 )
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.torch_support import import_or_explain, import_torch
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import ColBERTParams
@@ -71,7 +67,7 @@ class ColBERTRanker(TokenBudgetRanker):
         if projection not in ("auto", "none"):
             raise ConfigError(f"ranker {name}: projection must be auto or none")
         self.name = name
-        self.device = resolve_device(device, name)
+        self.device = device
         self.settings = settings or DeviceSettings(device=self.device, max_batch=batch_size)
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         encoder = load_pretrained(transformers.AutoModel.from_pretrained, ref, name)
@@ -233,9 +229,9 @@ def from_spec(spec: RankerSpec, p: ColBERTParams, env: Any) -> ColBERTRanker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="colbert:colbert-ir/colbertv2.0")
-    device = resolve_device(env.device, name)
+    settings = env.device_settings(p, name)
     return ColBERTRanker(
-        ref, name, device=device,
+        ref, name, device=settings.device,
         query_maxlen=p.query_maxlen, doc_maxlen=p.doc_maxlen,
-        settings=DeviceSettings.from_spec(spec, env, device),
+        settings=settings,
         projection=p.projection)

@@ -40,11 +40,7 @@ from abnirml.rankers.hf import (
     resolve_model,
     set_pickle_policy,
 )
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.torch_support import import_or_explain, import_torch
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import CrossEncoderParams
@@ -62,7 +58,6 @@ class CrossEncoderRanker(TokenBudgetRanker):
         _require("transformers", name)
         self.name = name
         self.ref = ref
-        device = resolve_device(device, name, lazy=True)
         self.settings = settings or DeviceSettings(device=device, max_batch=batch_size)
         self.output = output
         self.token_store_path = token_store
@@ -220,8 +215,8 @@ def from_spec(spec: RankerSpec, p: CrossEncoderParams, env: Any) -> CrossEncoder
                         example="cross-encoder:cross-encoder/ms-marco-MiniLM-L-6-v2")
     # The default dtype on CUDA asks torch whether the card has bf16, so the device is
     # checked up front then; with an explicit +dtype it is checked when the model loads.
-    device = resolve_device(env.device, name, lazy=p.dtype is not None)
+    settings = env.device_settings(p, name, lazy=p.dtype is not None)
     return CrossEncoderRanker(
-        ref, name, device=device, output=p.output, max_length=p.max_length,
-        settings=DeviceSettings.from_spec(spec, env, device),
+        ref, name, device=settings.device, output=p.output, max_length=p.max_length,
+        settings=settings,
         token_store=getattr(env, "token_store", None))

@@ -35,8 +35,8 @@ rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
 scores back in the caller's order are done here. :class:`TokenBudgetRanker` is that model over
 (query, document) pairs as an engine ranker (cross-encoder, monoT5, ColBERT, SPLADE, ``lm:``);
 the pairwise rankers (duoT5, ``lm-pairwise:``) use the model over triples.
-:class:`DeviceSettings` parses the shared spec parameters (``dtype``, ``max_tokens``,
-``batch_size``) once for every family.
+:class:`DeviceSettings` is built from the shared parameters (``dtype``, ``max_tokens``,
+``batch_size``) as the family's record checked them, for every family alike.
 
 * **Attention kernels chosen for varying widths** (:func:`attention_scope`). Token-budget
   batches come in many widths (about 90 on the DL19 battery), and on CUDA torch's default
@@ -53,14 +53,14 @@ import contextlib
 import copy
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.base import Pair, RankerHints, RankerSpec, checked_scores
+from abnirml.rankers.base import Pair, RankerHints, checked_scores
 from abnirml.rankers.torch_support import import_torch, positive_int, resolve_device
 
 DTYPES = ("fp32", "fp16", "bf16")
@@ -139,35 +139,54 @@ def attention_scope(device: str) -> contextlib.AbstractContextManager[Any]:
     return sdpa_kernel(backends) if backends else contextlib.nullcontext()
 
 
+class DeviceParams(Protocol):
+    """The parameters device settings are built from, as every token-budget family declares
+    them (``ModelParams`` in :mod:`~abnirml.rankers.built_in`), already checked."""
+
+    @property
+    def dtype(self) -> str | None: ...
+
+    @property
+    def max_tokens(self) -> int | None: ...
+
+    @property
+    def batch_size(self) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class DeviceSettings:
     """How a torch ranker uses its device: where, in which precision, how much per step.
 
     ``max_batch`` caps the rows of one batch on top of the token budget (``+batch_size``);
-    ``None`` lets the budget alone decide.
+    ``None`` lets the budget alone decide. ``checked``: the run has checked ``device``
+    already (:meth:`RankerEnv.device_for <abnirml.rankers.registry.RankerEnv.device_for>`);
+    otherwise :func:`cast_model` checks it when the model loads.
     """
 
     device: str = "cpu"
     dtype: str = "fp32"
     max_tokens: int = CPU_MAX_TOKENS
     max_batch: int | None = None
+    checked: bool = field(default=False, compare=False)
 
     @classmethod
-    def from_spec(cls, spec: RankerSpec, env: Any, device: str,
-                  accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
-        """Read ``+dtype``, ``+max_tokens`` and ``+batch_size`` (or ``--batch-size``).
+    def for_params(cls, params: DeviceParams, device: str, ranker: str, *,
+                   default_batch: int | None = None, checked: bool = False,
+                   accelerator_tokens: int = ACCELERATOR_MAX_TOKENS) -> DeviceSettings:
+        """The settings a family's checked parameters ask for on the resolved ``device``:
+        ``dtype`` (else the device's default), ``max_tokens`` (else the device's budget) and
+        ``batch_size`` (else ``default_batch``, the run's ``--batch-size``; else no cap).
+        ``checked``: the run has checked ``device`` (``RankerEnv.device_checked``).
 
         ``accelerator_tokens`` is the default budget off CPU: a family whose activations per
         token are unusually large (SPLADE's vocabulary-wide logits) asks for less."""
-        name = spec.canonical
-        dtype = parse_dtype(spec.param("dtype"), device, name)
-        default_tokens = CPU_MAX_TOKENS if device == "cpu" else accelerator_tokens
-        max_tokens = positive_int(spec.param("max_tokens"), default_tokens, name, "max_tokens")
-        raw_batch = spec.param("batch_size")
-        if raw_batch is None and getattr(env, "batch_size", None):
-            raw_batch = str(env.batch_size)
-        max_batch = None if raw_batch is None else positive_int(raw_batch, 1, name, "batch_size")
-        return cls(device, dtype, max_tokens, max_batch)
+        dtype = parse_dtype(params.dtype, device, ranker)
+        max_tokens = params.max_tokens if params.max_tokens is not None else (
+            CPU_MAX_TOKENS if device == "cpu" else accelerator_tokens)
+        max_batch = params.batch_size
+        if max_batch is None and default_batch:
+            max_batch = positive_int(str(default_batch), 1, ranker, "batch_size")
+        return cls(device, dtype, max_tokens, max_batch, checked)
 
     @property
     def fingerprint(self) -> str:
@@ -628,6 +647,6 @@ def cast_model(model: Any, settings: DeviceSettings, ranker: str = "") -> Any:
     """Move ``model`` to the settings' device and dtype, in eval mode (checking a device that
     was named but not yet checked: see ``resolve_device(lazy=True)``)."""
     device = settings.device
-    if device != "cpu":
+    if device != "cpu" and not settings.checked:
         resolve_device(device, ranker or "model")
     return model.to(device=device, dtype=torch_dtype(settings.dtype)).eval()

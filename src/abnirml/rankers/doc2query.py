@@ -47,11 +47,7 @@ from abnirml.rankers.hf import (
     resolve_model,
     set_pickle_policy,
 )
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.torch_support import import_or_explain, import_torch
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import Doc2QueryParams
@@ -78,7 +74,7 @@ class Doc2QueryGenerator:
         if mode not in MODES:
             raise ConfigError(f"ranker {name}: mode must be sample or greedy, got {mode!r}")
         self.name = name
-        self.device = resolve_device(device, name)
+        self.device = device
         self.tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, ref, name)
         model = load_pretrained(transformers.AutoModelForSeq2SeqLM.from_pretrained, ref, name)
         self.model = model.to(self.device, torch_dtype(dtype)).eval()
@@ -165,7 +161,7 @@ def _generator_from_spec(spec: RankerSpec, p: Doc2QueryParams, env: Any,
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision, example=example)
     seed = p.seed if p.seed is not None else int(getattr(env, "seed", 0))
-    device = resolve_device(getattr(env, "device", "cpu"), name)
+    device = env.device_for(name)
     return Doc2QueryGenerator(
         ref, name, device=device, dtype=parse_dtype(p.dtype, device, name), n=p.n,
         mode=p.mode, top_k=p.top_k, max_new_tokens=p.max_new_tokens,
@@ -209,14 +205,11 @@ def build_expansion_source(text: str, device: str = "cpu", seed: int = 0) -> Doc
 
     For the DocT5Query manipulation: the ``tmp.doct5query_source`` setting.
     """
-    from types import SimpleNamespace
-
     spec = RankerSpec.parse(text if text.startswith("doc2query:") else f"doc2query:{text}")
     spec.check_params(GENERATOR_PARAMS)
-    from abnirml.rankers.registry import parameters
+    from abnirml.rankers.registry import RankerEnv, parameters
 
-    return _generator_from_spec(spec, parameters(spec),
-                                SimpleNamespace(device=device, seed=seed),
+    return _generator_from_spec(spec, parameters(spec), RankerEnv(device=device, seed=seed),
                                 "doc2query:castorini/doc2query-t5-base-msmarco")
 
 

@@ -60,7 +60,8 @@ class RankerFamily:
     ``eager_imports`` start in the background when the spec is named (the model loads when
     the ranker is built), ``scoring_imports`` when it is about to score (lazy loading).
     ``needs_network``: it always talks to another machine; ``offline`` says how it runs
-    without a network.
+    without a network. ``wraps``: the ``:`` argument is another ranker's spec (``maxp:``,
+    ``listwise-of:``), so what that ranker imports, this one imports too.
     """
 
     key: str
@@ -76,6 +77,7 @@ class RankerFamily:
     scoring_imports: tuple[str, ...] = ()
     needs_network: bool = False
     offline: str = "runs offline"
+    wraps: bool = False
 
     def __post_init__(self) -> None:
         if not dataclasses.is_dataclass(self.params):
@@ -147,6 +149,36 @@ class RankerFamily:
     def missing_modules(self) -> list[str]:
         """The modules this family imports that are not installed here."""
         return [m for m in self.modules if _absent(m)]
+
+
+@dataclass(frozen=True)
+class BuiltRanker:
+    """A built ranker and what it was built from: the parsed spec and its family's record.
+
+    The registry makes one for every spec it builds, and a workspace keeps them, so whoever
+    needs the spec behind a display name (run.json's ``spec``, seeds that must not depend on
+    a label) or the family (the libraries to import before scoring) asks this record rather
+    than reading the ranker's name back. ``spec`` and ``family`` are None for a ranker
+    object or a PyTerrier transformer given directly.
+    """
+
+    #: a pointwise Ranker, or a pairwise or listwise one (``preferences``/``rank_windows``)
+    ranker: Any
+    spec: RankerSpec | None = None
+    family: RankerFamily | None = None
+
+    @property
+    def name(self) -> str:
+        """The name results report: the display name where one was given."""
+        return str(self.ranker.name)
+
+    @property
+    def identity(self) -> str:
+        """What the ranker's name stands for: the canonical spec of a ranker given a display
+        name, else its name. Seeds key on it, so a display name changes no result."""
+        if self.spec is not None and self.spec.display:
+            return self.spec.canonical
+        return self.name
 
 
 def params_fingerprint(name: str, params: Any) -> str:

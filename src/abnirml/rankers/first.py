@@ -39,7 +39,6 @@ from abnirml.rankers.device_batching import (
 from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.listwise import Permutation, Window
 from abnirml.rankers.rankgpt import shown_query, shown_text, text_repair
-from abnirml.rankers.torch_support import resolve_device
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import FirstParams
@@ -201,5 +200,4 @@ def from_spec(spec: RankerSpec, p: FirstParams, env: Any) -> FirstRanker:
     return FirstRanker(ref, name, passage_words=p.passage_words, max_length=p.max_length,
                        window=p.window, step=p.step, list_size=p.list_size,
                        answer_prefix=p.answer_prefix,
-                       settings=DeviceSettings.from_spec(spec, env,
-                                                         resolve_device(env.device, name)))
+                       settings=env.device_settings(p, name))

@@ -184,14 +184,12 @@ def listwise_of_from_spec(spec: Any, p: Any, env: Any) -> ListwiseOf:
     listwise ones go to the wrapped ranker, as ``maxp:`` does."""
     from abnirml.errors import ConfigError
     from abnirml.rankers.base import is_query_routed
-    from abnirml.rankers.registry import build_ranker
+    from abnirml.rankers.registry import build
 
     if not spec.argument:
         raise ConfigError("listwise-of needs the pointwise ranker to present as a list, e.g. "
                           "listwise-of:bm25")
-    own = {"window", "step", "list_size"}
-    inner_spec = spec.argument + "".join(f"+{k}={v}" for k, v in spec.params if k not in own)
-    inner = build_ranker(inner_spec, env)
+    inner = build(spec.wrapped({"window", "step", "list_size"}), env).ranker
     if not callable(getattr(inner, "score", None)) or is_listwise(inner) \
             or callable(getattr(inner, "preferences", None)) or is_query_routed(inner):
         raise ConfigError(f"listwise-of:{spec.argument}: {inner.name} is not a plain "

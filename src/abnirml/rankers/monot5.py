@@ -28,7 +28,6 @@ from abnirml.rankers.device_batching import (
 )
 from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
 from abnirml.rankers.t5_answer import T5AnswerScorer
-from abnirml.rankers.torch_support import resolve_device
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import MonoT5Params
@@ -42,7 +41,7 @@ class MonoT5Ranker(TokenBudgetRanker):
                  true_token: str = "true", false_token: str = "false",
                  settings: DeviceSettings | None = None):
         self.name = name
-        self.device = resolve_device(device, name)
+        self.device = device
         self.settings = settings or DeviceSettings(device=self.device, max_batch=batch_size)
         self.t5 = T5AnswerScorer(ref, name, self.settings, true_token, false_token)
         self.tokenizer = self.t5.tokenizer
@@ -82,9 +81,9 @@ def from_spec(spec: RankerSpec, p: MonoT5Params, env: Any) -> MonoT5Ranker:
     name = spec.canonical
     ref = resolve_model(spec.argument, name, p.revision,
                         example="monot5:castorini/monot5-base-msmarco")
-    device = resolve_device(env.device, name)
+    settings = env.device_settings(p, name)
     return MonoT5Ranker(
-        ref, name, device=device,
+        ref, name, device=settings.device,
         max_length=p.max_length,
-        settings=DeviceSettings.from_spec(spec, env, device),
+        settings=settings,
         true_token=p.true or "true", false_token=p.false or "false")

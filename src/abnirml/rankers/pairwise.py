@@ -40,7 +40,6 @@ from abnirml.rankers.device_batching import (
     TokenColumns,
 )
 from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
-from abnirml.rankers.torch_support import resolve_device
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import DuoT5Params, LMPairwiseParams
@@ -166,10 +165,9 @@ class CausalLMPairwiseRanker(_PairwiseBase):
         return self.lm.torch.softmax(logits, dim=-1)[:, 0]
 
 
-def _common(spec: RankerSpec, env, params: Any) -> dict[str, Any]:
+def _common(spec: RankerSpec, env: Any, params: Any) -> dict[str, Any]:
     return {
-        "settings": DeviceSettings.from_spec(spec, env, resolve_device(env.device,
-                                                                        spec.canonical)),
+        "settings": env.device_settings(params, spec.canonical),
         "max_length": params.max_length, "rerank_depth": params.rerank_depth,
     }
 

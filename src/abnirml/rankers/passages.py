@@ -135,12 +135,10 @@ def aggregate_passages(inner: Ranker, passage_length: int = DEFAULT_LENGTH,
 
 def build(spec: RankerSpec, p: MaxPParams, env: Any) -> PassageAggregate:
     """Registry factory for ``maxp:<inner spec>`` (see the module docstring)."""
-    from abnirml.rankers.registry import build_ranker
+    from abnirml.rankers.registry import build
 
     if not spec.argument:
         raise ConfigError("maxp needs the ranker to wrap, e.g. maxp:bm25 or maxp:biencoder")
-    inner_spec = spec.argument + "".join(f"+{k}={v}" for k, v in spec.params
-                                         if k not in OWN_PARAMS)
-    inner = build_ranker(inner_spec, env)
+    inner = build(spec.wrapped(OWN_PARAMS), env).ranker
     return aggregate_passages(inner, p.passage_length, p.passage_stride, p.aggregate,
                               name=spec.canonical)

@@ -20,15 +20,18 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from abnirml.errors import AbnirmlError, ConfigError, did_you_mean, user_line
 from abnirml.rankers.base import Ranker, RankerSpec, check_ranker_fields
 from abnirml.rankers.built_in import BUILT_IN, BM25Params, QLParams, TFIDFParams
+from abnirml.rankers.family import BuiltRanker, LegacyFactory, NoParams, RankerFamily
 from abnirml.rankers.family import Factory as FamilyFactory
-from abnirml.rankers.family import LegacyFactory, NoParams, RankerFamily
 from abnirml.registry import Registry
 from abnirml.text.analyzer import Analyzer
+
+if TYPE_CHECKING:
+    from abnirml.rankers.device_batching import DeviceSettings
 
 #: ``factory(spec, params, env) -> Ranker``; a bare factory (:func:`register`) takes no
 #: declared parameters, so its ``params`` is an empty :class:`NoParams`
@@ -53,6 +56,51 @@ class RankerEnv:
     #: ``tokens.sqlite`` beside the score cache: token ids kept between runs (None: in memory)
     token_store: Path | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: ``device`` resolved: "checked" (auto chosen, an accelerator found) and "named" (a
+    #: named accelerator not yet checked, see :meth:`device_for`)
+    _devices: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def device_for(self, ranker: str, *, lazy: bool = False) -> str:
+        """The device every ranker of this environment runs on, resolved once
+        (:func:`~abnirml.rankers.torch_support.resolve_device`): ``auto`` becomes the best
+        one available and a named accelerator is checked, both importing torch, on the
+        first call; later calls (every other ranker of the run) reuse the answer.
+
+        ``lazy=True`` is for a ranker that loads its model only when it scores: a named
+        accelerator is then returned unchecked, without importing torch (the model's load
+        checks it), so a fully cached rerun never imports torch. ``auto`` needs torch
+        either way. ``ranker`` names the ranker in an error (an unknown device, a missing
+        accelerator)."""
+        from abnirml.rankers.torch_support import check_deferred, resolve_device
+
+        if "checked" in self._devices:
+            return self._devices["checked"]
+        if lazy and "named" in self._devices:
+            return self._devices["named"]
+        device = resolve_device(self.device, ranker, lazy=lazy)
+        self._devices["named" if lazy and check_deferred(self.device) else "checked"] = device
+        return device
+
+    def device_settings(self, params: Any, ranker: str, *, lazy: bool = False,
+                        accelerator_tokens: int | None = None) -> DeviceSettings:
+        """How a token-budget ranker uses this environment's device: its family's checked
+        ``dtype``, ``max_tokens`` and ``batch_size`` (``params``), on the device resolved
+        once (:meth:`device_for`, ``lazy`` as there), with ``--batch-size`` as the default
+        cap (:meth:`DeviceSettings.for_params
+        <abnirml.rankers.device_batching.DeviceSettings.for_params>`)."""
+        from abnirml.rankers.device_batching import ACCELERATOR_MAX_TOKENS, DeviceSettings
+
+        device = self.device_for(ranker, lazy=lazy)
+        return DeviceSettings.for_params(
+            params, device, ranker, default_batch=self.batch_size,
+            checked=self.device_checked,
+            accelerator_tokens=accelerator_tokens or ACCELERATOR_MAX_TOKENS)
+
+    @property
+    def device_checked(self) -> bool:
+        """Whether :meth:`device_for` has checked the device (``auto`` resolved, a named
+        accelerator found), so a model's load need not check it again."""
+        return "checked" in self._devices
 
     def collection_stats(self) -> Any:
         """Statistics over the collection's documents, computed once per environment."""
@@ -167,7 +215,16 @@ def factory_arity(family: str, factory: Callable[..., Ranker]) -> Literal[2, 3]:
 
 
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
-    spec = RankerSpec.parse(spec_text)
+    """The ranker ``spec_text`` names (see :func:`build` for the record of what it is)."""
+    return build(spec_text, env).ranker
+
+
+def build(spec: str | RankerSpec, env: RankerEnv) -> BuiltRanker:
+    """Build the ranker ``spec`` names, with the parsed spec and its family's record: the
+    spec is parsed here once, its parameters checked once by the record, and a display name
+    given to the ranker's ``name`` alone."""
+    if isinstance(spec, str):
+        spec = RankerSpec.parse(spec)
     record = _RANKERS.find(spec.family)
     if record is None:
         raise ConfigError(f"unknown ranker {spec.family!r}{did_you_mean(spec.family, families())}"
@@ -181,7 +238,25 @@ def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     check_ranker_fields(ranker, f"ranker factory for {spec.family!r}")
     if spec.display:
         name_ranker(ranker, spec.display, spec.canonical)
-    return ranker
+    return BuiltRanker(ranker, spec, record)
+
+
+def family_records(spec: RankerSpec) -> list[RankerFamily]:
+    """The records of the families ``spec`` builds: its own, then, for a wrapper
+    (``maxp:<spec>``, ``listwise-of:<spec>``), the wrapped ranker's, and so on. An unknown
+    family or a wrapped spec that does not parse ends the list without an error: the
+    registry reports it when the ranker is built."""
+    records: list[RankerFamily] = []
+    current = spec
+    while (record := lookup(current.family)) is not None:
+        records.append(record)
+        if not record.wraps or not current.argument:
+            break
+        try:
+            current = current.wrapped()     # the argument is shorter each time: this ends
+        except ConfigError:
+            break
+    return records
 
 
 def _called(family: str, record: RankerFamily,
@@ -216,11 +291,10 @@ def _call_user_factory(factory: Callable[[RankerSpec, RankerEnv], Ranker], spec:
 
 def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:
     """Give a built ranker its display name. Only ``name`` changes: the fingerprint (and so
-    the score cache) stays the model's, and ``canonical_spec`` keeps what the name stands
-    for (run.json's ``spec``, seeds that must not depend on a label)."""
+    the score cache) stays the model's, and what the name stands for is the spec the
+    :class:`~abnirml.rankers.family.BuiltRanker` record keeps."""
     try:
         ranker.name = display
-        ranker.canonical_spec = canonical  # type: ignore[attr-defined]
     except AttributeError:
         raise ConfigError(f"ranker {canonical}: its class does not allow a display name "
                           f"(@{display})") from None

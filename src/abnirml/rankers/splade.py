@@ -53,11 +53,7 @@ from abnirml.rankers.hf import (
     resolve_model,
     set_pickle_policy,
 )
-from abnirml.rankers.torch_support import (
-    import_or_explain,
-    import_torch,
-    resolve_device,
-)
+from abnirml.rankers.torch_support import import_or_explain, import_torch
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import SpladeParams
@@ -343,8 +339,7 @@ def from_spec(spec: RankerSpec, p: SpladeParams, env: Any) -> SpladeRanker:
                             example="splade:naver/splade-cocondenser-ensembledistil")
     return SpladeRanker(
         ref, name, identity=identity,
-        settings=DeviceSettings.from_spec(spec, env, resolve_device(env.device, name),
-                                          accelerator_tokens=ACCELERATOR_MAX_TOKENS),
+        settings=env.device_settings(p, name, accelerator_tokens=ACCELERATOR_MAX_TOKENS),
         max_length=p.max_length, query_top_k=p.query_top_k, doc_top_k=p.doc_top_k,
         token_store=getattr(env, "token_store", None))
 

@@ -43,7 +43,7 @@ def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> st
     if device.split(":")[0] not in _DEVICES:
         raise ConfigError(f"ranker {ranker}: unknown device {requested!r} "
                           "(use cpu, cuda, cuda:N, mps or auto)")
-    if device == "cpu" or (lazy and device != "auto"):
+    if device == "cpu" or (lazy and check_deferred(device)):
         return device            # no need to import torch just to say so
     torch = import_torch(ranker)
     mps = getattr(torch.backends, "mps", None)
@@ -55,6 +55,13 @@ def resolve_device(requested: str | None, ranker: str, lazy: bool = False) -> st
     if device == "mps" and not mps_ok:
         raise ConfigError(f"ranker {ranker}: device 'mps' requested but it is not available")
     return device
+
+
+def check_deferred(requested: str | None) -> bool:
+    """Whether ``resolve_device(requested, lazy=True)`` leaves the device unchecked: a named
+    accelerator (``cuda``, ``cuda:N``, ``mps``); ``cpu`` needs no check and ``auto`` is
+    resolved (with torch) either way."""
+    return (requested or "cpu").strip().lower() not in ("cpu", "auto")
 
 
 def positive_int(value: str | None, default: int, ranker: str, key: str) -> int:

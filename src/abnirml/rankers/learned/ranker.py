@@ -112,7 +112,8 @@ def _kernel_ranker(directory: Path, manifest: ModelManifest, name: str, identity
     if expected and expected.split("@")[0] != installed.split("@")[0]:
         raise ConfigError(f"ranker {name}: the model was trained on {expected} vectors, "
                           f"but {installed} are installed")
-    device = resolve_device(getattr(env, "device", "cpu"), name, lazy=True)
+    device = env.device_for(name, lazy=True)
+    checked = env.device_checked          # a named accelerator: checked when the model loads
 
     def load() -> dict[str, Predict]:
         from safetensors.torch import load_file
@@ -122,7 +123,8 @@ def _kernel_ranker(directory: Path, manifest: ModelManifest, name: str, identity
         from abnirml.rankers.torch_support import import_torch
 
         torch = import_torch(name, "learned")
-        resolve_device(device, name)
+        if not checked:
+            resolve_device(device, name)
         glove = load_glove(name)
         encoder = TextEncoder(glove, Analyzer(stopwords=manifest.stopwords).stopword_set,
                               int(manifest.params["max_query_len"]),

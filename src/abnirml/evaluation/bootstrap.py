@@ -30,6 +30,7 @@ paired — and the result does not depend on the order records are built in.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterator
 from functools import lru_cache
@@ -59,26 +60,47 @@ def cluster_codes(cluster: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     return codes.reshape(-1).astype(np.int64), int(labels.shape[0])
 
 
-def resample_weights(k: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Matrix products on the calling thread only, for the resampling loops.
+
+    Their products are thin (resamples × queries by queries × columns, a few queries
+    deep) and come one block at a time: the BLAS library's worker threads would spend more
+    CPU time waking and waiting than they save, several times the single-threaded cost
+    on a busy machine. Restored on exit; a no-op where ``threadpoolctl`` is missing.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                             # pragma: no cover - a core dependency
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def resample_weights(k: int, resamples: int, rng: np.random.Generator,
+                     dtype: type = np.float64) -> np.ndarray:
     """(resamples × k) multiplicities: row r says how often each cluster is drawn in resample r.
 
     Each row counts ``k`` cluster indices drawn uniformly with replacement (a
     multinomial(k, 1/k) row). Drawing the indices and counting them with one ``bincount``
-    over row-offset codes is ~10× faster than ``rng.multinomial`` for these sizes.
+    over row-offset codes is ~10× faster than ``rng.multinomial`` for these sizes. The
+    counts are small integers, exact in any float ``dtype``.
     """
     drawn = rng.integers(0, k, size=(resamples, k))
-    drawn += np.arange(resamples, dtype=drawn.dtype)[:, None] * k
+    drawn += np.arange(0, resamples * k, k, dtype=drawn.dtype)[:, None]
     counts = np.bincount(drawn.ravel(), minlength=resamples * k)
-    return counts.reshape(resamples, k).astype(np.float64)
+    return counts.reshape(resamples, k).astype(dtype)
 
 
 def weight_blocks(k: int, resamples: int, rng: np.random.Generator,
-                  rows: int | None = None) -> Iterator[np.ndarray]:
+                  rows: int | None = None, dtype: type = np.float64) -> Iterator[np.ndarray]:
     """:func:`resample_weights` in row blocks of at most :data:`CHUNK_ELEMENTS` cells (or
-    ``rows`` rows); the rows are exactly those of one (resamples × k) draw from ``rng``."""
+    ``rows`` rows); the rows are exactly those of one (resamples × k) draw from ``rng``
+    (the generator's stream does not depend on how the draw is split)."""
     rows = max(1, CHUNK_ELEMENTS // max(k, 1)) if rows is None else max(1, rows)
     for start in range(0, resamples, rows):
-        yield resample_weights(k, min(rows, resamples - start), rng)
+        yield resample_weights(k, min(rows, resamples - start), rng, dtype)
 
 
 def clustered_means(values: np.ndarray, codes: np.ndarray, k: int,

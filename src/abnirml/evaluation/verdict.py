@@ -36,6 +36,7 @@ import numpy as np
 from abnirml.evaluation.bootstrap import (
     CHUNK_ELEMENTS,
     cluster_codes,
+    one_blas_thread,
     stable_seed,
     unanimous_interval,
     weight_blocks,
@@ -167,7 +168,8 @@ class DrawItem:
 
 
 def table_draws(items: Sequence[DrawItem], rounds: Mapping[str, int], seed: int,
-                alpha: float, correction: str = "none") -> list[list[ScoreDraws] | None]:
+                alpha: float, correction: str = "none", progress: bool = False
+                ) -> list[list[ScoreDraws] | None]:
     """:class:`ScoreDraws` of every column of every item (None: fewer than two queries).
 
     A table's resampled queries are one multinomial draw per (family, subset, number of
@@ -176,8 +178,11 @@ def table_draws(items: Sequence[DrawItem], rounds: Mapping[str, int], seed: int,
     one matrix product with it, and a table of hundreds of probes draws its R resamples
     once instead of once per probe. Blocks of rows keep memory bounded, and each column
     keeps only the extreme scores its loosest possible rule can reach (Bonferroni: α/m
-    over the table's m tested columns; the step-wise corrections: α).
+    over the table's m tested columns; the step-wise corrections: α). ``progress``: a
+    bar counting the resamples drawn, over every table.
     """
+    from abnirml.evaluation.scoring import progress_bar
+
     out: list[list[ScoreDraws] | None] = [None] * len(items)
     groups: dict[tuple[str, str, int], list[tuple[int, np.ndarray]]] = {}
     for i, item in enumerate(items):
@@ -190,29 +195,41 @@ def table_draws(items: Sequence[DrawItem], rounds: Mapping[str, int], seed: int,
         tested[family] = tested.get(family, 0) + sum(
             int(np.asarray(items[i].statistics).reshape(codes.shape[0], -1).shape[1])
             for i, codes in members)
-    for (family, subset, k), members in groups.items():
-        level = alpha / tested[family] if correction == "bonferroni" else alpha
-        values = [np.asarray(items[i].statistics, dtype=np.float64).reshape(
-            codes.shape[0], -1) for i, codes in members]
-        sums = np.concatenate([np.stack([np.bincount(codes, weights=v[:, j], minlength=k)
-                                         for j in range(v.shape[1])], axis=1)
-                               for (_, codes), v in zip(members, values, strict=True)], axis=1)
-        counts = np.stack([np.bincount(codes, minlength=k).astype(np.float64)
-                           for _, codes in members], axis=1)
-        owner = np.concatenate([np.full(v.shape[1], m) for m, v in enumerate(values)])
-        drawn = _draw_columns(sums, counts, owner, rounds[family], k, level,
-                              np.random.default_rng(stable_seed(seed, "clustered", family,
-                                                                subset, k)))
-        start = 0
-        for (i, _), v in zip(members, values, strict=True):
-            below, above, lowest, highest = (part[..., start:start + v.shape[1]]
-                                             for part in drawn)
-            start += v.shape[1]
-            out[i] = [ScoreDraws(rounds[family], int(below[j]), int(above[j]),
-                                 lowest[:, j].copy(), highest[:, j].copy(),
-                                 items[i].symmetric, k, _shared(v[:, j]))
-                      for j in range(v.shape[1])]
+    bar = progress_bar(sum(rounds[family] for family, _, _ in groups), "statistics",
+                       progress, unit="resample")
+    with bar, one_blas_thread():
+        for (family, subset, k), members in groups.items():
+            _draw_group(items, members, family, subset, k, rounds[family],
+                        alpha / tested[family] if correction == "bonferroni" else alpha,
+                        seed, out, bar.update)
     return out
+
+
+def _draw_group(items: Sequence[DrawItem], members: Sequence[tuple[int, np.ndarray]],
+                family: str, subset: str, k: int, rounds: int, level: float, seed: int,
+                out: list[list[ScoreDraws] | None], advance: Callable[[int], object]
+                ) -> None:
+    """The :class:`ScoreDraws` of the items of one table that have ``k`` queries."""
+    values = [np.asarray(items[i].statistics, dtype=np.float64).reshape(
+        codes.shape[0], -1) for i, codes in members]
+    sums = np.concatenate([np.stack([np.bincount(codes, weights=v[:, j], minlength=k)
+                                     for j in range(v.shape[1])], axis=1)
+                           for (_, codes), v in zip(members, values, strict=True)], axis=1)
+    counts = np.stack([np.bincount(codes, minlength=k).astype(np.float64)
+                       for _, codes in members], axis=1)
+    owner = np.concatenate([np.full(v.shape[1], m) for m, v in enumerate(values)])
+    drawn = _draw_columns(sums, counts, owner, rounds, k, level,
+                          np.random.default_rng(stable_seed(seed, "clustered", family,
+                                                            subset, k)), advance)
+    start = 0
+    for (i, _), v in zip(members, values, strict=True):
+        below, above, lowest, highest = (part[..., start:start + v.shape[1]]
+                                         for part in drawn)
+        start += v.shape[1]
+        out[i] = [ScoreDraws(rounds, int(below[j]), int(above[j]),
+                             lowest[:, j].copy(), highest[:, j].copy(),
+                             items[i].symmetric, k, _shared(v[:, j]))
+                  for j in range(v.shape[1])]
 
 
 def _shared(column: np.ndarray) -> float | None:
@@ -220,49 +237,178 @@ def _shared(column: np.ndarray) -> float | None:
 
 
 def _draw_columns(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, rounds: int,
-                  k: int, level: float, rng: np.random.Generator
+                  k: int, level: float, rng: np.random.Generator,
+                  advance: Callable[[int], object] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per column of ``sums`` (k × columns; ``owner`` names its column of ``counts``): the
     resampled pooled means ≤ 0 and ≥ 0, and the most extreme ones a rule at ``level`` (or
-    stricter) can reach (``lowest`` ascending, ``highest`` descending; rows = kept)."""
+    stricter) can reach (``lowest`` ascending, ``highest`` descending; rows = kept).
+
+    Only columns whose resampled means can differ are resampled, each once:
+
+    * a column whose every query has the same mean (all its effects equal, or each query's
+      effects summing to the same share of its samples) has that mean in every resample;
+    * columns with the same sums over the same queries (two rankers that agree on every
+      sample, or both all ties) have the same resampled means.
+
+    Effects are integers, so every sum of a resample is an exact integer in float64 and
+    each resampled mean is the correctly rounded ratio of two exact integers: the counts
+    and the kept scores are the same bits however the columns are grouped. ``advance`` is
+    told the resamples drawn, block by block (a progress bar).
+    """
     columns = sums.shape[1]
     keep = tail_size(rounds, level, True)      # enough for one- and two-sided rows alike
     below = np.zeros(columns, dtype=np.int64)
     above = np.zeros(columns, dtype=np.int64)
-    low = np.empty((columns, 0))
-    high = np.empty((columns, 0))
-    rows = CHUNK_ELEMENTS // (k + 2 * columns + counts.shape[1])
-    for block in weight_blocks(k, rounds, rng, rows):
-        # columns × resamples, so that each column's resamples are contiguous
-        means = (sums.T @ block.T) / (counts.T @ block.T)[owner]
-        below += (means <= 0).sum(axis=1)
-        above += (means >= 0).sum(axis=1)
-        low = _merge_smallest(low, means, keep)
-        high = -_merge_smallest(-high, -means, keep)
+    low = np.empty((columns, keep))
+    high = np.empty((columns, keep))
+    own = counts[:, owner]                     # k × columns: each column's query sizes
+    constant = _constant_columns(sums, own)
+    if constant.any():
+        value = sums[0, constant] / own[0, constant]
+        below[constant] = np.where(value <= 0, rounds, 0)
+        above[constant] = np.where(value >= 0, rounds, 0)
+        low[constant] = value[:, None]
+        high[constant] = value[:, None]
+    varying = np.flatnonzero(~constant)
+    if varying.size:
+        _, first, copies = np.unique(np.concatenate([sums[:, varying], own[:, varying]]).T,
+                                     axis=0, return_index=True, return_inverse=True)
+        distinct = varying[first]
+        drawn = _draw_distinct(sums[:, distinct], counts, owner[distinct], rounds, k, keep,
+                               rng, advance)
+        for target, part in zip((below, above, low, high), drawn, strict=True):
+            target[varying] = part[copies.reshape(-1)]
+    elif advance is not None:
+        advance(rounds)
     return below, above, np.sort(low, axis=1).T, -np.sort(-high, axis=1).T
 
 
-def _merge_smallest(kept: np.ndarray, values: np.ndarray, keep: int) -> np.ndarray:
-    """The ``keep`` smallest of each row of ``kept`` and ``values`` together (in no order).
+def _constant_columns(sums: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Columns whose queries all have the same mean, sums[q] / own[q] (k × columns each),
+    told by exact integer cross-products: only when the sums are integers (effects), whose
+    resampled means are then that ratio exactly (other values: none is treated as
+    constant)."""
+    bound = float(np.abs(sums).max(initial=0.0)) * float(own.max(initial=0.0))
+    if bound >= 2.0 ** 52 or not np.array_equal(sums, np.round(sums)):
+        return np.zeros(sums.shape[1], dtype=bool)
+    return np.all(sums * own[:1] == own * sums[:1], axis=0)
 
-    Once a row holds ``keep`` values only the new values below its largest kept one can
-    enter; late in a long draw those are few, so they are picked out with one comparison
-    and merged by one sort instead of partitioning every block whole.
+
+SINGLE_EXACT = 2.0 ** 24
+"""Integers below this are exact in float32, and so is every sum of them that stays below."""
+
+
+def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, rounds: int,
+                   k: int, keep: int, rng: np.random.Generator,
+                   advance: Callable[[int], object] | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The resampling of :func:`_draw_columns` for the columns that need it.
+
+    Per block of resamples two matrix products give every column's resampled sum and the
+    size of the queries drawn for it. When no sum can reach 2²⁴ (effects of queries of up
+    to a million samples) the products are taken in float32, where those integers are
+    exact, at half the memory traffic. The sign of a mean is its sum's (sizes are
+    positive), so ≤ 0 and ≥ 0 are counted on the sums — and not at all for a column whose
+    every query's sum has one strict sign, which no resample can bring to 0 (its columns
+    come last, so the counted ones are one slice); ``low``/``high`` keep each column's
+    ``keep`` extreme means (:class:`_Tails`).
     """
-    if kept.shape[1] < keep:
-        merged = np.concatenate([kept, values], axis=1)
-        if merged.shape[1] <= keep:
-            return merged
-        return np.partition(merged, keep - 1, axis=1)[:, :keep]
-    row, column = np.nonzero(values < kept.max(axis=1)[:, None])
-    if row.size == 0:
-        return kept
-    rows = kept.shape[0]
-    owner = np.concatenate([np.repeat(np.arange(rows), keep), row])
-    found = np.concatenate([kept.ravel(), values[row, column]])
-    order = np.lexsort((found, owner))
-    starts = np.searchsorted(owner[order], np.arange(rows))
-    return found[order][(starts[:, None] + np.arange(keep)).ravel()].reshape(rows, keep)
+    columns = sums.shape[1]
+    one_sided = (sums.min(axis=0) > 0) | (sums.max(axis=0) < 0)
+    order = np.argsort(one_sided, kind="stable")        # counted columns first
+    counted = int(columns - one_sided.sum())
+    sums = sums[:, order]
+    sizes = counts[:, owner[order]]
+    reach = k * max(float(np.abs(sums).max(initial=0.0)), float(sizes.max(initial=0.0)))
+    single = reach < SINGLE_EXACT and np.array_equal(sums, np.round(sums))
+    dtype = np.float32 if single else np.float64
+    sums_t, sizes_t = sums.astype(dtype), sizes.astype(dtype)
+    below = np.zeros(columns, dtype=np.int64)
+    above = np.zeros(columns, dtype=np.int64)
+    positive = sums[0, counted:] > 0
+    below[counted:] = np.where(positive, 0, rounds)
+    above[counted:] = np.where(positive, rounds, 0)
+    low = _Tails(columns, keep, largest=False)
+    high = _Tails(columns, keep, largest=True)
+    rows = max(1, CHUNK_ELEMENTS // (k + 4 * columns))
+    for block in weight_blocks(k, rounds, rng, rows, dtype):
+        total = block @ sums_t                  # resamples × columns
+        size = block @ sizes_t
+        if counted:
+            _count_signs(total[:, :counted], below[:counted], above[:counted])
+        rough = total / size                    # float32: within rounding of the means
+        low.add(total, size, rough)
+        high.add(total, size, rough)
+        if advance is not None:
+            advance(block.shape[0])
+    back = np.argsort(order, kind="stable")
+    return below[back], above[back], low.kept[back], high.kept[back]
+
+
+def _count_signs(total: np.ndarray, below: np.ndarray, above: np.ndarray) -> None:
+    """Add each column's sums ≤ 0 to ``below`` and ≥ 0 to ``above`` (resamples × columns);
+    the comparisons are summed as bytes (a block has at most 2³¹ rows)."""
+    for side, counted in ((total <= 0, below), (total >= 0, above)):
+        counted += np.add.reduce(side.view(np.uint8), axis=0, dtype=np.int32)
+
+
+class _Tails:
+    """The ``keep`` smallest (``largest``: largest) resampled means of each column.
+
+    A resampled mean is the float64 ratio of two exact integers (its sum and its size).
+    Once a column holds ``keep`` means only a mean beyond its least extreme kept one can
+    enter; late in a long draw few do. A block's means are screened with ``rough`` — the
+    same ratios in the products' precision: rounding is monotone, so a float64 mean
+    beyond the bound has a rough ratio at or beyond the bound rounded outwards — and only
+    the resamples that pass get their float64 mean computed and compared.
+    """
+
+    def __init__(self, columns: int, keep: int, largest: bool) -> None:
+        self.keep = keep
+        self.largest = largest
+        self.kept = np.empty((columns, 0))
+
+    def add(self, total: np.ndarray, size: np.ndarray, rough: np.ndarray) -> None:
+        """Merge one block (resamples × columns) of sums, sizes and their rough ratios."""
+        keep, largest = self.keep, self.largest
+        if self.kept.shape[1] < keep:
+            means = np.divide(total, size, dtype=np.float64).T
+            merged = np.concatenate([self.kept, means], axis=1)
+            if merged.shape[1] > keep:
+                merged = (np.partition(merged, merged.shape[1] - keep, axis=1)[:, -keep:]
+                          if largest else np.partition(merged, keep - 1, axis=1)[:, :keep])
+            self.kept = merged
+            return
+        bound = self.kept.min(axis=1) if largest else self.kept.max(axis=1)
+        outward = _outward(bound, rough.dtype, largest)
+        near = np.flatnonzero(rough >= outward if largest else rough <= outward)
+        if near.size == 0:
+            return
+        row, column = np.divmod(near, rough.shape[1])
+        means = np.divide(total[row, column], size[row, column], dtype=np.float64)
+        beyond = means > bound[column] if largest else means < bound[column]
+        if not beyond.any():
+            return
+        column, means = column[beyond], means[beyond]
+        columns = np.unique(column)
+        slot = np.searchsorted(columns, column)
+        owner = np.concatenate([np.repeat(np.arange(columns.size), keep), slot])
+        found = np.concatenate([self.kept[columns].ravel(), means])
+        order = np.lexsort((-found if largest else found, owner))
+        starts = np.searchsorted(owner[order], np.arange(columns.size))
+        self.kept[columns] = found[order][(starts[:, None] + np.arange(keep)).ravel()
+                                          ].reshape(columns.size, keep)
+
+
+def _outward(bound: np.ndarray, dtype: np.dtype, largest: bool) -> np.ndarray:
+    """``bound`` in ``dtype``, rounded away from the kept values (down for the largest)."""
+    rounded = bound.astype(dtype)
+    if rounded.dtype == bound.dtype:
+        return rounded
+    towards = -np.inf if largest else np.inf
+    short = rounded > bound if largest else rounded < bound
+    return np.where(short, np.nextafter(rounded, np.asarray(towards, dtype=dtype)), rounded)
 
 
 def clustered_p(statistic: np.ndarray, cluster: np.ndarray | None, rounds: int,

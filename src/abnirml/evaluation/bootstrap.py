@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator
-from functools import lru_cache
 
 import numpy as np
 
@@ -150,13 +149,47 @@ def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
     return percentile_interval(means, level)
 
 
-@lru_cache(maxsize=8)
 def seeded_weights(k: int, resamples: int, seed: int, key: tuple[str, ...]) -> np.ndarray:
     """The multiplicity matrix of one (seed, key): every ranker of a probe and subset asks
-    for the same one, so it is drawn once (read-only; callers never modify it)."""
-    weights = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
-    weights.flags.writeable = False
-    return weights
+    for the same one, and ``compare`` asks again for each pair of rankers, so it is drawn
+    once (read-only; callers never modify it) and kept in :data:`_WEIGHTS`."""
+    found = _WEIGHTS.get((k, resamples, seed, key))
+    if found is None:
+        found = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
+        found.flags.writeable = False
+        _WEIGHTS.put((k, resamples, seed, key), found)
+    return found
+
+
+class _ByteBoundedCache:
+    """A least-recently-used map of arrays holding at most ``limit`` bytes in all: enough
+    for every probe × subset of a run (a thousand resamples of a few dozen queries is a few
+    hundred KiB), never more memory than that however many there are."""
+
+    def __init__(self, limit: int) -> None:
+        from collections import OrderedDict
+
+        self.limit = limit
+        self.held = 0
+        self.entries: OrderedDict[object, np.ndarray] = OrderedDict()
+
+    def get(self, key: object) -> np.ndarray | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: object, value: np.ndarray) -> None:
+        if value.nbytes > self.limit:
+            return
+        self.entries[key] = value
+        self.held += value.nbytes
+        while self.held > self.limit:
+            _, dropped = self.entries.popitem(last=False)
+            self.held -= dropped.nbytes
+
+
+_WEIGHTS = _ByteBoundedCache(64 << 20)
 
 
 def unanimous_interval(effect: float, clusters: int, level: float, symmetric: bool

@@ -305,52 +305,69 @@ def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, roun
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The resampling of :func:`_draw_columns` for the columns that need it.
 
-    Per block of resamples two matrix products give every column's resampled sum and the
-    size of the queries drawn for it. When no sum can reach 2²⁴ (effects of queries of up
-    to a million samples) the products are taken in float32, where those integers are
-    exact, at half the memory traffic. The sign of a mean is its sum's (sizes are
-    positive), so ≤ 0 and ≥ 0 are counted on the sums — and not at all for a column whose
-    every query's sum has one strict sign, which no resample can bring to 0 (its columns
-    come last, so the counted ones are one slice); ``low``/``high`` keep each column's
-    ``keep`` extreme means (:class:`_Tails`).
+    Per block of resamples two matrix products give every column's resampled sums and
+    the sizes of the queries drawn for it; their ratio (``rough``) and its least and
+    largest value per column decide what else the block needs. When no sum can reach 2²⁴
+    (effects of queries of up to a million samples) the products are taken in float32,
+    where those integers are exact, at half the memory traffic; a mean itself is always
+    the float64 ratio of the two integers. The sign of a mean is its sum's (sizes are
+    positive): a column whose block lies on one side of 0 is counted whole, and only the
+    columns whose block reaches 0 from both sides are counted resample by resample;
+    ``low``/``high`` keep each column's ``keep`` extreme means (:class:`_Tails`).
     """
     columns = sums.shape[1]
-    one_sided = (sums.min(axis=0) > 0) | (sums.max(axis=0) < 0)
-    order = np.argsort(one_sided, kind="stable")        # counted columns first
-    counted = int(columns - one_sided.sum())
-    sums = sums[:, order]
-    sizes = counts[:, owner[order]]
-    reach = k * max(float(np.abs(sums).max(initial=0.0)), float(sizes.max(initial=0.0)))
+    sizes = counts[:, owner]
+    largest = k * float(sizes.max(initial=1.0))
+    reach = max(k * float(np.abs(sums).max(initial=0.0)), largest)
     single = reach < SINGLE_EXACT and np.array_equal(sums, np.round(sums))
     dtype = np.float32 if single else np.float64
-    sums_t, sizes_t = sums.astype(dtype), sizes.astype(dtype)
+    sums_t, sizes_t = sums.T.astype(dtype), sizes.T.astype(dtype)
+    ordered = not single or _rounding_keeps_order(sums, sizes, largest)
     below = np.zeros(columns, dtype=np.int64)
     above = np.zeros(columns, dtype=np.int64)
-    positive = sums[0, counted:] > 0
-    below[counted:] = np.where(positive, 0, rounds)
-    above[counted:] = np.where(positive, rounds, 0)
-    low = _Tails(columns, keep, largest=False)
-    high = _Tails(columns, keep, largest=True)
+    low = _Tails(columns, keep, False, ordered)
+    high = _Tails(columns, keep, True, ordered)
     rows = max(1, CHUNK_ELEMENTS // (k + 4 * columns))
     for block in weight_blocks(k, rounds, rng, rows, dtype):
-        total = block @ sums_t                  # resamples × columns
-        size = block @ sizes_t
-        if counted:
-            _count_signs(total[:, :counted], below[:counted], above[:counted])
+        # columns × resamples: each column's resamples contiguous, for the reductions
+        total = sums_t @ block.T
+        size = sizes_t @ block.T
         rough = total / size                    # float32: within rounding of the means
-        low.add(total, size, rough)
-        high.add(total, size, rough)
+        least, most = rough.min(axis=1), rough.max(axis=1)
+        _count_signs(total, least, most, below, above)
+        low.add(total, size, rough, least)
+        high.add(total, size, rough, most)
         if advance is not None:
             advance(block.shape[0])
-    back = np.argsort(order, kind="stable")
-    return below[back], above[back], low.kept[back], high.kept[back]
+    return below, above, low.kept, high.kept
 
 
-def _count_signs(total: np.ndarray, below: np.ndarray, above: np.ndarray) -> None:
-    """Add each column's sums ≤ 0 to ``below`` and ≥ 0 to ``above`` (resamples × columns);
-    the comparisons are summed as bytes (a block has at most 2³¹ rows)."""
-    for side, counted in ((total <= 0, below), (total >= 0, above)):
-        counted += np.add.reduce(side.view(np.uint8), axis=0, dtype=np.int32)
+def _rounding_keeps_order(sums: np.ndarray, sizes: np.ndarray, largest: float) -> bool:
+    """Whether float32 ratios order the resampled means exactly as float64 ones do, ties
+    included. Two different means of resamples no larger than ``largest`` samples differ
+    by at least 1/largest²; when that is more than float32's spacing at the largest |mean|
+    possible (a query's own mean), rounding to float32 cannot merge or swap them."""
+    widest = float(np.max(np.abs(sums) / sizes, initial=0.0))
+    spacing = float(np.spacing(np.nextafter(np.float32(widest), np.float32(np.inf))))
+    return spacing * largest * largest < 1.0
+
+
+def _count_signs(total: np.ndarray, least: np.ndarray, most: np.ndarray,
+                 below: np.ndarray, above: np.ndarray) -> None:
+    """Add each column's sums ≤ 0 to ``below`` and ≥ 0 to ``above`` (columns × resamples;
+    ``least``/``most``: each column's extreme means, whose signs are their sums'). A
+    column on one side of 0 (or all 0) counts whole; the others resample by resample,
+    the comparisons summed as bytes (a block has at most 2³¹ rows)."""
+    rows = total.shape[1]
+    positive, negative = least > 0, most < 0
+    zero = (least == 0) & (most == 0)
+    above += np.where(positive | zero, rows, 0)
+    below += np.where(negative | zero, rows, 0)
+    mixed = np.flatnonzero(~(positive | negative | zero))
+    if mixed.size:
+        part = total[mixed]
+        for side, counted in ((part <= 0, below), (part >= 0, above)):
+            counted[mixed] += np.add.reduce(side.view(np.uint8), axis=1, dtype=np.int32)
 
 
 class _Tails:
@@ -358,47 +375,75 @@ class _Tails:
 
     A resampled mean is the float64 ratio of two exact integers (its sum and its size).
     Once a column holds ``keep`` means only a mean beyond its least extreme kept one can
-    enter; late in a long draw few do. A block's means are screened with ``rough`` — the
-    same ratios in the products' precision: rounding is monotone, so a float64 mean
-    beyond the bound has a rough ratio at or beyond the bound rounded outwards — and only
-    the resamples that pass get their float64 mean computed and compared.
+    enter; late in a long draw few do. A block is screened with ``rough``, the same
+    ratios in the products' precision, and each column's extreme rough value: only the
+    columns that reach the bound are looked at, and only their resamples that reach it
+    get their float64 mean computed and compared. When rough values order the means
+    exactly (``ordered``) a mean equal to the bound — frequent, means being ratios of
+    small integers — is screened out with the rough value of the bound itself; otherwise
+    the bound is rounded outwards (rounding is monotone, so no mean beyond it is missed)
+    and ties are settled in float64.
     """
 
-    def __init__(self, columns: int, keep: int, largest: bool) -> None:
+    def __init__(self, columns: int, keep: int, largest: bool, ordered: bool) -> None:
         self.keep = keep
         self.largest = largest
+        self.ordered = ordered
         self.kept = np.empty((columns, 0))
+        self.rough: np.ndarray | None = None   # the kept means' rough values
 
-    def add(self, total: np.ndarray, size: np.ndarray, rough: np.ndarray) -> None:
-        """Merge one block (resamples × columns) of sums, sizes and their rough ratios."""
+    def add(self, total: np.ndarray, size: np.ndarray, rough: np.ndarray,
+            extreme: np.ndarray) -> None:
+        """Merge one block (columns × resamples) of sums, sizes, their rough ratios and
+        each column's most extreme rough ratio on this side."""
         keep, largest = self.keep, self.largest
         if self.kept.shape[1] < keep:
-            means = np.divide(total, size, dtype=np.float64).T
+            means = np.divide(total, size, dtype=np.float64)
             merged = np.concatenate([self.kept, means], axis=1)
             if merged.shape[1] > keep:
                 merged = (np.partition(merged, merged.shape[1] - keep, axis=1)[:, -keep:]
                           if largest else np.partition(merged, keep - 1, axis=1)[:, :keep])
             self.kept = merged
+            self.rough = merged.astype(rough.dtype) if merged.shape[1] == keep else None
             return
+        assert self.rough is not None
         bound = self.kept.min(axis=1) if largest else self.kept.max(axis=1)
-        outward = _outward(bound, rough.dtype, largest)
-        near = np.flatnonzero(rough >= outward if largest else rough <= outward)
-        if near.size == 0:
+        if self.ordered:
+            threshold = self.rough.min(axis=1) if largest else self.rough.max(axis=1)
+            reach = extreme > threshold if largest else extreme < threshold
+        else:
+            threshold = _outward(bound, rough.dtype, largest)
+            reach = extreme >= threshold if largest else extreme <= threshold
+        columns = np.flatnonzero(reach)
+        if columns.size == 0:
             return
-        row, column = np.divmod(near, rough.shape[1])
-        means = np.divide(total[row, column], size[row, column], dtype=np.float64)
+        part = rough[columns]
+        limit = threshold[columns, None]
+        if self.ordered:
+            near = np.flatnonzero(part > limit if largest else part < limit)
+        else:
+            near = np.flatnonzero(part >= limit if largest else part <= limit)
+        slot, row = np.divmod(near, part.shape[1])
+        column = columns[slot]
+        means = np.divide(total[column, row], size[column, row], dtype=np.float64)
         beyond = means > bound[column] if largest else means < bound[column]
-        if not beyond.any():
-            return
-        column, means = column[beyond], means[beyond]
+        if beyond.any():
+            self._merge(column[beyond], means[beyond], part.ravel()[near][beyond])
+
+    def _merge(self, column: np.ndarray, means: np.ndarray, rough: np.ndarray) -> None:
+        """Insert new ``means`` (with their ``rough`` values) of ``column`` into the kept."""
+        assert self.rough is not None
+        keep = self.keep
         columns = np.unique(column)
         slot = np.searchsorted(columns, column)
         owner = np.concatenate([np.repeat(np.arange(columns.size), keep), slot])
         found = np.concatenate([self.kept[columns].ravel(), means])
-        order = np.lexsort((-found if largest else found, owner))
+        found_rough = np.concatenate([self.rough[columns].ravel(), rough])
+        order = np.lexsort((-found if self.largest else found, owner))
         starts = np.searchsorted(owner[order], np.arange(columns.size))
-        self.kept[columns] = found[order][(starts[:, None] + np.arange(keep)).ravel()
-                                          ].reshape(columns.size, keep)
+        take = order[(starts[:, None] + np.arange(keep)).ravel()]
+        self.kept[columns] = found[take].reshape(columns.size, keep)
+        self.rough[columns] = found_rough[take].reshape(columns.size, keep)
 
 
 def _outward(bound: np.ndarray, dtype: np.dtype, largest: bool) -> np.ndarray:

@@ -310,7 +310,7 @@ def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, roun
     """The resampling of :func:`_draw_columns` for the columns that need it.
 
     Per block of resamples two matrix products give every column's resampled sums and
-    the sizes of the queries drawn (once per set of queries the columns belong to); their
+    the sizes of the queries drawn (once per distinct set of query sizes); their
     ratio (``rough``) and its least and largest value per column decide what else the
     block needs. When no sum can reach 2²⁴
     (effects of queries of up to a million samples) the products are taken in float32,
@@ -321,9 +321,8 @@ def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, roun
     ``low``/``high`` keep each column's ``keep`` extreme means (:class:`_Tails`).
     """
     columns = sums.shape[1]
-    used, slot = np.unique(owner, return_inverse=True)
+    sizes, slot = np.unique(counts[:, owner], axis=1, return_inverse=True)
     slot = slot.reshape(-1)
-    sizes = counts[:, used]
     largest = k * float(sizes.max(initial=1.0))
     reach = max(k * float(np.abs(sums).max(initial=0.0)), largest)
     single = reach < SINGLE_EXACT and np.array_equal(sums, np.round(sums))

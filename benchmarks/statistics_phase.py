@@ -15,9 +15,10 @@ both did the same work: the records are compared value for value, and the resamp
 drew are counted (the new draws skip the tables whose every column has one mean in every
 resample, so they may draw fewer).
 
-Run: ``python benchmarks/statistics_phase.py [--repeats 3] [--rankers bm25,ql,…]``
-(default: the Makefile's demo rankers; the first run scores them, a minute or several on
-a CPU).
+Run: ``python benchmarks/statistics_phase.py [--repeats 3] [--rankers bm25,ql,…]
+[--cache FILE]`` (default: the Makefile's demo rankers, scored into a temporary cache —
+a minute or several on a CPU; ``--cache`` names a score cache to reuse, e.g. the one
+``make demo`` filled).
 """
 
 from __future__ import annotations
@@ -179,13 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rankers", default=",".join(DEMO_RANKERS))
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="a score cache to read and fill (default: a temporary one)")
     args = parser.parse_args(argv)
     load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"device: CPU, {os.cpu_count()} cores visible, load average {load} at start "
           "(a shared machine: the CPU seconds are this process's, all its threads)")
     with tempfile.TemporaryDirectory(prefix="abnirml-statistics-") as tmp:
         start = time.perf_counter()
-        store = demo_scores(args.rankers.split(","), Path(tmp) / "scores.sqlite")
+        store = demo_scores(args.rankers.split(","), args.cache or Path(tmp) / "scores.sqlite")
         print(f"demo battery scored in {time.perf_counter() - start:.0f} s: "
               f"{len(store.probes)} probes × {len(store.ranker_names)} rankers")
     found = compare_phase(store, args.repeats)

@@ -25,6 +25,7 @@ from typing import Any, cast, overload
 
 import numpy as np
 
+from abnirml.evaluation.bootstrap import cluster_codes
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.routing import Identities, score_routed
@@ -39,6 +40,7 @@ from abnirml.evaluation.significance import (
 )
 from abnirml.evaluation.stat_tests import get_test, warn_if_blocked
 from abnirml.evaluation.statistics import defined_p, summarize
+from abnirml.evaluation.verdict import query_floor
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
@@ -447,10 +449,12 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 else:
                     p = p_value(s1, s2, delta, probe.symmetric, stats, cluster,
                                 (*key, ranker), rounds.get(probe.family))
+                queries = cluster_codes(cluster, summary.n)[1] if summary.n else 0
                 record: ResultRow = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
-                    "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
+                    "queries": queries, "pos": summary.pos, "neg": summary.neg,
+                    "neutral": summary.neutral,
                     "mean_diff": _round(summary.mean_diff), "p_value": _round(defined_p(p)),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
@@ -461,6 +465,9 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 _add_fields(record, probe.record_fields)
                 if probe.family in rounds:
                     record["test_rounds"] = rounds[probe.family]
+                if test.queries_as_unit and summary.n >= 2 and p == query_floor(
+                        queries, probe.symmetric) and (drawn is None or drawn.floored):
+                    record["p_floor"] = _round(p)
                 _add_fields(record, {name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 if drawn is not None:

@@ -16,13 +16,29 @@ count whose p passes the row's rule; the interval is [the (j*+1)-th smallest, th
 (j*+1)-th largest resampled score]. Its lower end is above 0 exactly when at most j*
 resampled scores are ≤ 0, i.e. exactly when the p of ``below`` passes — the same integer
 comparison, so no float rounding can split them. Nothing is re-drawn: each record keeps
-only the few extreme scores the loosest rule can reach (about α·R).
+only the few extreme scores the loosest rule can reach (about α·R). The two ends are
+quantiles at the row's level each: coverage 1 − level for a two-sided row, 1 − 2·level
+for a symmetric probe's one-sided row (each end a one-sided bound at the level).
+
+Few queries. A query-resampling test cannot see beyond its k queries: when every query's
+effects lean one way, no resample crosses 0 and the bootstrap's p is its floor 2/(R + 1)
+whether k is 2 or 200. An exact test over the queries (flipping the sign of each query's
+effects, all 2ᵏ ways) can then give no less than 2/2ᵏ, so that is the least p a signed row
+gets (:func:`query_floor`): with k queries a row needs its level above 2/2ᵏ, i.e. more
+than 1 + log₂(1/level) queries, to be significant (8 at α = 0.01 uncorrected, 18 for one
+of 651 Bonferroni tests). Symmetric probes ask whether any pair is told apart, which one
+told-apart pair settles: no floor.
 
 A score every sample shares (±1, 0 with all ties) has no spread to resample; its interval
-is the exact Clopper–Pearson bound over its k queries at the row's level
+is the exact Clopper–Pearson bound over its k queries at the row's coverage
 (:func:`.bootstrap.unanimous_interval`), and its p the test that bound inverts: the sign
-test over queries, 2·2⁻ᵏ for ±1, 1 for 0, and 0 for a symmetric probe whose every pair is
-told apart (a share of 0 is then impossible). Fewer than two queries: no p, no interval.
+test over queries, 2·2⁻ᵏ for ±1 (the floor), 1 for 0, and 0 for a symmetric probe whose
+every pair is told apart (a share of 0 is then impossible). A stronger effect never reads
+weaker: no interval's lower end lies above that bound for a perfect score (+1 over k
+queries, :func:`perfect_bounds`), nor its upper end below the bound for −1 (symmetric:
+a share of 0), so a near-perfect row's percentile interval, which cannot see the queries
+that were not drawn, is widened to the perfect score's where it would be narrower. Fewer
+than two queries: no p, no interval.
 """
 
 from __future__ import annotations
@@ -109,17 +125,47 @@ class ScoreDraws:
         sides = 1.0 if self.symmetric else 2.0
         return min(1.0, sides * ((1 + count) / (1 + self.rounds)))
 
+    def resampled_p(self) -> float:
+        """The p of the resampled scores alone (no floor)."""
+        return self.p_of(self.below if self.symmetric else min(self.below, self.above))
+
     def p_value(self) -> float:
         if self.unanimous is not None:
             return unanimous_p(self.unanimous, self.clusters, self.symmetric)
-        return self.p_of(self.below if self.symmetric else min(self.below, self.above))
+        if self.symmetric:
+            return self.resampled_p()
+        return max(self.resampled_p(), query_floor(self.clusters))
+
+    @property
+    def floored(self) -> bool:
+        """Whether the p is the least its queries allow rather than the resamples' own."""
+        return (not self.symmetric and self.p_value() == query_floor(self.clusters)
+                and (self.unanimous is not None
+                     or self.resampled_p() < query_floor(self.clusters)))
+
+    def coverage(self, rule: RowRule) -> float:
+        """The interval's coverage at ``rule``: each end is a quantile at the row's level,
+        one-sided for a symmetric probe."""
+        return 1.0 - (2.0 if self.symmetric else 1.0) * rule.level
 
     def interval(self, rule: RowRule, rounding: Rounding = float) -> tuple[float, float]:
         """The score interval whose excluding 0 is ``rule.passes(p)`` (module docstring);
         ``rounding`` is applied to p exactly as the record stores it."""
         if self.unanimous is not None:
-            return unanimous_interval(self.unanimous, self.clusters, 1.0 - rule.level,
+            return unanimous_interval(self.unanimous, self.clusters, self.coverage(rule),
                                       self.symmetric)
+        resampled = self._resampled_interval(rule, rounding)
+        top, bottom = perfect_bounds(self.clusters, self.coverage(rule), self.symmetric)
+        low, high = min(resampled[0], top), max(resampled[1], bottom)
+        if not rule.passes(rounding(self.p_value())):
+            return min(low, 0.0), max(high, 0.0)
+        if low <= 0.0 <= high:      # the perfect score's bound rounded onto 0: keep the side
+            tiny = float(np.nextafter(0.0, 1.0))
+            return (tiny, high) if resampled[0] > 0 else (low, -tiny)
+        return low, high
+
+    def _resampled_interval(self, rule: RowRule, rounding: Rounding) -> tuple[float, float]:
+        """The percentile interval of the resampled scores at the row's level."""
         reach = min(self.lowest.shape[0], self.rounds) - 1
         deepest = -1                                # the largest passing count, if any
         if rule.passes(rounding(self.p_of(0))):
@@ -139,6 +185,22 @@ class ScoreDraws:
         return float(self.lowest[deepest]), float(self.highest[deepest])
 
 
+def query_floor(clusters: int, one_sided: bool = False) -> float:
+    """The least p-value an exact test over ``clusters`` queries can give, 2/2ᵏ (one-sided
+    1/2ᵏ): flipping the sign of each query's effects, only the observed signs and their
+    mirror image reach the observed score when every query leans one way."""
+    return min(1.0, (1.0 if one_sided else 2.0) * 0.5 ** clusters)
+
+
+def perfect_bounds(clusters: int, coverage: float, symmetric: bool) -> tuple[float, float]:
+    """The lower end of the interval of a perfect score over ``clusters`` queries (+1, or a
+    symmetric probe's share of 1) and the upper end of the opposite one (−1, or a share of
+    0), at ``coverage``: no interval claims more than these."""
+    top = unanimous_interval(1.0, clusters, coverage, symmetric)[0]
+    bottom = unanimous_interval(0.0 if symmetric else -1.0, clusters, coverage, symmetric)[1]
+    return top, bottom
+
+
 def unanimous_p(effect: float, clusters: int, symmetric: bool) -> float:
     """The p-value the Clopper–Pearson interval of a shared effect inverts (module
     docstring): the sign test over ``clusters`` queries."""
@@ -146,7 +208,7 @@ def unanimous_p(effect: float, clusters: int, symmetric: bool) -> float:
         return 1.0
     if symmetric:
         return 0.0
-    return min(1.0, 2.0 * 0.5 ** clusters)
+    return query_floor(clusters)
 
 
 def tail_size(rounds: int, level: float, symmetric: bool) -> int:

@@ -98,7 +98,7 @@ def resample_weights(k: int, resamples: int, rng: np.random.Generator,
     drawn = rng.integers(0, k, size=(resamples, k))
     drawn += np.arange(0, resamples * k, k, dtype=drawn.dtype)[:, None]
     if _FAST_ADD_AT:
-        counts = np.zeros(resamples * k, dtype=dtype)
+        counts: np.ndarray = np.zeros(resamples * k, dtype=dtype)
         np.add.at(counts, drawn.ravel(), counts.dtype.type(1))
         return counts.reshape(resamples, k)
     return np.bincount(drawn.ravel(), minlength=resamples * k).reshape(

@@ -25,7 +25,7 @@ effects lean one way, no resample crosses 0 and the bootstrap's p is its floor 2
 whether k is 2 or 200. An exact test over the queries (flipping the sign of each query's
 effects, all 2ᵏ ways) can then give no less than 2/2ᵏ, so that is the least p a signed row
 gets (:func:`query_floor`): with k queries a row needs its level above 2/2ᵏ, i.e. more
-than 1 + log₂(1/level) queries, to be significant (8 at α = 0.01 uncorrected, 18 for one
+than 1 + log₂(1/level) queries, to be significant (8 at α = 0.01 uncorrected, 17 for one
 of 651 Bonferroni tests). Symmetric probes ask whether any pair is told apart, which one
 told-apart pair settles: no floor.
 

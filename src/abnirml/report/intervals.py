@@ -68,7 +68,7 @@ def _adjusted_p(record: Mapping[str, Any]) -> str:
     if record.get("p_adjusted") is None:
         return "–"
     text = f"{record['p_adjusted']:.2g}"
-    return text + " (query floor)" if record.get("p_floor") is not None else text
+    return text + " (floor)" if record.get("p_floor") is not None else text
 
 
 def _order(record: Mapping[str, Any]) -> tuple:
@@ -105,8 +105,8 @@ def intervals_table(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
                  "differences; none for symmetric probes, whose score is already a rate), "
                  f"rows from fewer than {SMALL_N} samples last. "
                  "Size: Cohen's thresholds 0.2 / 0.5 / 0.8. Queries: the distinct queries "
-                 "of the row's samples; \"query floor\": the p is the least that many "
-                 "queries allow.",
+                 "of the row's samples; \"(floor)\" after a p: it is the least that "
+                 "many queries allow.",
                  row_ids=tuple(anchor("row", r["probe"], r["ranker"]) for r in chosen),
                  row_examples=tuple(anchor("ex", r["probe"]) if r["probe"] in with_examples
                                     else "" for r in chosen))

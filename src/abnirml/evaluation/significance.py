@@ -8,7 +8,8 @@ registry; the built-in ones (:data:`~.built_in_tests.BUILT_IN_TESTS`) are:
   verdict is that interval: the interval is taken at the level the table's correction gives
   the row (1 − α/m for Bonferroni over m tests), so a row is significant exactly when its
   interval excludes 0 (:mod:`.verdict`). Samples of one query share it and often its
-  documents; this test counts queries, not samples, as the independent draws.
+  documents; this test counts queries, not samples, as the independent draws, and with k
+  queries gives no p below 2/2ᵏ (:func:`.verdict.query_floor`).
 * ``ttest`` — the two-sided paired t-test over (R(q,d1), R(q,d2)) of the ABNIRML papers,
   kept to reproduce their tables: it treats every sample as independent.
 * ``wilcoxon`` — signed-rank test: no normality assumption on the score differences.
@@ -17,7 +18,8 @@ registry; the built-in ones (:data:`~.built_in_tests.BUILT_IN_TESTS`) are:
   rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0). With few
   samples (2ⁿ ≤ the rounds, n ≤ 16) every sign pattern is enumerated once: the exact p.
 * ``bootstrap`` — the query-clustered bootstrap of the mean difference
-  (:mod:`.bootstrap`). p is twice the share of resampled means on the far side of 0.
+  (:mod:`.bootstrap`). p is twice the share of resampled means on the far side of 0, and
+  never below 2/2ᵏ with k queries (one-sided 1/2ᵏ).
 
 Rounds of the resampling tests follow one rule (:mod:`.stat_tests`): unless the user names
 the count, a table of m tests gets enough rounds for its correction to reject; each record

@@ -372,10 +372,10 @@ def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, roun
     """The resampling of :func:`_draw_columns` for the columns that need it.
 
     Per block of resamples two matrix products give every column's resampled sums and
-    the sizes of the queries drawn (once per distinct set of query sizes); their
-    ratio (``rough``) and its least and largest value per column decide what else the
-    block needs. When no sum can reach 2²⁴
-    (effects of queries of up to a million samples) the products are taken in float32,
+    the sizes of the queries drawn (once per distinct set of query sizes); their ratio
+    (``rough``) and its least and largest value per column decide what else the block
+    needs. When no sum can reach 2²⁴ (effects of queries of up to a million samples) the
+    products are taken in float32,
     where those integers are exact, at half the memory traffic; a mean itself is always
     the float64 ratio of the two integers. The sign of a mean is its sum's (sizes are
     positive): a column whose block lies on one side of 0 is counted whole, and only the
@@ -399,7 +399,7 @@ def _draw_distinct(sums: np.ndarray, counts: np.ndarray, owner: np.ndarray, roun
     for block in weight_blocks(k, rounds, rng, rows, dtype):
         # columns × resamples: each column's resamples contiguous, for the reductions
         total = sums_t @ block.T
-        size = (sizes_t @ block.T)[slot]        # per owner, then one row per column
+        size = (sizes_t @ block.T)[slot]        # per set of sizes, then one row per column
         rough = total / size                    # float32: within rounding of the means
         least, most = rough.min(axis=1), rough.max(axis=1)
         _count_signs(total, least, most, below, above)
@@ -458,7 +458,7 @@ class _Tails:
         self.largest = largest
         self.ordered = ordered
         self.kept = np.empty((columns, 0))
-        self.rough: np.ndarray | None = None   # the kept means' rough values
+        self.rough: np.ndarray | None = None   # the kept means' rough values, as computed
 
     def add(self, total: np.ndarray, size: np.ndarray, rough: np.ndarray,
             extreme: np.ndarray) -> None:
@@ -466,13 +466,16 @@ class _Tails:
         each column's most extreme rough ratio on this side."""
         keep, largest = self.keep, self.largest
         if self.kept.shape[1] < keep:
-            means = np.divide(total, size, dtype=np.float64)
-            merged = np.concatenate([self.kept, means], axis=1)
-            if merged.shape[1] > keep:
-                merged = (np.partition(merged, merged.shape[1] - keep, axis=1)[:, -keep:]
-                          if largest else np.partition(merged, keep - 1, axis=1)[:, :keep])
-            self.kept = merged
-            self.rough = merged.astype(rough.dtype) if merged.shape[1] == keep else None
+            means = np.concatenate([self.kept, np.divide(total, size, dtype=np.float64)],
+                                   axis=1)
+            roughs = np.concatenate([np.empty((rough.shape[0], 0), rough.dtype)
+                                     if self.rough is None else self.rough, rough], axis=1)
+            if means.shape[1] > keep:
+                chosen = (np.argpartition(means, means.shape[1] - keep, axis=1)[:, -keep:]
+                          if largest else np.argpartition(means, keep - 1, axis=1)[:, :keep])
+                means = np.take_along_axis(means, chosen, axis=1)
+                roughs = np.take_along_axis(roughs, chosen, axis=1)
+            self.kept, self.rough = means, roughs
             return
         assert self.rough is not None
         bound = self.kept.min(axis=1) if largest else self.kept.max(axis=1)

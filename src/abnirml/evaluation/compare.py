@@ -179,9 +179,8 @@ def _pair_intervals(store: ScoreStore, pairs: Sequence[tuple[str, str]], stats: 
             continue
         first = next(iter(scored.values()))
         alike = {r: ps for r, ps in scored.items()
-                 if ps.score1.shape == first.score1.shape and (
-                     np.array_equal(ps.cluster, first.cluster) if first.cluster is not None
-                     else ps.cluster is None)}
+                 if ps.score1.shape == first.score1.shape and _same_queries(ps.cluster,
+                                                                          first.cluster)}
         usable = [(a, b) for a, b in pairs if a in alike and b in alike]
         if not usable or not first.score1.shape[0]:
             continue
@@ -194,3 +193,10 @@ def _pair_intervals(store: ScoreStore, pairs: Sequence[tuple[str, str]], stats: 
             out[pair][(probe.name, "all")] = (None if interval is None
                                               else (interval[0][j], interval[1][j]))
     return out
+
+
+def _same_queries(one: np.ndarray | None, other: np.ndarray | None) -> bool:
+    """Whether two rankers' samples of a probe belong to the same queries."""
+    if one is None or other is None:
+        return one is None and other is None
+    return bool(np.array_equal(one, other))

@@ -72,6 +72,10 @@ class ResultRow(TypedDict):
                       "−1 where < −δ, else 0 (symmetric probes: the share with |diff| > δ, "
                       "in [0, 1]); null without samples")]
     n: Annotated[int, About(EVERY_RECORD, "samples scored")]
+    queries: NotRequired[Annotated[int, About(
+        EVERY_RECORD, "distinct queries the samples come from: the units the query-clustered "
+                      "test and intervals resample (a sample without a judged query counts "
+                      "as its own)")]]
     pos: Annotated[int, About(EVERY_RECORD, "samples with R(q,d1) − R(q,d2) > δ")]
     neg: Annotated[int, About(EVERY_RECORD, "samples with R(q,d1) − R(q,d2) < −δ")]
     neutral: Annotated[int, About(EVERY_RECORD, "samples within ±δ")]
@@ -82,6 +86,11 @@ class ResultRow(TypedDict):
         "`--test clustered` (the default), `permutation` or `bootstrap`",
         "rounds the resampling test drew for this record's table: enough for its correction "
         "to reject at α, or the count `--permutations`/`--bootstrap` named")]]
+    p_floor: NotRequired[Annotated[float, About(
+        "`--test clustered` (the default) and `bootstrap` rows whose p it is",
+        "the least p the row's k queries allow, 2/2ᵏ (one-sided 1/2ᵏ): every query's "
+        "effects lean one way, so no resample crosses 0, and an exact test over the "
+        "queries (each query's sign flipped, all 2ᵏ ways) gives no less")]]
     significant: Annotated[bool, About(
         EVERY_RECORD, "adjusted p < α after the correction over the table (`--correction`, "
                       "Bonferroni by default; `--alpha`)")]

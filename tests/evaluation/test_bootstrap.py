@@ -171,3 +171,36 @@ def test_ttest_is_the_papers_paired_ttest_and_the_default_tests_queries() -> Non
         assert p_value(big, np.zeros(60), 0.0, False, config, query, ("k",)) < 0.01, test
         assert p_value(np.zeros(60), np.zeros(60), 0.0, False, config, query, ("k",)) \
             > 0.5, test
+
+
+def test_percentile_interval_is_numpys_linear_quantile() -> None:
+    """The interval reads the same values as np.quantile's default method, ties, 1-D and
+    2-D statistics, tiny and huge samples alike (it replaces that call for speed)."""
+    from abnirml.evaluation.bootstrap import percentile_interval
+
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        n = int(rng.integers(1, 2500))
+        values = (rng.normal(size=(n, 3)) if trial % 2
+                  else rng.integers(-3, 4, size=(n, 3)) / 7)
+        level = float(rng.choice([0.5, 0.9, 0.95, 0.99, 0.999999, rng.uniform(0.01, 0.99)]))
+        tail = (1 - level) / 2
+        for sample in (values, values[:, 0]):
+            low, high = percentile_interval(sample, level)
+            expected = np.quantile(sample, [tail, 1 - tail], axis=0)
+            assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
+
+
+def test_cluster_codes_number_labels_in_sorted_order() -> None:
+    """Integer labels (a subset's query codes, with gaps) are renumbered 0…k−1 in
+    ascending order, exactly as np.unique's inverse; other labels too."""
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        labels = rng.integers(0, int(rng.integers(1, 60)), size=int(rng.integers(1, 300)))
+        codes, k = cluster_codes(labels, labels.size)
+        unique, inverse = np.unique(labels, return_inverse=True)
+        assert k == unique.size and np.array_equal(codes, inverse.reshape(-1))
+    codes, k = cluster_codes(np.array(["b", "a", "b", "c"]), 4)
+    assert k == 3 and codes.tolist() == [1, 0, 1, 2]
+    codes, k = cluster_codes(np.array([10**12, 5, 10**12]), 3)   # sparse: sorted path
+    assert k == 2 and codes.tolist() == [1, 0, 1]

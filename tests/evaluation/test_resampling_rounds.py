@@ -82,9 +82,9 @@ def test_huge_counts_are_refused_in_one_line_and_blocks_bound_memory(monkeypatch
     shapes = []
     real = bootstrap.resample_weights
 
-    def spy(k, resamples, rng):
+    def spy(k, resamples, rng, *dtype):
         shapes.append(resamples * k)
-        return real(k, resamples, rng)
+        return real(k, resamples, rng, *dtype)
 
     monkeypatch.setattr(bootstrap, "CHUNK_ELEMENTS", 100 * 1000)
     monkeypatch.setattr(bootstrap, "resample_weights", spy)

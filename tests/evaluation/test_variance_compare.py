@@ -130,3 +130,19 @@ def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_pat
                                          "bm25+k1=1.2")}
     assert "different samples" in other["mmp:tf:relevance"].note
     assert other["mmp:length:tf"].note == "only in A"
+
+
+def test_ranker_pairs_draw_each_probes_intervals_once_with_the_same_values(grouped_run):
+    """The report's comparison of every pair of rankers draws a probe's resampled changes
+    for all pairs at once; each pair's row is the one compare() draws for it alone."""
+    from abnirml.evaluation.compare import compare, ranker_pairs
+    from abnirml.evaluation.score_file import load_scores
+
+    store = load_scores(grouped_run / "scores.npz")
+    pairs = ranker_pairs(store)
+    assert len(pairs) == len(store.ranker_names) * (len(store.ranker_names) - 1) // 2
+    for (a, b), rows in pairs.items():
+        alone = {row.probe: row for row in compare(store, a, store, b)}
+        assert rows == alone
+        assert any(row.diff_ci_low is not None and row.diff_ci_low != row.diff_ci_high
+                   for row in rows.values())

@@ -96,11 +96,17 @@ def test_p_counts_the_resampled_scores_of_the_tables_draw():
     means = clustered_means(effects, cluster, 7, weights)
     below, above = int((means <= 0).sum()), int((means >= 0).sum())
     assert (drawn.below, drawn.above) == (below, above)
-    assert drawn.p_value() == min(1.0, 2 * (1 + min(below, above)) / (rounds + 1))
+    assert drawn.resampled_p() == min(1.0, 2 * (1 + min(below, above)) / (rounds + 1))
+    # every one of the 7 queries leans +: no p below the exact sign-flip test's 2/2⁷
+    assert drawn.p_value() == max(drawn.resampled_p(), 2 / 2 ** 7) == 2 / 2 ** 7
     (rule,) = row_rules([drawn.p_value()], 0.05, "none")
     deepest = math.ceil(0.05 * (rounds + 1) / 2) - 2     # largest count with 2(1+j)/(R+1) < α
     ordered = np.sort(means)
-    assert drawn.interval(rule) == (ordered[deepest], ordered[rounds - 1 - deepest])
+    # the lower end no higher than a perfect score's over 7 queries: 2·0.025^(1/7) − 1
+    perfect = 2 * 0.025 ** (1 / 7) - 1
+    assert ordered[deepest] > perfect > 0
+    assert drawn.interval(rule) == pytest.approx((perfect, ordered[rounds - 1 - deepest]),
+                                                 abs=1e-15)
 
 
 @pytest.mark.parametrize(("queries", "significant_at_5"), [(5, False), (6, True)])
@@ -119,3 +125,15 @@ def test_a_shared_effect_is_the_sign_test_over_queries_and_its_clopper_pearson_b
 
 def test_one_query_has_no_draws():
     assert score_draws(np.ones((4, 2)), np.zeros(4), 1000, 0, ("k",), ALPHA, False) is None
+
+
+def test_the_draws_show_a_progress_bar_only_when_asked(capsys):
+    """The clustered test's resampling (the long part of a cached rerun) counts its
+    resamples on a "statistics" bar on stderr; without ``progress`` it prints nothing."""
+    effects = np.tile(np.array([1.0, -1.0, 1.0, 0.0]), 5)[:, None]
+    cluster = np.repeat(np.arange(5), 4)
+    items = [DrawItem("f", "all", effects, cluster, False)]
+    table_draws(items, {"f": 3000}, 0, ALPHA, progress=True)
+    assert "statistics" in capsys.readouterr().err
+    table_draws(items, {"f": 3000}, 0, ALPHA, progress=False)
+    assert capsys.readouterr().err == ""

@@ -140,14 +140,17 @@ def test_the_finding_the_readme_reads_is_what_the_demo_reports(tmp_path):
     assert [subset for subset, _, _ in rows] == ["all", "non-relevant", "relevant"]
     for subset, cells, samples in rows:
         bm25, _ql, _tfidf, biencoder = (c.strip() for c in cells.split("|"))
-        # the report's default mark: a star after a significant score, none otherwise
+        # the report's default mark: a star after a significant score, none otherwise;
+        # 16 queries cannot carry a p below 0.01/651 (the least they allow is 2/2¹⁶)
         assert bm25 == "0.00" and records[("bm25", subset)]["score"] == 0.0
         assert not records[("bm25", subset)]["significant"]
-        assert records[("biencoder", subset)]["significant"]
-        assert biencoder == f"{records[('biencoder', subset)]['score']:+.2f}*".replace("+", "")
+        assert not records[("biencoder", subset)]["significant"]
+        assert records[("biencoder", subset)]["p_floor"] == 2 / 2 ** 16
+        assert biencoder == f"{records[('biencoder', subset)]['score']:+.2f}".replace("+", "")
         assert int(samples) == records[("bm25", subset)]["n"]
     every = records[("biencoder", "all")]
-    assert (every["neg"], every["pos"]) == (69, 15)
+    assert (every["neg"], every["pos"], every["queries"]) == (69, 15, 16)
+    assert every["tests_in_table"] == 651
     prose_text = " ".join(section.split())
     assert (f"[{every['ci_low']:+.2f}, {every['ci_high']:+.2f}]".replace("-", "−")
             in prose_text)

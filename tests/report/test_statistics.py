@@ -79,8 +79,12 @@ def test_report_shows_intervals_table_error_bars_and_caption(stats_run):
     markdown = (stats_run / "report.md").read_text(encoding="utf-8")
     assert "## Intervals and effect sizes" in markdown
     assert ("Score brackets: the test's own query-clustered percentile bootstrap interval, "
-            "drawn from the same resampled queries at coverage 1 − α/m for a table of m "
-            "tests: a score is significant exactly when its bracket excludes 0.") in markdown
+            "drawn from the same resampled queries, each end a quantile at the level the "
+            "correction tests the row at: coverage 1 − α/m for a table of m tests (1 − 2α/m "
+            "for symmetric probes, tested one-sided, each end a one-sided bound at that "
+            "level); a score is significant exactly when its bracket excludes 0.") in markdown
+    assert "With k queries no p is below 2/2ᵏ" in markdown
+    assert "Queries: the distinct queries of the row's samples" in markdown
     assert "Mean-difference brackets: 95 % (1,000 resamples of queries)" in markdown
     # the test, its sidedness (and the symmetric probes' one-sided test), the family the
     # correction covers and α, in words

@@ -30,9 +30,9 @@ paired — and the result does not depend on the order records are built in.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterator
-from functools import lru_cache
 
 import numpy as np
 
@@ -55,30 +55,69 @@ def cluster_codes(cluster: np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
     """Map arbitrary cluster labels to 0…k−1; without labels every sample is its own cluster."""
     if cluster is None:
         return np.arange(n, dtype=np.int64), n
-    labels, codes = np.unique(np.asarray(cluster), return_inverse=True)
+    cluster = np.asarray(cluster)
+    if cluster.dtype.kind in "iu" and cluster.size and cluster.min() >= 0 \
+            and cluster.max() < 4 * cluster.size + 1024:
+        # codes already (a subset's queries): renumber the present ones in order, as
+        # np.unique would, without sorting
+        present = np.bincount(cluster) > 0
+        number = np.cumsum(present) - 1
+        return number[cluster].astype(np.int64), int(number[-1]) + 1
+    labels, codes = np.unique(cluster, return_inverse=True)
     return codes.reshape(-1).astype(np.int64), int(labels.shape[0])
 
 
-def resample_weights(k: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Matrix products on the calling thread only, for the resampling loops.
+
+    Their products are thin (resamples × queries by queries × columns, a few queries
+    deep) and come one block at a time: the BLAS library's worker threads would spend more
+    CPU time waking and waiting than they save, several times the single-threaded cost
+    on a busy machine. Restored on exit; a no-op where ``threadpoolctl`` is missing.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                             # pragma: no cover - a core dependency
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def resample_weights(k: int, resamples: int, rng: np.random.Generator,
+                     dtype: type = np.float64) -> np.ndarray:
     """(resamples × k) multiplicities: row r says how often each cluster is drawn in resample r.
 
     Each row counts ``k`` cluster indices drawn uniformly with replacement (a
     multinomial(k, 1/k) row). Drawing the indices and counting them with one ``bincount``
-    over row-offset codes is ~10× faster than ``rng.multinomial`` for these sizes.
+    over row-offset codes (``np.add.at`` where it is fast) is ~10× faster than
+    ``rng.multinomial`` for these sizes. The counts are small integers, exact in any float
+    ``dtype``.
     """
     drawn = rng.integers(0, k, size=(resamples, k))
-    drawn += np.arange(resamples, dtype=drawn.dtype)[:, None] * k
-    counts = np.bincount(drawn.ravel(), minlength=resamples * k)
-    return counts.reshape(resamples, k).astype(np.float64)
+    drawn += np.arange(0, resamples * k, k, dtype=drawn.dtype)[:, None]
+    if _FAST_ADD_AT:
+        counts: np.ndarray = np.zeros(resamples * k, dtype=dtype)
+        np.add.at(counts, drawn.ravel(), counts.dtype.type(1))
+        return counts.reshape(resamples, k)
+    return np.bincount(drawn.ravel(), minlength=resamples * k).reshape(
+        resamples, k).astype(dtype)
+
+
+_FAST_ADD_AT = int(np.__version__.split(".")[0]) >= 2
+"""``np.add.at`` into the float array directly is faster than ``bincount`` and a cast
+from numpy 2 on; before, it was an order of magnitude slower."""
 
 
 def weight_blocks(k: int, resamples: int, rng: np.random.Generator,
-                  rows: int | None = None) -> Iterator[np.ndarray]:
+                  rows: int | None = None, dtype: type = np.float64) -> Iterator[np.ndarray]:
     """:func:`resample_weights` in row blocks of at most :data:`CHUNK_ELEMENTS` cells (or
-    ``rows`` rows); the rows are exactly those of one (resamples × k) draw from ``rng``."""
+    ``rows`` rows); the rows are exactly those of one (resamples × k) draw from ``rng``
+    (the generator's stream does not depend on how the draw is split)."""
     rows = max(1, CHUNK_ELEMENTS // max(k, 1)) if rows is None else max(1, rows)
     for start in range(0, resamples, rows):
-        yield resample_weights(k, min(rows, resamples - start), rng)
+        yield resample_weights(k, min(rows, resamples - start), rng, dtype)
 
 
 def clustered_means(values: np.ndarray, codes: np.ndarray, k: int,
@@ -99,10 +138,30 @@ def clustered_means(values: np.ndarray, codes: np.ndarray, k: int,
 
 
 def percentile_interval(statistics: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The equal-tailed percentile interval of bootstrap statistics (along axis 0)."""
+    """The equal-tailed percentile interval of bootstrap statistics (along axis 0).
+
+    The values of ``np.quantile(statistics, [tail, 1 − tail], axis=0)`` (its default,
+    linear method: Hyndman and Fan's 7th), computed with one partition and numpy's own
+    interpolation formula, without the general function's per-call work — a run asks
+    for thousands of these.
+    """
     tail = (1.0 - level) / 2.0
-    low, high = np.quantile(statistics, [tail, 1.0 - tail], axis=0)
-    return low, high
+    count = statistics.shape[0]
+    virtual = (count - 1) * np.array([tail, 1.0 - tail])
+    previous = np.floor(virtual)
+    following = previous + 1
+    last = virtual >= count - 1
+    previous[last] = following[last] = -1
+    below, above = previous.astype(np.intp), following.astype(np.intp)
+    ordered = np.partition(statistics, np.unique(np.concatenate(
+        ([0, count - 1], np.where(below < 0, count - 1, below),
+         np.where(above < 0, count - 1, above)))), axis=0)
+    start, end = ordered[below], ordered[above]
+    share = (virtual - previous).reshape((2,) + (1,) * (statistics.ndim - 1))
+    step = end - start
+    value = start + step * share
+    np.subtract(end, step * (1 - share), out=value, where=share >= 0.5)
+    return value[0], value[1]
 
 
 def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
@@ -128,13 +187,47 @@ def clustered_ci(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
     return percentile_interval(means, level)
 
 
-@lru_cache(maxsize=8)
 def seeded_weights(k: int, resamples: int, seed: int, key: tuple[str, ...]) -> np.ndarray:
     """The multiplicity matrix of one (seed, key): every ranker of a probe and subset asks
-    for the same one, so it is drawn once (read-only; callers never modify it)."""
-    weights = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
-    weights.flags.writeable = False
-    return weights
+    for the same one, and ``compare`` asks again for each pair of rankers, so it is drawn
+    once (read-only; callers never modify it) and kept in :data:`_WEIGHTS`."""
+    found = _WEIGHTS.get((k, resamples, seed, key))
+    if found is None:
+        found = resample_weights(k, resamples, np.random.default_rng(stable_seed(seed, *key)))
+        found.flags.writeable = False
+        _WEIGHTS.put((k, resamples, seed, key), found)
+    return found
+
+
+class _ByteBoundedCache:
+    """A least-recently-used map of arrays holding at most ``limit`` bytes in all: enough
+    for every probe × subset of a run (a thousand resamples of a few dozen queries is a few
+    hundred KiB), never more memory than that however many there are."""
+
+    def __init__(self, limit: int) -> None:
+        from collections import OrderedDict
+
+        self.limit = limit
+        self.held = 0
+        self.entries: OrderedDict[object, np.ndarray] = OrderedDict()
+
+    def get(self, key: object) -> np.ndarray | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: object, value: np.ndarray) -> None:
+        if value.nbytes > self.limit:
+            return
+        self.entries[key] = value
+        self.held += value.nbytes
+        while self.held > self.limit:
+            _, dropped = self.entries.popitem(last=False)
+            self.held -= dropped.nbytes
+
+
+_WEIGHTS = _ByteBoundedCache(64 << 20)
 
 
 def unanimous_interval(effect: float, clusters: int, level: float, symmetric: bool

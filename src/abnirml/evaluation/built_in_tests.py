@@ -85,9 +85,14 @@ def permutation_p(values: np.ndarray, rounds: int, rng: np.random.Generator,
 
 def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
                 rng: np.random.Generator, one_sided: bool = False) -> float:
-    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided);
-    NaN with one query, whose every resample is itself (no variation to test against).
-    Resamples are drawn and counted in blocks, so memory does not grow with their number."""
+    """Share of query-clustered bootstrap means on the far side of 0 (×2 when two-sided),
+    and never below what an exact test over the k queries can give, 2/2ᵏ (one-sided 1/2ᵏ:
+    :func:`.verdict.query_floor` — when every query's mean leans one way no resample
+    crosses 0, whether k is 2 or 200); NaN with one query, whose every resample is itself
+    (no variation to test against). Resamples are drawn and counted in blocks, so memory
+    does not grow with their number."""
+    from abnirml.evaluation.verdict import query_floor
+
     codes, k = cluster_codes(cluster, values.shape[0])
     if k < 2:
         return math.nan
@@ -98,10 +103,11 @@ def bootstrap_p(values: np.ndarray, cluster: np.ndarray | None, resamples: int,
         low += int((means <= 0).sum())
         high += int((means >= 0).sum())
     below = (1 + low) / (1 + resamples)
+    floor = query_floor(k, one_sided)
     if one_sided:
-        return min(1.0, below)
+        return min(1.0, max(below, floor))
     above = (1 + high) / (1 + resamples)
-    return min(1.0, 2.0 * min(below, above))
+    return min(1.0, max(2.0 * min(below, above), floor))
 
 
 _QUERY_RESAMPLES = RoundsRule(floor=2.0, option="bootstrap", config_field="resamples",

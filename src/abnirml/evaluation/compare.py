@@ -21,8 +21,9 @@ differ are reported as such and not tested.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -67,10 +68,13 @@ def pick_ranker(store: ScoreStore, name: str | None, which: str) -> str:
 
 def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: str,
             alpha: float | None = None, subsets: Sequence[str] = ("all",),
-            stats: StatsConfig | None = None) -> list[ProbeComparison]:
+            stats: StatsConfig | None = None,
+            intervals: Mapping[tuple[str, str], Any] | None = None) -> list[ProbeComparison]:
     """Per probe (and subset): both scores, how many effects changed, and the paired test.
 
-    ``stats`` (test, correction, intervals) defaults to the settings A was run with.
+    ``stats`` (test, correction, intervals) defaults to the settings A was run with;
+    ``intervals``: (probe, subset) → the interval of the change, already drawn
+    (:func:`ranker_pairs`).
     """
     from abnirml.evaluation.bootstrap import cluster_codes, clustered_ci, unanimous_range
 
@@ -112,8 +116,10 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
             change = eb - ea
             p = defined_p(p_value(eb, ea, 0.0, False, stats, cluster, key, rounds,
                                   statistic=change)) if n else None
-            interval = clustered_ci(change, cluster, stats.resamples, stats.ci_level,
-                                    stats.seed, key)
+            interval = (intervals[(probe.name, subset)]
+                        if intervals is not None and (probe.name, subset) in intervals
+                        else clustered_ci(change, cluster, stats.resamples, stats.ci_level,
+                                          stats.seed, key))
             low, high = (None, None) if interval is None else (float(interval[0]),
                                                                float(interval[1]))
             if interval is not None and not change.any():
@@ -150,5 +156,49 @@ def ranker_pairs(store: ScoreStore, stats: StatsConfig | None = None
     (A, B) in run order → probe → :func:`compare`'s row, whose ``score_b − score_a`` is
     B's difference from A. The report's contrast findings read it both ways."""
     names = store.ranker_names
-    return {(a, b): {row.probe: row for row in compare(store, a, store, b, stats=stats)}
-            for i, a in enumerate(names) for b in names[i + 1:]}
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    drawn = _pair_intervals(store, pairs, store.stats if stats is None else stats)
+    return {(a, b): {row.probe: row for row in compare(store, a, store, b, stats=stats,
+                                                        intervals=drawn[(a, b)])}
+            for a, b in pairs}
+
+
+def _pair_intervals(store: ScoreStore, pairs: Sequence[tuple[str, str]], stats: StatsConfig
+                    ) -> dict[tuple[str, str], dict[tuple[str, str], Any]]:
+    """(A, B) → (probe, "all") → the interval :func:`compare` draws for the change of
+    effect, for every pair at once: the pairs of a probe resample the same queries (its
+    key names no ranker), and changes of effect are integers, so one product gives each
+    pair exactly the resampled changes its own would (pairs whose rankers were scored on
+    other samples are left to :func:`compare`)."""
+    from abnirml.evaluation.bootstrap import clustered_ci
+
+    out: dict[tuple[str, str], dict[tuple[str, str], Any]] = {pair: {} for pair in pairs}
+    rankers = list(dict.fromkeys(r for pair in pairs for r in pair))
+    for probe in store.probes:
+        scored = {r: store.scores[(probe.name, r)] for r in rankers
+                  if (probe.name, r) in store.scores}
+        if not scored:
+            continue
+        first = next(iter(scored.values()))
+        alike = {r: ps for r, ps in scored.items()
+                 if ps.score1.shape == first.score1.shape and _same_queries(ps.cluster,
+                                                                          first.cluster)}
+        usable = [(a, b) for a, b in pairs if a in alike and b in alike]
+        if not usable or not first.score1.shape[0]:
+            continue
+        effect = {r: effects(ps.score1 - ps.score2, store.calibrations[r].delta,
+                             probe.symmetric).astype(np.float64) for r, ps in alike.items()}
+        change = np.stack([effect[b] - effect[a] for a, b in usable], axis=1)
+        interval = clustered_ci(change, first.cluster, stats.resamples, stats.ci_level,
+                                stats.seed, ("compare", probe.name, "all"))
+        for j, pair in enumerate(usable):
+            out[pair][(probe.name, "all")] = (None if interval is None
+                                              else (interval[0][j], interval[1][j]))
+    return out
+
+
+def _same_queries(one: np.ndarray | None, other: np.ndarray | None) -> bool:
+    """Whether two rankers' samples of a probe belong to the same queries."""
+    if one is None or other is None:
+        return one is None and other is None
+    return bool(np.array_equal(one, other))

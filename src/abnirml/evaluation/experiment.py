@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
+from abnirml.evaluation.bootstrap import cluster_codes
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
 from abnirml.evaluation.foil_wins import attach_foil_wins
@@ -40,6 +41,7 @@ from abnirml.evaluation.significance import (
 )
 from abnirml.evaluation.stat_tests import get_test, warn_if_blocked
 from abnirml.evaluation.statistics import defined_p, summarize
+from abnirml.evaluation.verdict import query_floor
 from abnirml.probes.base import Probe, ProbeContext, SampleTable, build_table
 from abnirml.probes.family_registry import family_keys, get_family
 from abnirml.rankers.base import QueryIdentity, Ranker, is_query_routed
@@ -170,7 +172,8 @@ def run_experiment(probes: Sequence[Probe], rankers: Sequence[Ranker], context: 
                                        calibrations, probe_scores)
     outlines = [ProbeOutline.of(probe, tables[probe.name]) for probe in probes]
     records = build_records(outlines, [r.name for r in rankers], probe_scores, calibrations,
-                            context.grade_bands, config.alpha, stats=config.stats)
+                            context.grade_bands, config.alpha, stats=config.stats,
+                            progress=scorer.progress)
     if position_flags:
         from abnirml.evaluation.preference_probing import add_position_bias
 
@@ -429,7 +432,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                   calibrations: Mapping[str, Calibration],
                   grade_bands: Sequence[tuple[str, int, int]], alpha: float,
                   delta_for: Mapping[str, float] | None = None,
-                  stats: StatsConfig | None = None) -> list[ResultRow]:
+                  stats: StatsConfig | None = None, progress: bool = False) -> list[ResultRow]:
     """One record per probe × ranker × subset, corrected per family (Bonferroni by default).
 
     Families are ordered as registered; a family's ``record_fields`` adds its own fields.
@@ -437,7 +440,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     correction, intervals and their seed (:mod:`.significance`; None: the defaults). A test
     whose verdict is the score interval (``clustered``) draws every ranker's resampled
     scores of a probe and subset at once and sets that interval after the correction
-    (:mod:`.verdict`).
+    (:mod:`.verdict`); ``progress`` shows a bar of its resamples.
     """
     stats = stats if stats is not None else StatsConfig()
     test = get_test(stats.test)
@@ -447,7 +450,7 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
     rounds = family_rounds(probes, rankers, probe_scores, grade_bands, alpha, stats)
     draws: dict[int, Any] = {}                  # id(record) → its ScoreDraws
     shared = (_table_draws(probes, rankers, probe_scores, calibrations, grade_bands, alpha,
-                           stats, rounds, delta_for) if test.score_interval else {})
+                           stats, rounds, delta_for, progress) if test.score_interval else {})
     for probe in sorted(probes, key=lambda p: order.get(p.family, len(order))):
         extra_fields = get_family(probe.family).record_fields if probe.family in order else None
         for ranker in rankers:
@@ -464,10 +467,12 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 else:
                     p = p_value(s1, s2, delta, probe.symmetric, stats, cluster,
                                 (*key, ranker), rounds.get(probe.family))
+                queries = cluster_codes(cluster, summary.n)[1] if summary.n else 0
                 record: ResultRow = {
                     "probe": probe.name, "family": probe.family, "ranker": ranker,
                     "subset": subset, "score": _round(summary.score), "n": summary.n,
-                    "pos": summary.pos, "neg": summary.neg, "neutral": summary.neutral,
+                    "queries": queries, "pos": summary.pos, "neg": summary.neg,
+                    "neutral": summary.neutral,
                     "mean_diff": _round(summary.mean_diff), "p_value": _round(defined_p(p)),
                     "significant": False, "delta": _round(delta),
                     "symmetric": probe.symmetric,
@@ -478,6 +483,9 @@ def build_records(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                 _add_fields(record, probe.record_fields)
                 if probe.family in rounds:
                     record["test_rounds"] = rounds[probe.family]
+                if test.queries_as_unit and summary.n >= 2 and p == query_floor(
+                        queries, probe.symmetric) and (drawn is None or drawn.floored):
+                    record["p_floor"] = _round(p)
                 _add_fields(record, {name: _round(value) for name, value in record_fields(
                     s1, s2, delta, probe.symmetric, stats, cluster, key).items()})
                 if drawn is not None:
@@ -494,7 +502,8 @@ def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                  calibrations: Mapping[str, Calibration],
                  grade_bands: Sequence[tuple[str, int, int]], alpha: float,
                  stats: StatsConfig, rounds: Mapping[str, int],
-                 delta_for: Mapping[str, float] | None) -> dict[tuple[str, str, str], Any]:
+                 delta_for: Mapping[str, float] | None, progress: bool = False
+                 ) -> dict[tuple[str, str, str], Any]:
     """(probe, ranker, subset) → the ScoreDraws of the clustered test: every ranker's
     effects of every probe and subset, resampled by table (:func:`.verdict.table_draws`)."""
     from abnirml.evaluation.statistics import effects
@@ -529,7 +538,7 @@ def _table_draws(probes: Sequence[ProbeOutline], rankers: Sequence[str],
                                       None if first.cluster is None else first.cluster[mask],
                                       probe.symmetric))
     out: dict[tuple[str, str, str], Any] = {}
-    found_all = table_draws(items, rounds, stats.seed, alpha, stats.correction)
+    found_all = table_draws(items, rounds, stats.seed, alpha, stats.correction, progress)
     for (name, subset, group), found in zip(keys, found_all, strict=True):
         no_draws: list[Any] = [None] * len(group)
         for ranker, drawn in zip(group, found or no_draws, strict=True):

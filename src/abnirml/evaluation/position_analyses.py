@@ -3,10 +3,13 @@
 * **Identical-document null test.** A passage and its exact copy sit at positions i < j of
   a list of the query's candidates; nothing but the position tells them apart, so an
   unbiased ranker puts either copy first half the time. The observed share of lists whose
-  *earlier* copy ranks higher is reported with a query-clustered bootstrap interval (the
-  run's ``--bootstrap`` and ``--ci``; the exact Clopper–Pearson bound when every list
-  agrees, as for the probe scores). :data:`NULL_TRIALS` lists per query, each with its own
-  passage, fillers and positions, drawn from a generator seeded by (seed, query, size).
+  *earlier* copy ranks higher is reported with an interval at the run's ``--ci``
+  (``--bootstrap 0`` leaves it out) that counts both the lists and the queries
+  (:func:`rate_interval`): resampling only the queries would show no uncertainty at all
+  when every query has the same share (one in four lists each), and counting only the
+  lists would ignore that lists of one query share it. :data:`NULL_TRIALS` lists per
+  query, each with its own passage, fillers and positions, drawn from a generator seeded
+  by (seed, query, size).
 * **Position-response curve.** One judged-relevant passage of each query (its highest
   grade ≥ :data:`RELEVANT`, first in candidate order among equals) is inserted at every
   position 1…k of one fixed list of the query's other top candidates; the curve is its mean
@@ -21,6 +24,7 @@ the ranker's window are ranked by one sliding-window pass, as in probing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,7 +42,7 @@ RELEVANT = 2
 def null_test(ranker: Any, scorer: Any, pool: FillerPool, queries: Mapping[str, str],
               seed: int, resamples: int, level: float) -> dict[str, Any] | None:
     """The identical-document null test of ``ranker`` (None without candidates)."""
-    from abnirml.evaluation.bootstrap import clustered_ci, stable_seed, unanimous_range
+    from abnirml.evaluation.bootstrap import stable_seed
 
     k = list_size(ranker)
     lists: list[tuple[str, tuple[str, ...]]] = []
@@ -64,16 +68,52 @@ def null_test(ranker: Any, scorer: Any, pool: FillerPool, queries: Mapping[str, 
     codes = np.asarray(cluster, dtype=np.int64)
     clusters = int(np.unique(codes).shape[0])
     rate = float(first.mean())
-    interval: tuple[float, float] | None = None
-    if resamples > 0 and clusters >= 2:
-        if rate in (0.0, 1.0):
-            interval = unanimous_range(rate, clusters, level, 0.0, 1.0)
-        else:
-            found = clustered_ci(first, codes, resamples, level, seed, ("listwise-null-test",))
-            interval = None if found is None else (float(found[0]), float(found[1]))
+    interval = rate_interval(first, codes, level) if resamples > 0 else None
     return {"list_size": k, "lists": len(lists), "queries": clusters, "first_rate": rate,
             "ci_low": None if interval is None else interval[0],
             "ci_high": None if interval is None else interval[1], "ci": level}
+
+
+def rate_interval(hits: np.ndarray, cluster: np.ndarray, level: float
+                  ) -> tuple[float, float] | None:
+    """The Wilson score interval of the share of ``hits`` (0/1 trials, each of one query in
+    ``cluster``) at ``level``, its trials counted at their effective number; None with
+    fewer than two queries.
+
+    Trials of one query are not independent, so they count as n / DEFF trials, Kish's
+    design effect DEFF = 1 + (m₀ − 1)·ρ with ρ the intraclass correlation of the one-way
+    analysis of variance (m₀ the queries' adjusted mean size, ρ clipped to [0, 1]). Queries
+    that differ no more than their trials do (ρ ≤ 0: every query one in four) leave all n
+    trials; queries that differ entirely (ρ = 1: each query's lists all agree) count once
+    each; where nothing varies at all (every list of every query agrees) only the queries
+    count, as for the probe scores. The interval is never a point, and it is Wilson's
+    rather than the normal approximation's, so shares near 0 and 1 keep sensible ends.
+    """
+    from statistics import NormalDist
+
+    hits = np.asarray(hits, dtype=np.float64)
+    used, codes = np.unique(np.asarray(cluster), return_inverse=True)
+    queries, trials = int(used.shape[0]), int(hits.shape[0])
+    if queries < 2 or trials == 0:
+        return None
+    sizes = np.bincount(codes.reshape(-1), minlength=queries).astype(np.float64)
+    rates = np.bincount(codes.reshape(-1), weights=hits, minlength=queries) / sizes
+    rate = float(hits.mean())
+    between = float(np.sum(sizes * (rates - rate) ** 2)) / (queries - 1)
+    within = (float(np.sum(sizes * rates * (1 - rates))) / (trials - queries)
+              if trials > queries else 0.0)
+    adjusted = (trials - float(np.sum(sizes ** 2)) / trials) / (queries - 1)
+    spread = between + (adjusted - 1) * within
+    correlation = min(1.0, max(0.0, (between - within) / spread)) if spread > 0 else 1.0
+    effective = trials / (1 + (adjusted - 1) * correlation)
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    shrink = 1 + z * z / effective
+    centre = (rate + z * z / (2 * effective)) / shrink
+    half = z / shrink * math.sqrt(rate * (1 - rate) / effective
+                                  + z * z / (4 * effective * effective))
+    low = 0.0 if rate == 0.0 else max(0.0, centre - half)
+    high = 1.0 if rate == 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def relevant_passage(qid: str, ranking: Sequence[str], qrels: Mapping[str, int],

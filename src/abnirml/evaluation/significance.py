@@ -8,7 +8,8 @@ registry; the built-in ones (:data:`~.built_in_tests.BUILT_IN_TESTS`) are:
   verdict is that interval: the interval is taken at the level the table's correction gives
   the row (1 − α/m for Bonferroni over m tests), so a row is significant exactly when its
   interval excludes 0 (:mod:`.verdict`). Samples of one query share it and often its
-  documents; this test counts queries, not samples, as the independent draws.
+  documents; this test counts queries, not samples, as the independent draws, and with k
+  queries gives no p below 2/2ᵏ (:func:`.verdict.query_floor`).
 * ``ttest`` — the two-sided paired t-test over (R(q,d1), R(q,d2)) of the ABNIRML papers,
   kept to reproduce their tables: it treats every sample as independent.
 * ``wilcoxon`` — signed-rank test: no normality assumption on the score differences.
@@ -17,7 +18,8 @@ registry; the built-in ones (:data:`~.built_in_tests.BUILT_IN_TESTS`) are:
   rounds whose |mean| reaches the observed one (with the +1 that keeps p > 0). With few
   samples (2ⁿ ≤ the rounds, n ≤ 16) every sign pattern is enumerated once: the exact p.
 * ``bootstrap`` — the query-clustered bootstrap of the mean difference
-  (:mod:`.bootstrap`). p is twice the share of resampled means on the far side of 0.
+  (:mod:`.bootstrap`). p is twice the share of resampled means on the far side of 0, and
+  never below 2/2ᵏ with k queries (one-sided 1/2ᵏ).
 
 Rounds of the resampling tests follow one rule (:mod:`.stat_tests`): unless the user names
 the count, a table of m tests gets enough rounds for its correction to reject; each record
@@ -267,26 +269,41 @@ def caption(test: str, correction: str, alpha: float, ci_level: float | None,
         text += (f" The test drew {unit} per table: "
                  + ", ".join(f"{family} {count:,}" for family, count in test_rounds.items())
                  + ".")
-    if ci_level is None or resamples <= 0:
-        return text
+    floor = (" With k queries no p is below 2/2ᵏ (one-sided 1/2ᵏ), the least an exact test "
+             "over the queries can give when every query leans one way (the row's "
+             "`p_floor`): a row needs more than 1 + log₂(1/level) queries to be "
+             "significant at its level." if record is not None and record.queries_as_unit
+             else "")
     if record is not None and record.score_interval:
-        level = ("1 − α" if correction == "none" else
-                 "1 − α/m for a table of m tests" if correction == "bonferroni" else
-                 f"the level the {CORRECTION_LABELS.get(correction, correction)} procedure "
-                 "tests the row at")
-        return text + (
+        floor = floor.replace(" (one-sided 1/2ᵏ)", "").replace(
+            "at its level.", "at its level (symmetric probes, whose one-sided question one "
+                             "told-apart pair settles, have no floor).")
+    if ci_level is None or resamples <= 0:
+        return text + floor
+    perfect = (" No score's bracket claims more than a perfect score over as many queries "
+               "could: a score that every sample shares (±1, or 0 with all ties) gets the "
+               "Clopper–Pearson interval over its queries, no other bracket's lower end is "
+               "above that bound for +1 nor its upper end below the one for −1 (symmetric "
+               "probes: shares of 1 and 0), and fewer than 2 queries get none (–).")
+    if record is not None and record.score_interval:
+        two, one = (("1 − α", "1 − 2α") if correction == "none" else
+                    ("1 − α/m for a table of m tests", "1 − 2α/m")
+                    if correction == "bonferroni" else
+                    (f"1 − the level the {CORRECTION_LABELS.get(correction, correction)} "
+                     "procedure tests the row at", "1 − twice that level"))
+        return text + floor + (
             " Score brackets: the test's own query-clustered percentile bootstrap interval, "
-            f"drawn from the same resampled queries at coverage {level}: a score is "
-            "significant exactly when its bracket excludes 0. A score that every sample "
-            "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
-            "queries at that coverage instead, and fewer than 2 queries get none (–). "
-            f"Mean-difference brackets: {100 * ci_level:g} % ({resamples:,} resamples of "
-            "queries).")
-    return text + (
+            "drawn from the same resampled queries, each end a quantile at the level the "
+            f"correction tests the row at: coverage {two} ({one} for symmetric probes, "
+            "tested one-sided, each end a one-sided bound at that level); a score is "
+            "significant exactly when its bracket excludes 0." + perfect.replace(
+                "Clopper–Pearson interval over its queries,",
+                "Clopper–Pearson interval over its queries at that coverage,")
+            + f" Mean-difference brackets: {100 * ci_level:g} % ({resamples:,} resamples "
+            "of queries).")
+    return text + floor + (
         f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
-        f"interval ({resamples:,} resamples of queries); a score that every sample "
-        "shares (±1, or 0 with all ties) gets the Clopper–Pearson interval over its "
-        "queries instead, and fewer than 2 queries get none (–).")
+        f"interval ({resamples:,} resamples of queries)." + perfect)
 
 
 def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
@@ -297,10 +314,13 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     One bootstrap draw serves both intervals (score and mean difference), so they describe
     the same resampled queries. When every sample has the same effect the score's
     percentile interval would be a point; the Clopper–Pearson bound replaces it
-    (:func:`.bootstrap.unanimous_interval`).
+    (:func:`.bootstrap.unanimous_interval`), and no other score's interval claims more than
+    that bound for a perfect score over as many queries (:func:`.verdict.perfect_bounds`):
+    a stronger effect never reads weaker.
     """
     from abnirml.evaluation.bootstrap import clustered_ci, unanimous_interval
     from abnirml.evaluation.statistics import effects
+    from abnirml.evaluation.verdict import perfect_bounds
 
     diff = np.asarray(score1, dtype=np.float64) - np.asarray(score2, dtype=np.float64)
     fields: dict[str, float | None] = {
@@ -313,10 +333,13 @@ def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetri
     if interval is not None:
         low, high = interval
         score_low, score_high = float(low[0]), float(high[0])
+        _, clusters = cluster_codes(cluster, effect.shape[0])
         if effect.min() == effect.max():
-            _, clusters = cluster_codes(cluster, effect.shape[0])
             score_low, score_high = unanimous_interval(float(effect[0]), clusters,
                                                        config.ci_level, symmetric)
+        else:
+            top, bottom = perfect_bounds(clusters, config.ci_level, symmetric)
+            score_low, score_high = min(score_low, top), max(score_high, bottom)
         fields.update(ci_low=score_low, ci_high=score_high,
                       mean_diff_ci_low=float(low[1]), mean_diff_ci_high=float(high[1]))
     return fields

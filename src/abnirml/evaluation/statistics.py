@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -42,7 +43,18 @@ class EffectSummary:
     neutral: int
     score: float | None
     mean_diff: float | None
-    p_value: float
+    score1: np.ndarray = field(repr=False, compare=False)
+    score2: np.ndarray = field(repr=False, compare=False)
+    delta: float = 0.0
+    symmetric: bool = False
+
+    @cached_property
+    def p_value(self) -> float:
+        """The papers' t-test (module docstring), computed when first read: a run whose
+        test is another never pays for it."""
+        if self.symmetric:
+            return greater_than_zero_p(np.abs(self.score1 - self.score2) - self.delta)
+        return paired_ttest_p(self.score1, self.score2)
 
 
 def summarize(score1: np.ndarray, score2: np.ndarray, delta: float,
@@ -56,8 +68,7 @@ def summarize(score1: np.ndarray, score2: np.ndarray, delta: float,
         n=n, pos=pos, neg=neg, neutral=n - pos - neg,
         score=float(eff.mean()) if n else None,
         mean_diff=float(diff.mean()) if n else None,
-        p_value=(greater_than_zero_p(np.abs(diff) - delta) if symmetric
-                 else paired_ttest_p(score1, score2)))
+        score1=score1, score2=score2, delta=delta, symmetric=symmetric)
 
 
 def paired_ttest_p(score1: np.ndarray, score2: np.ndarray) -> float:

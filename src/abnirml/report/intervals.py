@@ -62,6 +62,15 @@ def _interval(low: float | None, high: float | None, signed: bool = True) -> str
     return f"[{_num(low, signed)}, {_num(high, signed)}]"
 
 
+def _adjusted_p(record: Mapping[str, Any]) -> str:
+    """The adjusted p, marked when it is the least the row's queries allow (``p_floor``):
+    its queries, not the effect, set it."""
+    if record.get("p_adjusted") is None:
+        return "–"
+    text = f"{record['p_adjusted']:.2g}"
+    return text + " (floor)" if record.get("p_floor") is not None else text
+
+
 def _order(record: Mapping[str, Any]) -> tuple:
     """Largest |d_z| first; rows from fewer than SMALL_N samples after all others, so a
     two-sample row with a huge d_z never leads the table."""
@@ -87,15 +96,17 @@ def intervals_table(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
             _num(r.get("mean_diff"), True, 3),
             _interval(r.get("mean_diff_ci_low"), r.get("mean_diff_ci_high")),
             _num(r.get("effect_size")), size_label(r.get("effect_size")),
-            "–" if r.get("p_adjusted") is None else f"{r['p_adjusted']:.2g}",
-            "yes" if r.get("significant") else "no", f"{r['n']:,}"])
+            _adjusted_p(r), "yes" if r.get("significant") else "no", f"{r['n']:,}",
+            "–" if r.get("queries") is None else f"{r['queries']:,}"])
     header = ["Probe", "Ranker", "Family", "Score", "Score CI", "Mean diff", "Mean diff CI",
-              "Effect size d_z", "Size", "p (adjusted)", "Significant", "Samples"]
+              "Effect size d_z", "Size", "p (adjusted)", "Significant", "Samples", "Queries"]
     return Table("Intervals and effect sizes", header, rows,
                  caption(run_info) + " Sorted by |d_z| (mean paired difference / SD of the "
                  "differences; none for symmetric probes, whose score is already a rate), "
                  f"rows from fewer than {SMALL_N} samples last. "
-                 "Size: Cohen's thresholds 0.2 / 0.5 / 0.8.",
+                 "Size: Cohen's thresholds 0.2 / 0.5 / 0.8. Queries: the distinct queries "
+                 "of the row's samples; \"(floor)\" after a p: it is the least that "
+                 "many queries allow.",
                  row_ids=tuple(anchor("row", r["probe"], r["ranker"]) for r in chosen),
                  row_examples=tuple(anchor("ex", r["probe"]) if r["probe"] in with_examples
                                     else "" for r in chosen))

@@ -46,8 +46,11 @@ def null_test_table(info: Mapping[str, Any]) -> Table | None:
                                                    f"{100 * float(level):g} % interval"],
                  rows, "A passage and its exact copy at two positions of one list: an "
                        "unbiased ranker puts either copy first half the time (50 %); 100 % "
-                       "means the earlier position always wins. Interval: query-clustered "
-                       "bootstrap (exact bound when every list agrees).")
+                       "means the earlier position always wins. Interval: Wilson score "
+                       "interval over the lists counted at their effective number — all of "
+                       "them when the queries differ no more than their lists do, one per "
+                       "query when each query's lists agree (Kish's design effect of the "
+                       "queries' intraclass correlation).")
 
 
 def position_response_table(info: Mapping[str, Any]) -> Table | None:

@@ -119,11 +119,14 @@ class LoopbackCluster:
     """A head and one worker node on 127.0.0.1 with token auth, in ``root``.
 
     ``env`` is what both nodes' processes (and so their Ray workers) see on top of the
-    cluster's own settings; ``worker_env`` only the worker node's.
+    cluster's own settings; ``worker_env`` only the worker node's. ``cores`` pins a node
+    (``"head"``, ``"worker"``) and every process it starts to one CPU core (``taskset``),
+    as if each were a machine of its own.
     """
 
     def __init__(self, root: Path, cpus: int = 2, env: dict[str, str] | None = None,
-                 worker_env: dict[str, str] | None = None, worker_gpus: int = 0):
+                 worker_env: dict[str, str] | None = None, worker_gpus: int = 0,
+                 cores: dict[str, int] | None = None):
         self.root = Path(root)
         self.cpus = cpus
         self.token = os.urandom(16).hex()
@@ -133,6 +136,7 @@ class LoopbackCluster:
         self.extra_env = dict(env or {})
         self.worker_env = dict(worker_env or {})
         self.worker_gpus = worker_gpus
+        self.cores = dict(cores or {})     # node name → the one CPU core it may run on
         self.processes: dict[str, subprocess.Popen] = {}
         self._known: dict[int, set[int]] = {}      # node's pid → the pids it started
         # Ray's sockets live under its temp dir, and a socket path may not exceed 107 bytes
@@ -168,7 +172,8 @@ class LoopbackCluster:
                      "--dashboard-agent-grpc-port": free_port(),
                      "--dashboard-agent-listen-port": free_port(),
                      "--metrics-export-port": free_port()}
-            command = [str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
+            pinned = (["taskset", "-c", str(self.cores[name])] if name in self.cores else [])
+            command = [*pinned, str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
                        f"--num-cpus={self.cpus}", "--object-store-memory=200000000",
                        f"--temp-dir={self.ray_dir}", "--disable-usage-stats",
                        *(f"{flag}={port}" for flag, port in ports.items()), *args]
@@ -275,8 +280,8 @@ DELAYED_RANKER = '''
 """A stand-in ranker: a fixed delay per batch (a latency-bound model) and scores that
 depend only on the texts, so every executor gives the same results.
 
-Like the neural rankers it loads its "model" when it first scores, in the process that
-scores. With ``ABNIRML_TEST_LOG`` set it writes a line per load (``load NODE PID``) and
+Like the neural rankers it loads its "model" when it first scores (or is asked to
+``preload``), in the process that scores. With ``ABNIRML_TEST_LOG`` set it writes a line per load (``load NODE PID``) and
 per batch (``NODE CUDA_VISIBLE_DEVICES PID``), NODE being ``ABNIRML_TEST_NODE``. With
 ``+gate=WORD``, batches wait (up to four minutes) until a line starting with WORD is in
 the log: those on every node but WORD's (``+gate=worker``: the run cannot end before the
@@ -310,9 +315,17 @@ class Delayed:
         time.sleep(self.delay)
         return {"loaded by": os.getpid()}
 
-    def score(self, pairs):
+    def preload(self):
+        """What a neural ranker does in the background; here ``model`` loads it."""
+
+    @property
+    def model(self):
         if self._model is None:
             self._model = self._load()
+        return self._model
+
+    def score(self, pairs):
+        _ = self.model       # loaded on first use
         node = os.environ.get("ABNIRML_TEST_NODE", "?")
         if self.gate and (node == self.wait if self.wait else node != self.gate):
             deadline = time.monotonic() + 240

@@ -77,11 +77,12 @@ def test_results_are_byte_identical_to_a_serial_run(scenario, name):
 
 @pytest.mark.slow
 def test_the_ranker_is_loaded_once_per_worker_process(scenario):
-    """Each worker process fetched the ranker once and kept it: one load per process,
-    however many batches it scored (each task used to get a fresh, unloaded copy)."""
+    """Each worker process fetched the ranker once and kept it: one load per process (in
+    a warm-up task sent while the samples were built, or with its first batch), however
+    many batches it scored (each task used to get a fresh, unloaded copy)."""
     out, summary = scenario
     loads, batches = _loads_and_batches(summary["cluster_log"])
-    assert set(loads) == set(batches) and set(loads.values()) == {1}
+    assert set(batches) <= set(loads) and set(loads.values()) == {1}
     assert max(batches.values()) >= 2 and sum(batches.values()) == 23    # 229 pairs / 10
     record = _ray_record(out, "cluster")
     assert record["worker_processes"] >= len(batches)
@@ -203,8 +204,8 @@ def test_a_frozen_node_is_given_up_in_one_line_and_the_run_goes_on(scenario):
     record = _ray_record(out, "frozen")
     (lost,) = record["nodes_lost"]
     assert lost["address"] == summary["frozen_worker_address"]
-    assert record["tasks_per_node"][lost["node"]] >= 2     # it scored before it froze
-    assert record["retried_tasks"] >= 1
+    assert summary["frozen_after"] >= 2                     # it scored before it froze
+    assert record["retried_tasks"] >= 1                     # and held batches then
     assert run["stderr"].splitlines() == [
         f"abnirml: warning: Ray node {lost['node']} ({lost['address']}) was lost during "
         "scoring; its unfinished batches ran again on the other nodes"]
@@ -218,7 +219,7 @@ def test_a_worker_node_killed_mid_run_is_retried_and_named(scenario):
     record = _ray_record(out, "killed")
     (lost,) = record["nodes_lost"]
     assert lost["address"] == summary["killed_worker_address"]
-    assert record["tasks_per_node"][lost["node"]] >= 1     # it ran batches before it died
+    assert summary["killed_after"] >= 3                     # it scored before it died
     assert record["retried_tasks"] >= 1
     assert run["stderr"].splitlines() == [
         f"abnirml: warning: Ray node {lost['node']} ({lost['address']}) was lost during "

@@ -134,6 +134,7 @@ def test_a_worker_process_fetches_each_ranker_once_and_keeps_the_latest(monkeypa
     store = _Store({"a": "ranker A", "b": "ranker B", "c": "ranker C"})
     monkeypatch.setitem(sys.modules, "ray", store)
     monkeypatch.setattr(ray_executor, "_WORKER_RANKERS", type(ray_executor._WORKER_RANKERS)())
+    monkeypatch.setattr(ray_executor, "_WORKER_FETCHES", {})
     assert worker_ranker("A", ["a"]) == ("ranker A", True)
     assert worker_ranker("A", ["a"]) == ("ranker A", False)       # kept: no second fetch
     assert worker_ranker("B", ["b"]) == ("ranker B", True)
@@ -142,6 +143,7 @@ def test_a_worker_process_fetches_each_ranker_once_and_keeps_the_latest(monkeypa
     assert list(ray_executor._WORKER_RANKERS) == ["A", "C"]
     assert worker_ranker("B", ["b"]) == ("ranker B", True)
     assert store.fetched == ["a", "b", "c", "b"]
+    assert ray_executor._WORKER_FETCHES == {"A": 1, "B": 2, "C": 1}   # B: again, once evicted
 
 
 class _Put:
@@ -186,13 +188,14 @@ def test_run_json_says_where_batches_ran():
     record = RayRecord("auto", resolved_address="10.0.0.5:6379", nodes=2, task_slots=16,
                        tasks_in_flight=32, tasks_per_node={"n2": 3, "n1": 5},
                        worker_processes={("n1", 10), ("n1", 11), ("n2", 12)},
-                       ranker_copies=3, node_addresses={"n1": "10.0.0.5:1", "n2": "10.0.0.6:1",
-                                                        "n3": "10.0.0.7:1"},
+                       fetches={("n1", 10, "a"): 1, ("n1", 11, "a"): 1, ("n2", 12, "a"): 2},
+                       node_addresses={"n1": "10.0.0.5:1", "n2": "10.0.0.6:1",
+                                       "n3": "10.0.0.7:1"},
                        nodes_joined=[{"node": "n2", "address": "10.0.0.6:1"}])
     assert record.as_dict() == {
         "address": "auto", "resolved_address": "10.0.0.5:6379", "nodes": 2,
         "task_slots": 16, "tasks_in_flight": 32, "gpus_per_task": None,
-        "tasks_per_node": {"n1": 5, "n2": 3}, "worker_processes": 3, "ranker_copies": 3,
+        "tasks_per_node": {"n1": 5, "n2": 3}, "worker_processes": 3, "ranker_copies": 4,
         "retried_tasks": 0, "nodes_joined": [{"node": "n2", "address": "10.0.0.6:1"}],
         "nodes_lost": [], "node_addresses": {"n1": "10.0.0.5:1", "n2": "10.0.0.6:1"}}
 

@@ -39,7 +39,7 @@ from abnirml.errors import ConfigError, install_hint
 from abnirml.evaluation.parallel import available_cores
 
 #: seconds a listener has to answer the connection preface, and the GCS its first request
-PROBE_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 20.0
 #: the HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113, 3.4)
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 HTTP2_SETTINGS = 0x4
@@ -84,8 +84,11 @@ def start_loopback(ray: Any) -> None:
     saved = constants.ENABLE_RAY_CLUSTER, os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
     constants.ENABLE_RAY_CLUSTER = False
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"     # for the processes it starts
+    import threading
+
+    in_main = threading.current_thread() is threading.main_thread()
     try:
-        with held_stderr() as held, sigterm_kept():
+        with (held_stderr() if in_main else held_ray_logging()) as held, sigterm_kept():
             try:
                 ray.init(address="local", num_cpus=available_cores(),
                          _node_ip_address="127.0.0.1", include_dashboard=False,
@@ -374,13 +377,12 @@ def sigterm_kept() -> Iterator[None]:
     """Keep this process's SIGTERM handler through ``ray.init``, which installs one that
     raises ``SystemExit(15)`` in whatever code runs (a ranker's batch, the cache's commit).
     Ray's local processes end with the driver all the same: it starts them to die with
-    their parent."""
+    their parent. (In another thread than the main one Ray cannot install a handler, but
+    its local node would try, and fail.)"""
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGTERM)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
     ray_utils: Any = None
     with contextlib.suppress(ImportError):
         from ray._private import utils as ray_utils
@@ -392,14 +394,40 @@ def sigterm_kept() -> Iterator[None]:
     finally:
         if installer is not None:
             ray_utils.set_sigterm_handler = installer
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        if main:
+            signal.signal(signal.SIGTERM,
+                          previous if previous is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def held_ray_logging() -> Iterator[_Held]:
+    """Silence Ray's Python loggers for the duration (``ray.init`` warns about the token
+    file it may write and, outside the main thread, about the SIGTERM handler it cannot
+    set: with ``configure_logging=False`` those reach the terminal through logging's
+    last-resort handler). What :func:`held_stderr` does for a start in another thread,
+    where the process's stderr must stay the main thread's; a failure is still reported,
+    from its exception."""
+    import logging
+
+    logger = logging.getLogger("ray")      # ray.init clears its handlers; its level stays
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    held = _Held("")
+    held.lines = []
+    try:
+        yield held
+    finally:
+        logger.setLevel(level)
 
 
 class _Held:
     def __init__(self, path: str):
         self.path = path
+        self.lines: list[str] | None = None
 
     def text(self) -> str:
+        if self.lines is not None:
+            return "\n".join(self.lines)[-20000:]
         try:
             with open(self.path, encoding="utf-8", errors="replace") as handle:
                 return handle.read()[-20000:]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -86,7 +87,8 @@ class RayRecord:
     gpus_per_task: float | None = None
     tasks_per_node: dict[str, int] = field(default_factory=dict)
     worker_processes: set[tuple[str, int]] = field(default_factory=set)
-    ranker_copies: int = 0
+    #: (node, pid, ranker key) → times that process fetched that ranker, as it reported
+    fetches: dict[tuple[str, int, str], int] = field(default_factory=dict)
     retried_tasks: int = 0
     nodes_joined: list[dict[str, str]] = field(default_factory=list)
     nodes_lost: list[dict[str, str]] = field(default_factory=list)
@@ -100,7 +102,7 @@ class RayRecord:
                 "gpus_per_task": self.gpus_per_task,
                 "tasks_per_node": dict(sorted(self.tasks_per_node.items())),
                 "worker_processes": len(self.worker_processes),
-                "ranker_copies": self.ranker_copies,
+                "ranker_copies": sum(self.fetches.values()),
                 "retried_tasks": self.retried_tasks,
                 "nodes_joined": list(self.nodes_joined),
                 "nodes_lost": list(self.nodes_lost),
@@ -112,6 +114,8 @@ class RayRecord:
 # -- in the worker process -----------------------------------------------------------------
 
 _WORKER_RANKERS: OrderedDict[str, Ranker] = OrderedDict()
+#: ranker key → times this worker process fetched it (more than once only after eviction)
+_WORKER_FETCHES: dict[str, int] = {}
 
 
 def worker_ranker(key: str, boxed: Sequence[Any]) -> tuple[Ranker, bool]:
@@ -126,6 +130,7 @@ def worker_ranker(key: str, boxed: Sequence[Any]) -> tuple[Ranker, bool]:
 
     ranker = ray.get(boxed[0])
     _WORKER_RANKERS[key] = ranker
+    _WORKER_FETCHES[key] = _WORKER_FETCHES.get(key, 0) + 1
     while len(_WORKER_RANKERS) > WORKER_RANKERS:
         _WORKER_RANKERS.popitem(last=False)
     return ranker, True
@@ -134,16 +139,52 @@ def worker_ranker(key: str, boxed: Sequence[Any]) -> tuple[Ranker, bool]:
 def _score_task(key: str, boxed: Sequence[Any], batch: Sequence[Pair]
                 ) -> Iterator[Any]:
     """A Ray task, as a generator: first the node it runs on (so the driver knows what to
-    run again if that node dies), then (pid, ranker fetched, the scores or the ranker's
-    failure)."""
+    run again if that node dies), then (pid, times this process has fetched the ranker,
+    the scores or the ranker's failure)."""
     import ray
 
     yield ray.get_runtime_context().get_node_id()
-    ranker, fetched = worker_ranker(key, boxed)
-    yield os.getpid(), fetched, score_or_failure(ranker, batch)
+    ranker, _ = worker_ranker(key, boxed)
+    yield os.getpid(), _WORKER_FETCHES.get(key, 0), score_or_failure(ranker, batch)
+
+
+def _warm_task(key: str, boxed: Sequence[Any]) -> None:
+    """A Ray task sent ahead of the batches: fetch the ranker and load its model
+    (``preload``, then ``model``, which waits for the load), so that the worker process is
+    ready when its first batch comes."""
+    ranker, _ = worker_ranker(key, boxed)
+    preload = getattr(ranker, "preload", None)
+    if preload is not None:
+        preload()
+        getattr(ranker, "model", None)
 
 
 # -- in the driver -------------------------------------------------------------------------
+
+
+class _Keeper(threading.Thread):
+    """Starts ``--ray local``'s Ray while the run builds its samples, then stays alive
+    until the executor closes: the Ray processes it starts die with the thread that
+    started them (Linux's parent-death signal is per thread)."""
+
+    def __init__(self, executor: RayExecutor, warm: Sequence[Ranker]):
+        super().__init__(name="abnirml-ray-start", daemon=True)
+        self.executor = executor
+        self.warm = list(warm)
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+        self.release = threading.Event()
+
+    def run(self) -> None:
+        try:
+            ray = self.executor._ray()
+            self.executor._warm_up(ray, self.warm)
+        except BaseException as exc:       # reported by the executor, in the main thread
+            self.error = exc
+        finally:
+            self.ready.set()
+        self.release.wait()
+
 
 
 @dataclass
@@ -173,6 +214,8 @@ class RayExecutor:
         self._nodes: dict[str, str] = {}     # node id → "ip:port" of every node seen alive
         self._shipped: dict[str, tuple[Ranker, Any]] = {}    # ranker key → (ranker, ref)
         self._loud: Callable[[], None] = lambda: None    # undoes quiet_node_reports
+        self._keeper: _Keeper | None = None
+        self._warming: list[Any] = []      # warm-up tasks (kept: their results are unused)
 
     # -- connecting ---------------------------------------------------------------------
 
@@ -195,6 +238,54 @@ class RayExecutor:
             self._loud = quiet_node_reports(ray)
         return ray
 
+    def prepare(self, rankers: Sequence[Ranker]) -> None:
+        """Start what the batches will need while the run builds its samples: join the
+        cluster (``--ray local``: start its Ray, in a thread of its own, since that takes
+        seconds) and have each task slot's worker process fetch the first rankers that load
+        a model and load it, as the in-process path preloads them. ``rankers``: those that
+        will score (nothing cached). Errors are reported when the first batch is scored."""
+        if not rankers or self._keeper is not None or self._nodes:
+            return
+        warm = [r for r in rankers if callable(getattr(r, "preload", None))][:WORKER_RANKERS]
+        if self.address == "local":
+            self._keeper = _Keeper(self, warm)
+            self._keeper.start()
+            return
+        ray = self._ray()      # a cluster that cannot be joined is said now, before any work
+        with contextlib.suppress(Exception):    # a failed warm-up leaves it to the batches
+            self._warm_up(ray, warm)
+
+    def _warm_up(self, ray: Any, rankers: Sequence[Ranker]) -> None:
+        """One warm-up task per task slot for each ranker (see :func:`_warm_task`)."""
+        if not rankers:
+            return
+        remote = ray.remote(**self._options(streaming=False))(_warm_task)
+        slots = sum(self.slots(ray).values())
+        for ranker in rankers:
+            key, boxed = self._ship(ray, ranker)
+            self._warming += [remote.remote(key, boxed) for _ in range(slots)]
+
+    def _options(self, streaming: bool) -> dict[str, Any]:
+        options: dict[str, Any] = {"max_retries": 0, "scheduling_strategy": "SPREAD"}
+        if streaming:
+            options["num_returns"] = "streaming"
+        if self.gpus_per_task:
+            # Ray's default for a GPU task is a new worker process each time (max_calls=1),
+            # which would load the model again for every batch
+            options.update(num_gpus=self.gpus_per_task, max_calls=0)
+        return options
+
+    def _started_ray(self) -> Any:
+        """Ray, joined or started: by :meth:`prepare`'s thread (waited for, and its
+        error raised here), else now."""
+        keeper = self._keeper
+        if keeper is not None and threading.current_thread() is not keeper:
+            keeper.ready.wait()
+            if keeper.error is not None:
+                error, keeper.error = keeper.error, None
+                raise error
+        return self._ray()
+
     @property
     def where(self) -> str:
         """The cluster as messages name it: the address joined (``auto`` resolved)."""
@@ -203,14 +294,22 @@ class RayExecutor:
     def close(self) -> None:
         """Disconnect, and stop the Ray this executor started (``--ray local`` leaves no
         process behind); a Ray the caller started stays as it was."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.ready.wait()
         self._shipped.clear()
+        self._warming.clear()
         self._loud()
-        if self._started:
-            import ray
+        try:
+            if self._started:
+                import ray
 
-            self._started = False
-            with held_stderr():
-                ray.shutdown()
+                self._started = False
+                with held_stderr():
+                    ray.shutdown()
+        finally:
+            if keeper is not None:
+                keeper.release.set()
 
     def report(self) -> dict[str, Any] | None:
         """run.json's ``scoring.ray``, once something ran on Ray."""
@@ -251,6 +350,12 @@ class RayExecutor:
         key = f"{ranker.name}\0{ranker.fingerprint}" if cacheable else f"id:{id(ranker)}"
         shipped = self._shipped.get(key)
         if shipped is None or shipped[0] is not ranker:
+            from abnirml.plugins import file_plugin_modules
+
+            # A ranker class from a ``--plugin FILE`` lives in a module no worker can
+            # import; pickling that module by value sends its code along with the ranker.
+            for module in file_plugin_modules():
+                ray.cloudpickle.register_pickle_by_value(module)
             shipped = self._shipped[key] = (ranker, ray.put(ranker))
         if not cacheable:      # no identity to share: unique to this object and driver
             key = f"{key}:{shipped[1].hex()}"
@@ -261,21 +366,9 @@ class RayExecutor:
             ) -> Iterator[np.ndarray]:
         """Each batch's scores in batch order; ``returned(batch number, result)`` as each
         task comes back, in whatever order they finish (the engine caches it then)."""
-        ray = self._ray()
-        from abnirml.plugins import file_plugin_modules
-
-        # A ranker class from a ``--plugin FILE`` lives in a module no worker can import;
-        # pickling that module by value sends its code along with the ranker.
-        for module in file_plugin_modules():
-            ray.cloudpickle.register_pickle_by_value(module)
+        ray = self._started_ray()
         check_device(ranker, self.gpus_per_task)
-        options: dict[str, Any] = {"max_retries": 0, "num_returns": "streaming",
-                                   "scheduling_strategy": "SPREAD"}
-        if self.gpus_per_task:
-            # Ray's default for a GPU task is a new worker process each time (max_calls=1),
-            # which would load the model again for every batch
-            options.update(num_gpus=self.gpus_per_task, max_calls=0)
-        remote = ray.remote(**options)(_score_task)
+        remote = ray.remote(**self._options(streaming=True))(_score_task)
         slots = self.slots(ray)
         self.record.task_slots = max(self.record.task_slots, sum(slots.values()))
         self.record.gpus_per_task = self.gpus_per_task
@@ -289,7 +382,7 @@ class RayExecutor:
             chosen = remote.options(memory=generation) if generation else remote
             return chosen.remote(key, boxed, batch)
 
-        yield from _Scheduler(self, ray, submit,
+        yield from _Scheduler(self, ray, submit, key,
                               batches, returned, self._in_flight(slots)).results()
 
     # -- the cluster's nodes ------------------------------------------------------------
@@ -339,13 +432,14 @@ class _Scheduler:
     they return, and runs again the batches of workers and nodes that went away."""
 
     def __init__(self, executor: RayExecutor, ray: Any, submit: Callable[[list[Pair], int], Any],
-                 batches: Sequence[Sequence[Pair]],
+                 key: str, batches: Sequence[Sequence[Pair]],
                  returned: Callable[[int, np.ndarray | WorkerFailure], None] | None,
                  limit: int):
         self.executor = executor
         self.record = executor.record
         self.ray = ray
         self.submit_task = submit
+        self.key = key                                # the ranker's, in the workers
         self.batches = batches
         self.returned = returned
         self.limit = limit
@@ -427,13 +521,13 @@ class _Scheduler:
             if attempt.node in self.executor._lost():
                 self._run_again(task, attempt)
             return
-        pid, fetched, result = value
+        pid, fetches, result = value
         del self.pending[task]
         self.done[attempt.index] = result
         node = attempt.node
         self.record.tasks_per_node[node] = self.record.tasks_per_node.get(node, 0) + 1
         self.record.worker_processes.add((node, int(pid)))
-        self.record.ranker_copies += bool(fetched)
+        self.record.fetches[node, int(pid), self.key] = int(fetches)
         if self.returned is not None:
             self.returned(attempt.index, result)
 

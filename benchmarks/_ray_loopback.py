@@ -119,11 +119,14 @@ class LoopbackCluster:
     """A head and one worker node on 127.0.0.1 with token auth, in ``root``.
 
     ``env`` is what both nodes' processes (and so their Ray workers) see on top of the
-    cluster's own settings; ``worker_env`` only the worker node's.
+    cluster's own settings; ``worker_env`` only the worker node's. ``cores`` pins a node
+    (``"head"``, ``"worker"``) and every process it starts to one CPU core (``taskset``),
+    as if each were a machine of its own.
     """
 
     def __init__(self, root: Path, cpus: int = 2, env: dict[str, str] | None = None,
-                 worker_env: dict[str, str] | None = None, worker_gpus: int = 0):
+                 worker_env: dict[str, str] | None = None, worker_gpus: int = 0,
+                 cores: dict[str, int] | None = None):
         self.root = Path(root)
         self.cpus = cpus
         self.token = os.urandom(16).hex()
@@ -133,6 +136,7 @@ class LoopbackCluster:
         self.extra_env = dict(env or {})
         self.worker_env = dict(worker_env or {})
         self.worker_gpus = worker_gpus
+        self.cores = dict(cores or {})     # node name → the one CPU core it may run on
         self.processes: dict[str, subprocess.Popen] = {}
         self._known: dict[int, set[int]] = {}      # node's pid → the pids it started
         # Ray's sockets live under its temp dir, and a socket path may not exceed 107 bytes
@@ -150,7 +154,10 @@ class LoopbackCluster:
                 # a lost node is noticed in about 3 s rather than about 30 s
                 "RAY_health_check_period_ms": "1000",
                 "RAY_health_check_timeout_ms": "1000",
-                "RAY_health_check_failure_threshold": "3"}
+                "RAY_health_check_failure_threshold": "3",
+                # on busy cores a node's agents take longer than Ray's 30 s to start: its
+                # GCS lookup of the new node waits this long instead
+                "RAY_raylet_start_wait_time_s": "180"}
 
     def _start(self, name: str, args: list[str], env: dict[str, str],
                attempts: int = 3) -> None:
@@ -165,7 +172,8 @@ class LoopbackCluster:
                      "--dashboard-agent-grpc-port": free_port(),
                      "--dashboard-agent-listen-port": free_port(),
                      "--metrics-export-port": free_port()}
-            command = [str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
+            pinned = (["taskset", "-c", str(self.cores[name])] if name in self.cores else [])
+            command = [*pinned, str(RAY_BIN), "start", "--block", "--node-ip-address=127.0.0.1",
                        f"--num-cpus={self.cpus}", "--object-store-memory=200000000",
                        f"--temp-dir={self.ray_dir}", "--disable-usage-stats",
                        *(f"{flag}={port}" for flag, port in ports.items()), *args]
@@ -197,25 +205,37 @@ class LoopbackCluster:
             time.sleep(0.5)
         return False
 
-    def start(self) -> LoopbackCluster:
-        """Start the head, then the worker; on failure stop what started and re-raise."""
+    def start(self, worker: bool = True) -> LoopbackCluster:
+        """Start the head, then (unless ``worker`` is False) the worker node; on failure
+        stop what started and re-raise."""
         self.root.mkdir(parents=True, exist_ok=True)
-        env = self._env()
-        worker = [f"--address={self.address}"]
-        if self.worker_gpus:
-            worker.append(f"--num-gpus={self.worker_gpus}")
         try:
             self._start("head", ["--head", f"--port={self.port}",
-                                 "--include-dashboard=false"], env)
-            self._start("worker", worker, {**env, **self.worker_env})
+                                 "--include-dashboard=false"], self._env())
+            if worker:
+                self.start_worker()
         except BaseException:
             self.stop()
             raise
         return self
 
+    def start_worker(self) -> None:
+        """Start the worker node (and join it to the head started before); again after it
+        was killed or lost, on a new port."""
+        if "worker" in self.processes:
+            self.worker_port = free_port()
+        args = [f"--address={self.address}"]
+        if self.worker_gpus:
+            args.append(f"--num-gpus={self.worker_gpus}")
+        self._start("worker", args, {**self._env(), **self.worker_env})
+
     def kill_worker(self) -> None:
         """SIGKILL the worker node's processes at once, as a machine failure would."""
-        self._signal(self.processes["worker"], signal.SIGKILL)
+        self.signal_worker(signal.SIGKILL)
+
+    def signal_worker(self, sig: int) -> None:
+        """Signal every process of the worker node (SIGSTOP: a frozen machine)."""
+        self._signal(self.processes["worker"], sig)
 
     def _signal(self, process: subprocess.Popen, sig: int) -> None:
         """Signal a node: its process group, and every process it started (remembered,
@@ -258,7 +278,15 @@ class LoopbackCluster:
 
 DELAYED_RANKER = '''
 """A stand-in ranker: a fixed delay per batch (a latency-bound model) and scores that
-depend only on the texts, so every executor gives the same results."""
+depend only on the texts, so every executor gives the same results.
+
+Like the neural rankers it loads its "model" when it first scores (or is asked to
+``preload``), in the process that scores. With ``ABNIRML_TEST_LOG`` set it writes a line per load (``load NODE PID``) and
+per batch (``NODE CUDA_VISIBLE_DEVICES PID``), NODE being ``ABNIRML_TEST_NODE``. With
+``+gate=WORD``, batches wait (up to four minutes) until a line starting with WORD is in
+the log: those on every node but WORD's (``+gate=worker``: the run cannot end before the
+worker node scored a batch), or with ``+wait=NODE`` those on NODE only (``+wait=head
++gate=released``: the head's batches wait until the test writes "released")."""
 import os
 import time
 import zlib
@@ -266,23 +294,55 @@ import zlib
 from abnirml.rankers.registry import register
 
 
+def _log(line):
+    path = os.environ.get("ABNIRML_TEST_LOG")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(line + "\\n")
+
+
 class Delayed:
     name, fingerprint = "delayed", "delayed-v1"
 
-    def __init__(self, delay):
+    def __init__(self, delay, gate="", wait=""):
         self.delay = delay
+        self.gate = gate
+        self.wait = wait
+        self._model = None
+
+    def _load(self):
+        _log(f"load {os.environ.get('ABNIRML_TEST_NODE', '?')} {os.getpid()}")
+        time.sleep(self.delay)
+        return {"loaded by": os.getpid()}
+
+    def preload(self):
+        """What a neural ranker does in the background; here ``model`` loads it."""
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = self._load()
+        return self._model
 
     def score(self, pairs):
-        log = os.environ.get("ABNIRML_TEST_LOG")
-        if log:
-            with open(log, "a") as handle:
-                handle.write(f"{os.environ.get('ABNIRML_TEST_NODE', '?')} "
-                             f"{os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\\n")
+        _ = self.model       # loaded on first use
+        node = os.environ.get("ABNIRML_TEST_NODE", "?")
+        if self.gate and (node == self.wait if self.wait else node != self.gate):
+            deadline = time.monotonic() + 240
+            log = os.environ["ABNIRML_TEST_LOG"]
+            while time.monotonic() < deadline:
+                with open(log) as handle:
+                    if any(line.split()[:1] == [self.gate] for line in handle):
+                        break
+                time.sleep(0.2)
+        _log(f"{node} {os.environ.get('CUDA_VISIBLE_DEVICES', '-')} {os.getpid()}")
         time.sleep(self.delay)
         return [zlib.crc32(f"{q}\\0{d}".encode()) / 2**32 for q, d in pairs]
 
 
-register("delayed", lambda spec, env: Delayed(float(spec.param("delay") or 0)))
+register("delayed", lambda spec, env: Delayed(float(spec.param("delay") or 0),
+                                               spec.param("gate") or "",
+                                               spec.param("wait") or ""))
 '''
 
 

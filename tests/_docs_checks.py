@@ -51,12 +51,13 @@ OTHER_FLAGS = {
 }
 PIP_FLAGS = {"--no-index", "--no-deps", "--no-compile", "--no-cache-dir", "--target",
              "--force-reinstall", "--index-url"}
-#: Flags of the tools the scaling guide's cluster recipes call: ``ray start``, Slurm's
-#: ``#SBATCH``/``srun`` and ``hostname``.
+#: Flags of the tools the scaling guide's cluster recipes call: ``ray start`` and ``ray
+#: symmetric-run``, Slurm's ``#SBATCH``/``srun``, ``hostname`` and the Dockerfile's COPY.
 CLUSTER_FLAGS = {"--head", "--address", "--port", "--node-ip-address", "--num-cpus",
-                 "--object-store-memory", "--include-dashboard", "--block",
-                 "--job-name", "--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task",
-                 "--gpus-per-node", "--time", "--ip-address"}
+                 "--num-gpus", "--object-store-memory", "--include-dashboard", "--block",
+                 "--min-nodes", "--job-name", "--nodes", "--ntasks", "--ntasks-per-node",
+                 "--cpus-per-task", "--gpus-per-node", "--exclusive", "--time", "--ip-address",
+                 "--chown"}
 #: The misspelling the errors page shows being answered with "did you mean --ranker?".
 MISSPELT = "--rankers"
 #: Names the pages' own examples register (a plugin axiom, a user's pairs probe).

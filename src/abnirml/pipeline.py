@@ -258,6 +258,9 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
     with workspace.scorer() as scorer:
         if loaded.in_process:
             _preload_uncached([workspace.built(r) for r in rankers], scorer.cache)
+        elif callable(prepare := getattr(scorer.executor, "prepare", None)):
+            # Ray: join (or start) the cluster and load the models in its workers now
+            prepare([r for r in rankers if not scorer.cache.has_scores(r.fingerprint)])
         candidates = workspace.candidates
         result = run_experiment(
             selection.probes, rankers, context, scorer,

@@ -1,66 +1,23 @@
-"""The Ray executor's decisions that need no cluster: settings, node choice, the one line a
-failed connection becomes, and batches cached as their tasks return.
+"""The Ray executor's decisions that need no cluster: settings, slots, the ranker a worker
+process keeps, and batches cached as their tasks return.
 
-The real two-node cluster is in test_ray_cluster.py."""
+The real cluster is in test_ray_cluster.py; connecting in test_ray_connect.py."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.ray_executor import (
-    AUTH_FIX,
-    RayExecutor,
-    connection_problem,
-    least_loaded,
-)
+from abnirml.evaluation import ray_executor
+from abnirml.evaluation.ray_executor import RayExecutor, RayRecord, worker_ranker
 from abnirml.evaluation.scoring import Scorer
 from abnirml.evaluation.workspace import SessionSettings
 from abnirml.rankers.cache import ScoreCache, text_hash
 from tests.helpers import one_error_line
-
-GCS_RETRY_LINE = ("[2026-01-01 00:00:00,000 W 1 1] gcs_client.cc:210: Failed to get cluster "
-                  "ID from GCS server: Unauthenticated: RPC error: InvalidAuthToken: "
-                  "Authentication token is missing or incorrect\n")
-
-
-def test_a_refused_token_names_the_variables_that_fix_it():
-    line = connection_problem("10.0.0.5:6379",
-                              ConnectionError("Failed to connect to Ray cluster at "
-                                              "10.0.0.5:6379"), GCS_RETRY_LINE * 20)
-    assert line == (f"the Ray cluster at 10.0.0.5:6379 refused abnirml's token (missing or "
-                    f"not the cluster's): {AUTH_FIX}")
-    assert "\n" not in line
-    for variable in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
-        assert variable in line
-
-
-def test_other_connection_failures_are_one_line_with_their_cause():
-    mismatch = connection_problem("head:6379", RuntimeError(
-        "Version mismatch: The cluster was started with:\n    Ray: 2.50.0\n"), "")
-    assert mismatch.startswith("cannot join the Ray cluster at head:6379: its Ray or Python "
-                               "version differs")
-    other = connection_problem("head:6379", ConnectionError("Failed to connect\nmore"),
-                               "[x E 1 1] raylet.cc:1: Something broke: details\n")
-    assert other == ("cannot join the Ray cluster at head:6379: ConnectionError: Failed to "
-                     "connect ([x E 1 1] raylet.cc:1: Something broke: details)")
-
-
-def test_tasks_go_to_the_least_loaded_node_for_its_size():
-    slots = {"big": 4, "small": 2}
-    load = dict.fromkeys(slots, 0)
-    order = []
-    for _ in range(6):
-        node = least_loaded(load, slots, set())
-        load[node] += 1
-        order.append(node)
-    assert order == ["big", "small", "big", "big", "small", "big"]   # ties: the smaller id
-    assert load == slots                        # full: each node holds what it can run
-    assert least_loaded(load, slots, {"big"}) == "small"
-    assert least_loaded(load, slots, {"big", "small"}) is None
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -159,3 +116,92 @@ def test_slots_count_cpus_or_gpu_shares_of_live_nodes():
     with pytest.raises(ConfigError, match="each task asks for 4 GPU and no node of the "
                                           "cluster at head:6379 has that many"):
         RayExecutor("head:6379", gpus_per_task=4).slots(cluster)
+
+
+class _Store:
+    """Ray's object store as a worker process sees it: ``get`` of a reference, counted."""
+
+    def __init__(self, objects):
+        self.objects = objects
+        self.fetched = []
+
+    def get(self, ref):
+        self.fetched.append(ref)
+        return self.objects[ref]
+
+
+def test_a_worker_process_fetches_each_ranker_once_and_keeps_the_latest(monkeypatch):
+    store = _Store({"a": "ranker A", "b": "ranker B", "c": "ranker C"})
+    monkeypatch.setitem(sys.modules, "ray", store)
+    monkeypatch.setattr(ray_executor, "_WORKER_RANKERS", type(ray_executor._WORKER_RANKERS)())
+    monkeypatch.setattr(ray_executor, "_WORKER_FETCHES", {})
+    assert worker_ranker("A", ["a"]) == ("ranker A", True)
+    assert worker_ranker("A", ["a"]) == ("ranker A", False)       # kept: no second fetch
+    assert worker_ranker("B", ["b"]) == ("ranker B", True)
+    assert worker_ranker("A", ["a"]) == ("ranker A", False)       # A used last: B goes next
+    assert worker_ranker("C", ["c"]) == ("ranker C", True)
+    assert list(ray_executor._WORKER_RANKERS) == ["A", "C"]
+    assert worker_ranker("B", ["b"]) == ("ranker B", True)
+    assert store.fetched == ["a", "b", "c", "b"]
+    assert ray_executor._WORKER_FETCHES == {"A": 1, "B": 2, "C": 1}   # B: again, once evicted
+
+
+class _Put:
+    """``ray.put``: a new reference each call."""
+
+    def __init__(self):
+        self.count = 0
+
+    def put(self, obj):
+        self.count += 1
+        return _Ref(f"ref{self.count}")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Ref:
+    id: str
+
+    def hex(self):
+        return self.id
+
+
+def test_a_ranker_is_put_once_and_kept_under_its_name_and_fingerprint():
+    """Workers keep a ranker under its name and fingerprint (what identifies its scores),
+    so a rebuilt copy of the same ranker reuses the model a worker loaded; a ranker that
+    cannot be identified (``cacheable = False``) is never shared."""
+    ray, executor = _Put(), RayExecutor("head:6379")
+    echo = _Echo()
+    key, boxed = executor._ship(ray, echo)
+    assert key == "echo\0echo-v1" and boxed == [_Ref("ref1")]
+    assert executor._ship(ray, echo) == (key, boxed) and ray.count == 1
+    rebuilt = _Echo()
+    assert executor._ship(ray, rebuilt)[0] == key and ray.count == 2
+    anonymous = _Echo()
+    anonymous.cacheable = False
+    other = _Echo()
+    other.cacheable = False
+    first, second = executor._ship(ray, anonymous)[0], executor._ship(ray, other)[0]
+    assert first != second and key not in (first, second)
+
+
+def test_run_json_says_where_batches_ran():
+    record = RayRecord("auto", resolved_address="10.0.0.5:6379", nodes=2, task_slots=16,
+                       tasks_in_flight=32, tasks_per_node={"n2": 3, "n1": 5},
+                       worker_processes={("n1", 10), ("n1", 11), ("n2", 12)},
+                       fetches={("n1", 10, "a"): 1, ("n1", 11, "a"): 1, ("n2", 12, "a"): 2},
+                       node_addresses={"n1": "10.0.0.5:1", "n2": "10.0.0.6:1",
+                                       "n3": "10.0.0.7:1"},
+                       nodes_joined=[{"node": "n2", "address": "10.0.0.6:1"}])
+    assert record.as_dict() == {
+        "address": "auto", "resolved_address": "10.0.0.5:6379", "nodes": 2,
+        "task_slots": 16, "tasks_in_flight": 32, "gpus_per_task": None,
+        "tasks_per_node": {"n1": 5, "n2": 3}, "worker_processes": 3, "ranker_copies": 4,
+        "retried_tasks": 0, "nodes_joined": [{"node": "n2", "address": "10.0.0.6:1"}],
+        "nodes_lost": [], "node_addresses": {"n1": "10.0.0.5:1", "n2": "10.0.0.6:1"}}
+
+
+def test_tasks_in_flight_are_twice_the_slots_unless_fixed():
+    """Twice what runs at once: the rest waits in Ray's queue, where an autoscaler sees it."""
+    assert RayExecutor("head:6379")._in_flight({"n0": 8, "n1": 16}) == 48
+    assert RayExecutor("head:6379", tasks=5)._in_flight({"n0": 8}) == 5
+    assert RayExecutor("head:6379")._in_flight({}) == 1

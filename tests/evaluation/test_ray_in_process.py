@@ -35,3 +35,68 @@ def test_a_ranker_class_from_a_plugin_file_runs_on_ray(tmp_path, ray_local):
     serial = _first_record(plugin, tmp_path / "serial", *args)
     on_ray = _first_record(plugin, tmp_path / "ray", *args, "--ray", "local")
     assert on_ray == serial and serial["n"] > 0 and serial["neg"] == 0
+
+
+LOADING_RANKER = """
+import os
+import time
+import zlib
+
+from abnirml.rankers.registry import register
+
+LOG = {log!r}
+
+
+class Loading:
+    '''Loads its "model" once per process (preload: in the background elsewhere; here
+    ``model`` loads it), noting each load and each batch with the process id.'''
+    name, fingerprint = "loading", "loading-v1"
+
+    def __init__(self):
+        self._model = None
+
+    def preload(self):
+        pass
+
+    @property
+    def model(self):
+        if self._model is None:
+            with open(LOG, "a") as handle:
+                handle.write(f"load {{os.getpid()}}\\n")
+            time.sleep(0.5)
+            self._model = object()
+        return self._model
+
+    def score(self, pairs):
+        _ = self.model
+        with open(LOG, "a") as handle:
+            handle.write(f"batch {{os.getpid()}}\\n")
+        return [zlib.crc32(f"{{q}}\\0{{d}}".encode()) / 2**32 for q, d in pairs]
+
+
+register("loading", lambda spec, env: Loading())
+"""
+
+
+def test_each_worker_process_loads_the_model_once(tmp_path, ray_local):
+    """The run warms each task slot's worker process up (the model loaded while the samples
+    are built) and every batch then finds the model its process loaded: one load per
+    process, and run.json counts one ranker copy per process that scored."""
+    import json
+    from collections import Counter
+
+    log = tmp_path / "loads.log"
+    plugin = _write(tmp_path, "loading.py", LOADING_RANKER.format(log=str(log)))
+    args = ["--ranker", "loading", "--probe", "mmp:*", "--no-cache", "--batch-size", "10"]
+    serial = _first_record(plugin, tmp_path / "serial", *args)
+    log.write_text("")
+    on_ray = _first_record(plugin, tmp_path / "ray", *args, "--ray", "local")
+    assert on_ray == serial
+    lines = [line.split() for line in log.read_text().splitlines()]
+    loads = Counter(pid for kind, pid in lines if kind == "load")
+    batches = Counter(pid for kind, pid in lines if kind == "batch")
+    assert set(loads.values()) == {1} and set(batches) <= set(loads)
+    assert sum(batches.values()) == 23 and max(batches.values()) >= 2      # 229 pairs / 10
+    record = json.loads((tmp_path / "ray" / "run.json").read_text())["scoring"]["ray"]
+    # the processes that scored, each having fetched the ranker once
+    assert record["ranker_copies"] == len(batches) == record["worker_processes"]

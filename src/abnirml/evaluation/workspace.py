@@ -79,6 +79,10 @@ class SessionSettings:
         if self.ray_gpus is not None and not 0 < self.ray_gpus <= 64:
             raise ConfigError(f"GPUs per Ray task (--ray-gpus) must be > 0 and ≤ 64 (a "
                               f"fraction shares a GPU), got {self.ray_gpus}")
+        if self.ray_address is not None:
+            from abnirml.evaluation.ray_connect import check_token_for
+
+            check_token_for(self.ray_address)     # a token file that cannot work
 
     def gpus_per_task(self) -> float | None:
         """GPUs each Ray task asks for: ``ray_gpus``, else one for a ranker on ``cuda``,

@@ -184,3 +184,43 @@ def test_background_commits_wait_for_every_batch_handed_over(tmp_path):
         commits.finish()
         assert commits.committed == 18 and cache.count("r") == 18
         commits.finish()                 # nothing handed over since: nothing to wait for
+
+
+def test_a_batch_is_inserted_by_few_statements_of_many_rows(tmp_path, monkeypatch):
+    """SQLite inserts a statement's rows by itself (the interpreter's lock released once per
+    statement, not once per row as ``executemany`` takes it back): 30 rows in statements of
+    7 are 5 statements, and the rows are those one statement per row writes — a key given
+    twice across two statements keeps its last score."""
+    monkeypatch.setattr(cache_module, "INSERT_ROWS", 7)
+    q = [text_hash(f"q{i % 3}") for i in range(30)]
+    d = [text_hash(f"doc {i}") for i in range(30)]
+    scores = np.linspace(-2, 5, 30)
+    q[25], d[25] = q[1], d[1]           # ordered by key: next to row 1, another statement
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        statements: list[str] = []
+        cache._conn.set_trace_callback(statements.append)
+        cache.store_columns("r", q, d, scores)
+        cache._conn.set_trace_callback(None)
+        inserts = [s for s in statements if s.startswith("INSERT OR REPLACE INTO scores")]
+        assert len(inserts) == 5
+        rows = _rows(cache)
+    expected = {("r", a, b, s, row_check("r", a, b, s))
+                for a, b, s in zip(q, d, scores.tolist(), strict=True) if (a, b) != (q[1], d[1])}
+    expected.add(("r", q[1], d[1], float(scores[25]), row_check("r", q[1], d[1],
+                                                                 float(scores[25]))))
+    assert rows == expected and len(rows) == 29
+
+
+def test_statements_fit_an_old_sqlite_limit_on_bound_values(tmp_path, monkeypatch):
+    """Where SQLite allows only 999 values per statement (builds before 3.32), a statement
+    takes at most 999 // 4 rows."""
+    q = [text_hash(f"q{i}") for i in range(600)]
+    d = [text_hash("doc")] * 600
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        cache._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+        statements: list[str] = []
+        cache._conn.set_trace_callback(statements.append)
+        cache.store_columns("r", q, d, np.arange(600, dtype=np.float64))
+        cache._conn.set_trace_callback(None)
+        assert len([s for s in statements if "INTO scores" in s]) == 3    # 249 + 249 + 102
+        assert cache.count("r") == 600

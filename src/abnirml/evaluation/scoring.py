@@ -6,7 +6,8 @@ batch is committed as soon as its scores arrive, before the next batch's, so an 
 run resumes where it stopped. A ranker with nothing cached is not looked up pair by pair:
 its texts are hashed batch by batch, for the commits, while the ranker scores. Commits run
 on a thread of their own (:mod:`.score_commits`), so the scoring thread's work per pair is
-only handing scores over.
+only handing scores over, and the garbage collector's full passes, which walk every object
+of the process, wait until scoring is over (:mod:`.heap_freeze`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
+from abnirml.evaluation.heap_freeze import frozen_heap
 from abnirml.evaluation.parallel import (
     ScoringExecutor,
     SerialExecutor,
@@ -45,7 +47,13 @@ class Scorer:
         return text_hashes([text])[0]
 
     def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
-        """Scores for ``pairs`` (which should be unique) in their order."""
+        """Scores for ``pairs`` (which should be unique) in their order; the process's
+        existing objects are left out of the garbage collector's passes meanwhile
+        (:mod:`.heap_freeze`), so no full pass stops the threads feeding a device."""
+        with frozen_heap():
+            return self._score(ranker, pairs)
+
+    def _score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
         if not callable(getattr(ranker, "score", None)):
             raise ConfigError(f"ranker {ranker.name} is a listwise ranker: it orders a list of "
                               "documents and has no per-document score; use it with "

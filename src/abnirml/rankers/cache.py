@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import math
+import operator
 import os
 import sqlite3
 import struct
@@ -20,12 +21,16 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError
 
+#: rows per multi-row INSERT statement (:func:`insert_rows`)
+INSERT_ROWS = 1_000
 SCHEMA_VERSION = 2   # 2: per-row checksum column ``chk`` (version 1 caches gain it on open)
 _CHUNK = 400  # rows per lookup statement (SQLite's parameter limit is 32766)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -121,6 +126,28 @@ def key_order(qhashes: Sequence[bytes], dhashes: Sequence[bytes]) -> list[int]:
         d = np.frombuffer(b"".join(dhashes), dtype=">u8").reshape(n, 2)
         return np.lexsort((d[:, 1], d[:, 0], q[:, 1], q[:, 0])).tolist()
     return sorted(range(n), key=lambda i: (bytes(qhashes[i]), bytes(dhashes[i])))
+
+
+def insert_rows(conn: sqlite3.Connection, head: str, template: str,
+                columns: Sequence[Sequence[Any]]) -> None:
+    """Insert rows given as ``columns`` (one sequence per ``?`` of ``template``, rows in
+    order) with statements of :data:`INSERT_ROWS` rows each: ``head`` followed by
+    ``template`` once per row. Python's ``executemany`` hands SQLite one row at a time and
+    takes the interpreter's lock back after each; here SQLite inserts a statement's rows by
+    itself, so threads feeding a device run meanwhile. Rows go in in order, so a key given
+    twice keeps its last values, as with one statement per row."""
+    count = len(columns[0]) if columns else 0
+    width = template.count("?")
+    try:
+        limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    except (AttributeError, sqlite3.Error):     # Python < 3.11: SQLite's oldest default
+        limit = 999
+    per = max(1, min(INSERT_ROWS, limit // max(width, 1)))
+    for start in range(0, count, per):
+        part = [column[start:start + per] for column in columns]
+        rows = len(part[0])
+        conn.execute(head + ",".join([template] * rows),
+                     list(chain.from_iterable(zip(*part, strict=True))))
 
 
 def default_cache_path() -> Path:
@@ -599,11 +626,13 @@ class ScoreCache:
             # in key order, the inserts walk the table's B-tree instead of jumping around it
             # (stable: a key given twice keeps its last score, as unsorted)
             order = key_order(qhashes, dhashes)
-            values = scores.tolist()
-            rows = [(rid, qhashes[i], dhashes[i], values[i], checks[i]) for i in order]
+            columns = [qhashes, dhashes, scores.tolist(), checks]
+            if len(order) > 1:
+                pick = operator.itemgetter(*order)
+                columns = [pick(column) for column in columns]
             with self._lock, self._transaction():
-                self._conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                                       rows)
+                insert_rows(self._conn, "INSERT OR REPLACE INTO scores VALUES ",
+                            f"({int(rid)}, ?, ?, ?, ?)", columns)
         except sqlite3.OperationalError as exc:
             # a full disk (or a mount turned read-only) is not damage: the batch is rolled
             # back, every earlier batch stays, and the run stops with one line

@@ -9,6 +9,13 @@ without it. Concurrent runs are safe: WAL, a busy wait, rows written in one tran
 identical values for identical keys. The file is opened on first use; one store may be
 used from several threads (a ranker's background tokenizing and its main thread), one call
 at a time.
+
+Many BLOB values are read at once by :meth:`SideStore.lookup_blobs`: one statement per few
+thousand keys that SQLite runs to the end by itself — the keys handed over as one blob,
+the values handed back concatenated — so no Python object is made per row and the
+interpreter's lock is released once per statement rather than once per row (a thread
+reading stored token ids does not take turns with the threads feeding a device and
+committing scores for every row it reads).
 """
 
 from __future__ import annotations
@@ -18,11 +25,36 @@ import sqlite3
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 BUSY_WAIT_S = 60.0
 _CHUNK = 500
+HASH_BYTES = 16       # a key's text hash (:func:`~abnirml.rankers.cache.text_hash`)
+_BULK_KEYS = 4_096    # keys per bulk statement: bounds the values SQLite concatenates
+_SQLITE_TOOBIG = 18
+
+
+@dataclass(frozen=True)
+class BlobRows:
+    """BLOB values found for some of the keys asked for: ``positions[j]`` is the key's
+    index in the request (ascending), its value ``data[starts[j]:starts[j] + lengths[j]]``."""
+
+    positions: np.ndarray
+    lengths: np.ndarray
+    data: bytes
+
+    @property
+    def starts(self) -> np.ndarray:
+        starts = np.zeros(len(self.lengths), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=starts[1:])
+        return starts
+
+
+NO_BLOBS = BlobRows(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), b"")
 
 
 class SideStore:
@@ -53,6 +85,32 @@ class SideStore:
         """``text → stored value`` for the texts stored under ``namespace``."""
         with self._lock:
             return self._lookup_raw(namespace, texts)
+
+    def lookup_blobs(self, namespace: str, hashes: Sequence[bytes],
+                     multiple_of: int = 1) -> BlobRows:
+        """The BLOB values stored under ``namespace`` for the 16-byte text ``hashes`` (each
+        given once), concatenated; a value that is not a BLOB, or whose length is not a
+        multiple of ``multiple_of``, is left out as if absent."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None or not len(hashes):
+                return NO_BLOBS
+            parts = []
+            try:
+                for start in range(0, len(hashes), _BULK_KEYS):
+                    keys = hashes[start:start + _BULK_KEYS]
+                    found = _bulk_blobs(conn, self.table, namespace, keys, multiple_of)
+                    if found is None:     # values too large for one statement, say
+                        found = _blobs_by_row(conn, self.table, namespace, keys, multiple_of)
+                    parts.append(BlobRows(found.positions + start, found.lengths, found.data))
+            except sqlite3.DatabaseError as exc:
+                self._give_up(exc)
+                return NO_BLOBS
+        if len(parts) == 1:
+            return parts[0]
+        return BlobRows(np.concatenate([p.positions for p in parts]),
+                        np.concatenate([p.lengths for p in parts]),
+                        b"".join(p.data for p in parts))
 
     def save_raw(self, namespace: str, values: Mapping[str, Any]) -> None:
         """Store ``text → value`` under ``namespace`` in one transaction."""
@@ -90,14 +148,14 @@ class SideStore:
         conn = self._connection()
         if conn is None or self._read_only or not values:
             return
-        from abnirml.rankers.cache import text_hashes
+        from abnirml.rankers.cache import insert_rows, text_hashes
 
-        rows = list(zip([namespace] * len(values), text_hashes(list(values)), values.values(),
-                        strict=True))
+        columns = [[namespace] * len(values), text_hashes(list(values)), list(values.values())]
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, ?)", rows)
+                insert_rows(conn, f"INSERT OR REPLACE INTO {self.table} VALUES ", "(?, ?, ?)",
+                            columns)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -211,6 +269,68 @@ class SideStore:
                           "the rest of this run", stacklevel=5)
         self.close()
         self._disabled = True
+
+
+_BULK_SQL = (
+    "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?2) "
+    "SELECT group_concat(printf('%08x%08x', k.i, length(t.value)), ''), "
+    "CAST(group_concat(t.value, x'') AS BLOB) "
+    "FROM k CROSS JOIN {table} AS t ON t.namespace = ?3 AND t.thash = substr(?1, {size} * k.i "
+    "+ 1, {size}) WHERE typeof(t.value) = 'blob' AND length(t.value) % ?4 = 0")
+
+
+def _bulk_blobs(conn: sqlite3.Connection, table: str, namespace: str,
+                hashes: Sequence[bytes], multiple_of: int) -> BlobRows | None:
+    """One statement for every key of ``hashes``: the keys go in as one blob, which SQLite
+    cuts into its 16-byte keys and looks up in key order (``k`` the outer loop); what comes
+    back is one hex string of (position, length) pairs and one blob of the values. None
+    when that cannot serve (values over SQLite's string limit, a key of another length, a
+    result that does not add up): the caller reads those keys row by row."""
+    if any(len(h) != HASH_BYTES for h in hashes):
+        return None
+    sql = _BULK_SQL.format(table=table, size=HASH_BYTES)
+    try:
+        listing, data = conn.execute(sql, (b"".join(hashes), len(hashes), namespace,
+                                           multiple_of)).fetchone()
+    except sqlite3.DataError:
+        return None
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == _SQLITE_TOOBIG or "too big" in str(exc):
+            return None
+        raise
+    if listing is None:
+        return NO_BLOBS
+    pairs = np.frombuffer(bytes.fromhex(listing), dtype=">u4").reshape(-1, 2).astype(np.int64)
+    data = data or b""
+    positions, lengths = pairs[:, 0], pairs[:, 1]
+    if int(lengths.sum()) != len(data) or np.any(positions >= len(hashes)) or (
+            len(positions) > 1 and np.any(positions[1:] <= positions[:-1])):
+        return None
+    return BlobRows(np.ascontiguousarray(positions), np.ascontiguousarray(lengths), data)
+
+
+def _blobs_by_row(conn: sqlite3.Connection, table: str, namespace: str,
+                  hashes: Sequence[bytes], multiple_of: int) -> BlobRows:
+    """:func:`_bulk_blobs`'s result read a row at a time (the general path)."""
+    where = {bytes(h): i for i, h in enumerate(hashes)}
+    found: dict[int, bytes] = {}
+    keys = list(where)
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start:start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for thash, value in conn.execute(f"SELECT thash, value FROM {table} WHERE "
+                                         f"namespace = ? AND thash IN ({marks})",
+                                         [namespace, *chunk]):
+            position = where.get(thash if type(thash) is bytes else bytes(thash))
+            if (position is not None and isinstance(value, bytes)
+                    and len(value) % multiple_of == 0):
+                found[position] = value
+    if not found:
+        return NO_BLOBS
+    positions = np.array(sorted(found), dtype=np.int64)
+    values = [found[p] for p in positions.tolist()]
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    return BlobRows(positions, lengths, b"".join(values))
 
 
 class _Foreign(Exception):

@@ -29,13 +29,17 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 STORE_VERSION = "1"        # bump when what a store keeps per text changes meaning
 FILE_NAME = "tokens.sqlite"
+
+if TYPE_CHECKING:
+    from abnirml.rankers.side_store import BlobRows
 
 Encode = Callable[[list[str]], list[list[int]]]
 
@@ -126,29 +130,50 @@ class TokenStore:
             return TokenView(rows, self._flat, self._offsets[:count], self._lengths[:count])
 
     def _add(self, texts: list[str]) -> None:
-        found = self.disk.lookup(self.fingerprint, texts) if self.disk is not None else {}
-        fresh = [t for t in texts if t not in found]
+        """Store ``texts`` (none stored yet, each once): their ids read back from disk in
+        bulk (:meth:`TokenDisk.lookup_ids`), the rest tokenized in one call and saved."""
+        found = (self.disk.lookup_ids(self.fingerprint, texts) if self.disk is not None
+                 else None)
+        if found is None or not len(found.positions):
+            fresh, known = texts, []
+        elif len(found.positions) == len(texts):
+            fresh, known = [], texts
+        else:
+            stored = np.zeros(len(texts), dtype=bool)
+            stored[found.positions] = True
+            known = [t for t, s in zip(texts, stored.tolist(), strict=True) if s]
+            fresh = [t for t, s in zip(texts, stored.tolist(), strict=True) if not s]
         made = self.encode(fresh) if fresh else []
         if len(made) != len(fresh):
             raise RuntimeError(f"tokenizer returned {len(made)} rows for {len(fresh)} texts")
-        new = {text: _blob(ids) for text, ids in zip(fresh, made, strict=True)}
+        made_lengths = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
+        made_ids = np.fromiter(chain.from_iterable(made), dtype="<i4",
+                               count=int(made_lengths.sum()))
+        if found is not None and len(known):
+            lengths = np.concatenate([found.lengths // 4, made_lengths])
+            ids = np.concatenate([np.frombuffer(found.data, dtype="<i4"), made_ids])
+        else:
+            lengths, ids = made_lengths, made_ids
         with self._lock:
-            index = self.index
-            texts = [t for t in texts if t not in index]   # another thread's meanwhile
-            self._extend(texts, [found[t] if t in found else new[t] for t in texts])
-            tokenized = sum(1 for t in texts if t in new) if new else 0
-            self.tokenized += tokenized
-            self.loaded += len(texts) - tokenized
-        if self.disk is not None and new:
-            self.disk.save(self.fingerprint, new)
+            self._extend(known + fresh, lengths, ids)
+            self.tokenized += len(fresh)
+            self.loaded += len(known)
+        if self.disk is not None and fresh:
+            self.disk.save_ids(self.fingerprint, fresh, made_lengths, made_ids)
 
-    def _extend(self, texts: list[str], blobs: list[bytes]) -> None:
-        """Append ``texts`` with their ids (little-endian int32 bytes each) in one copy: one
-        buffer for all of them, rather than an array per text."""
+    def _extend(self, texts: list[str], lengths: np.ndarray, ids: np.ndarray) -> None:
+        """Append ``texts`` with their ids (``lengths[i]`` ids each, one after another in
+        ``ids``) in one copy, skipping any another thread stored meanwhile."""
+        index = self.index
+        if any(t in index for t in texts):       # another thread's meanwhile
+            keep = np.fromiter((t not in index for t in texts), dtype=bool, count=len(texts))
+            ids = ids[np.repeat(keep, lengths)]
+            texts = [t for t, k in zip(texts, keep.tolist(), strict=True) if k]
+            lengths = lengths[keep]
         count = len(texts)
-        row = len(self.index)
-        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=count) // 4
-        ids = np.frombuffer(b"".join(blobs), dtype="<i4")
+        if not count:
+            return
+        row = len(index)
         if row + count > len(self._offsets):
             self._offsets = _grown(self._offsets, row + count)
             self._lengths = _grown(self._lengths, row + count)
@@ -161,7 +186,7 @@ class TokenStore:
         offsets[1:] += self._used
         self._lengths[row:row + count] = lengths
         self._used += len(ids)
-        self.index.update(zip(texts, range(row, row + count), strict=True))
+        index.update(zip(texts, range(row, row + count), strict=True))
 
 
 def _blob(ids: Sequence[int]) -> bytes:
@@ -212,16 +237,35 @@ class TokenDisk:
         self._store = SideStore(path, table="tokens", label="token store",
                                 fallback="tokenizing without a store", value_type="BLOB")
 
+    def lookup_ids(self, fingerprint: str, texts: Sequence[str]) -> BlobRows:
+        """The stored ids of ``texts`` (each given once): which of them were found
+        (``positions``, ascending), their lengths in bytes and their ids as kept,
+        little-endian int32, one after another — read in bulk, no object per text. A value
+        that cannot be ids is left out, so that text is tokenized again."""
+        from abnirml.rankers.cache import text_hashes
+
+        return self._store.lookup_blobs(fingerprint, text_hashes(list(texts)), multiple_of=4)
+
     def lookup(self, fingerprint: str, texts: Sequence[str]) -> dict[str, bytes]:
-        """The stored ids of ``texts`` as kept (little-endian int32 bytes); a value that
-        cannot be ids is left out, so that text is tokenized again."""
-        raw = self._store.lookup_raw(fingerprint, texts)
-        return {text: blob for text, blob in raw.items()
-                if isinstance(blob, bytes) and len(blob) % 4 == 0}
+        """The stored ids of ``texts`` as kept (little-endian int32 bytes), by text."""
+        unique = list(dict.fromkeys(texts))
+        found = self.lookup_ids(fingerprint, unique)
+        return {unique[p]: found.data[s:s + n] for p, s, n in
+                zip(found.positions.tolist(), found.starts.tolist(), found.lengths.tolist(),
+                    strict=True)}
 
     def save(self, fingerprint: str, blobs: dict[str, bytes]) -> None:
         """Store texts' ids, each as :func:`_blob` writes them."""
         self._store.save_raw(fingerprint, blobs)
+
+    def save_ids(self, fingerprint: str, texts: Sequence[str], lengths: np.ndarray,
+                 ids: np.ndarray) -> None:
+        """Store ``texts``' ids given flat (``lengths[i]`` ids each, in order)."""
+        data = np.ascontiguousarray(ids, dtype="<i4").tobytes()
+        ends = (4 * np.cumsum(lengths)).tolist()
+        starts = [0, *ends[:-1]]
+        self.save(fingerprint, {t: data[a:b] for t, a, b in zip(texts, starts, ends,
+                                                                 strict=True)})
 
     def close(self) -> None:
         self._store.close()

@@ -18,7 +18,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, cast, overload, runtime_checkable
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from abnirml.samples import Sample, Skip
 from abnirml.text.analyzer import Analyzer
 
 OptionsT = TypeVar("OptionsT")
+MemoT = TypeVar("MemoT")
 
 #: Default relevance bands for the breakdown subsets (TREC DL grading, 0–3).
 DEFAULT_GRADE_BANDS: tuple[tuple[str, int, int], ...] = (
@@ -104,6 +105,12 @@ class ProbeContext:
         digest = hashlib.blake2b(f"{self.seed}\x00{probe_name}".encode(), digest_size=8)
         return np.random.default_rng(int.from_bytes(digest.digest(), "little"))
 
+    @overload
+    def family_options(self, family: str) -> Any: ...
+
+    @overload
+    def family_options(self, family: str, options_type: type[OptionsT]) -> OptionsT: ...
+
     def family_options(self, family: str, options_type: type | None = None) -> Any:
         """The typed options of ``family``.
 
@@ -135,7 +142,8 @@ class ProbeContext:
         """
         owners = [key for key, value in self.settings.items() if type(value) is options_type]
         if len(owners) == 1:
-            return self.settings[owners[0]]
+            # settings maps keys to Any; the comprehension kept only values of this type
+            return cast(OptionsT, self.settings[owners[0]])
         if owners:
             raise ConfigError(f"{options_type.__name__} is the options type of several probe "
                               f"families ({', '.join(sorted(owners))}): ask by key with "
@@ -143,13 +151,15 @@ class ProbeContext:
         if isinstance(self.settings, FamilyOptions):
             raise ConfigError(f"no registered probe family declares options of type "
                               f"{options_type.__name__}")
-        return self._defaults.setdefault(options_type, options_type())
+        # _defaults holds, under each options type, an instance of that type
+        return cast(OptionsT, self._defaults.setdefault(options_type, options_type()))
 
-    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+    def memo(self, key: str, build: Callable[[], MemoT]) -> MemoT:
         """Share expensive intermediate results (spaCy parses, term matrices) across probes."""
         if key not in self._memo:
             self._memo[key] = build()
-        return self._memo[key]
+        # a key names one kind of value: what its build returned when it was first asked
+        return cast(MemoT, self._memo[key])
 
     def candidate_docnos(self) -> Mapping[str, list[str]]:
         """Each query's candidate documents (with text), best first."""
@@ -243,7 +253,7 @@ def build_table(probe: Probe, context: ProbeContext) -> SampleTable:
     one line naming the probe and the file and line that raised; abnirml's own probes keep
     their tracebacks, which are bug reports."""
     try:
-        fast = getattr(probe, "sample_table", None)
+        fast: Callable[[ProbeContext], SampleTable] | None = getattr(probe, "sample_table", None)
         if fast is not None:
             return fast(context)
         return table_from_samples(probe.samples(context), probe.name)

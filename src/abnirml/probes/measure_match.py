@@ -31,7 +31,7 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -140,14 +140,15 @@ def _tolerance(context: ProbeContext, control: str) -> float:
 def _control_mask(m: _QueryMeasures, control: str, tol: float) -> np.ndarray:
     if control == "tf":
         diff = np.abs(m.tf[:, None, :] - m.tf[None, :, :])
-        return (diff <= tol).all(axis=2)
+        # numpy types element-wise results of untyped arrays as Any
+        return cast(np.ndarray, (diff <= tol).all(axis=2))
     if control == "overlap":
         if tol == 0:
-            return (_overlap_cmp(m) == 0) & _both_overlap(m)
+            return cast(np.ndarray, (_overlap_cmp(m) == 0) & _both_overlap(m))
         ratio = np.divide(m.sumtf, m.length, out=np.zeros(len(m.length)), where=m.length > 0)
-        return (np.abs(ratio[:, None] - ratio[None, :]) <= tol) & _both_overlap(m)
+        return cast(np.ndarray, (np.abs(ratio[:, None] - ratio[None, :]) <= tol) & _both_overlap(m))
     values = {"relevance": m.grade, "length": m.length, "sumtf": m.sumtf}[control]
-    return np.abs(values[:, None] - values[None, :]) <= tol
+    return cast(np.ndarray, np.abs(values[:, None] - values[None, :]) <= tol)
 
 
 def _both_overlap(m: _QueryMeasures) -> np.ndarray:
@@ -159,7 +160,8 @@ def _both_overlap(m: _QueryMeasures) -> np.ndarray:
 def _overlap_cmp(m: _QueryMeasures) -> np.ndarray:
     """sign(overlap_i − overlap_j), computed exactly by cross-multiplication."""
     length = np.where(m.length > 0, m.length, 1)
-    return np.sign(m.sumtf[:, None] * length[None, :] - m.sumtf[None, :] * length[:, None])
+    return cast(np.ndarray,
+                np.sign(m.sumtf[:, None] * length[None, :] - m.sumtf[None, :] * length[:, None]))
 
 
 def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
@@ -168,7 +170,7 @@ def _higher_mask(m: _QueryMeasures, variable: str) -> np.ndarray:
         gt = (m.tf[:, None, :] > m.tf[None, :, :]).any(axis=2)
         return np.asarray(ge & gt)
     if variable == "overlap":
-        return (_overlap_cmp(m) > 0) & _both_overlap(m)
+        return cast(np.ndarray, (_overlap_cmp(m) > 0) & _both_overlap(m))
     values = {"relevance": m.grade, "length": m.length, "sumtf": m.sumtf}[variable]
     return values[:, None] > values[None, :]
 

@@ -24,7 +24,7 @@ from abnirml.switches import switch_value
 __all__ = ["describe", "parse_settings", "settings_fields"]
 
 
-def settings_fields(options_type: type) -> list[dataclasses.Field]:
+def settings_fields(options_type: type) -> list[dataclasses.Field[Any]]:
     return list(dataclasses.fields(options_type))
 
 
@@ -48,7 +48,7 @@ def describe(options_type: type, prefix: str) -> list[tuple[str, str, str]]:
             for f in settings_fields(options_type)]
 
 
-def _convert(raw: Any, hint: Any, field: dataclasses.Field, key: str) -> Any:
+def _convert(raw: Any, hint: Any, field: dataclasses.Field[Any], key: str) -> Any:
     meta = field.metadata
     if isinstance(raw, str) and raw.strip().lower() in meta.get("words", {}):
         value = meta["words"][raw.strip().lower()]

@@ -124,7 +124,7 @@ def _importer() -> str:
     """The module whose import statement is being executed (import machinery skipped)."""
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
-        name = frame.f_globals.get("__name__", "")
+        name: str = frame.f_globals.get("__name__", "")
         if not (name.startswith("importlib") or name == __name__):
             return name
         frame = frame.f_back
@@ -208,4 +208,4 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return getattr(_real_module(name), attribute)     # not for this stand-in
             return Deferred(name, attribute)
 
-        module.__getattr__ = deferred            # type: ignore[attr-defined,method-assign]
+        module.__getattr__ = deferred            # type: ignore[method-assign]

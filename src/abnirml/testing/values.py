@@ -8,7 +8,7 @@ import typing
 from typing import Any
 
 
-def alternative_values(params: type, field: dataclasses.Field) -> list[str]:
+def alternative_values(params: type, field: dataclasses.Field[Any]) -> list[str]:
     """Values other than the default that the field accepts, as spec text, nearest first;
     empty when none can be derived from its declaration (free text, say). Several, because
     a ranker may rightly fold some values together (a length above what the model reads is
@@ -44,7 +44,7 @@ def alternative_values(params: type, field: dataclasses.Field) -> list[str]:
     return out
 
 
-def bad_values(params: type, field: dataclasses.Field) -> list[str]:
+def bad_values(params: type, field: dataclasses.Field[Any]) -> list[str]:
     """Values the field's declaration says must be refused."""
     meta = field.metadata
     kind = _base_type(typing.get_type_hints(params)[field.name])

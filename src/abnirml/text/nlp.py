@@ -72,7 +72,8 @@ def load_pipeline() -> Any:
 
 def parse_many(texts: Iterable[str], batch_size: int = BATCH_SIZE) -> Iterator[Any]:
     """spaCy ``Doc`` objects for ``texts``, in order, through ``nlp.pipe``."""
-    return load_pipeline().pipe(texts, batch_size=batch_size)
+    docs: Iterator[Any] = load_pipeline().pipe(texts, batch_size=batch_size)
+    return docs
 
 
 def parse(text: str) -> Any:

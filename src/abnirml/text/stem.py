@@ -11,6 +11,14 @@ class Stemmer(Protocol):
     def stem_words(self, words: Sequence[str]) -> list[str]: ...
 
 
+class _PyStemmer(Protocol):
+    """What abnirml uses of PyStemmer's ``Stemmer.Stemmer`` (the extension ships no types)."""
+
+    def stemWords(self, words: Sequence[str]) -> list[str]: ...
+
+    def stemWord(self, word: str) -> str: ...
+
+
 class PorterStemmer:
     """The original Porter algorithm (as Terrier and the papers use), not Porter2."""
 
@@ -19,7 +27,7 @@ class PorterStemmer:
     def __init__(self) -> None:
         import Stemmer as _pystemmer  # PyStemmer's module name
 
-        self._impl = _pystemmer.Stemmer("porter")
+        self._impl: _PyStemmer = _pystemmer.Stemmer("porter")
 
     def stem_words(self, words: Sequence[str]) -> list[str]:
         return self._impl.stemWords(words)

@@ -13,8 +13,13 @@ matrices, proximity, embeddings), :mod:`.mining` (the vectorised definitions),
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def available() -> list:
+if TYPE_CHECKING:
+    from abnirml.probes.axioms.probe import AxiomProbe
+
+
+def available() -> list[AxiomProbe]:
     from abnirml.probes.axioms.ir_axioms_extra import ir_axioms_probes
     from abnirml.probes.axioms.probe import all_axiom_probes
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -125,16 +125,17 @@ class QueryFeatures:
 
     @property
     def sums(self) -> np.ndarray:
-        return self.counts.sum(axis=1)
+        # numpy types reductions of untyped arrays as Any
+        return cast(np.ndarray, self.counts.sum(axis=1))
 
     @property
     def covered(self) -> np.ndarray:
-        return (self.counts > 0).sum(axis=1)
+        return cast(np.ndarray, (self.counts > 0).sum(axis=1))
 
     @property
     def nonquery(self) -> np.ndarray:
         """Σ_{t∉Q} c(t, d): analysed tokens that are not query terms."""
-        return self.lengths - self.sums
+        return cast(np.ndarray, self.lengths - self.sums)
 
     def semantic(self, store: TextStore, vectors: TermVectors, similarity: Similarity,
                  key: str) -> tuple[np.ndarray, np.ndarray]:

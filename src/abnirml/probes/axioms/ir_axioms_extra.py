@@ -13,11 +13,12 @@ query's feature cache, so the twenty-one probes share them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from abnirml.probes.axioms.features import AxiomData, QueryFeatures
+from abnirml.probes.axioms.features import AnalysedText, AxiomData, QueryFeatures
 from abnirml.probes.axioms.ir_axioms_mining import DEFINITIONS, IraxQuery
 from abnirml.probes.axioms.options import axiom_settings
 from abnirml.probes.axioms.probe import Axiom, AxiomProbe
@@ -32,7 +33,7 @@ def irax_query(features: QueryFeatures, data: AxiomData, vectors: TermVectors | 
                ) -> IraxQuery:
     """ir_axioms' view of one query's pool (cached on the query's features)."""
     key = "irax" if vectors is None else f"irax:{id(vectors)}"
-    cached = features._cache.get(key)
+    cached: IraxQuery | None = features._cache.get(key)
     if cached is not None:
         return cached
     store = data.store
@@ -105,11 +106,13 @@ def _average_similarity(vectors: TermVectors, ids: np.ndarray, surface: tuple[st
         return 0.0
     _, first = np.unique(ids, return_index=True)
     units = _unit_rows(vectors, [surface[k] for k in first.tolist()])
-    return float(units.sum(axis=0) @ query_units.sum(axis=0)) / (first.size
-                                                                 * query_units.shape[0])
+    mean: float = float(units.sum(axis=0) @ query_units.sum(axis=0)) / (first.size
+                                                                        * query_units.shape[0])
+    return mean
 
 
-def _max_similarity_pairs(vectors: TermVectors, analysed: list, query_terms: np.ndarray,
+def _max_similarity_pairs(vectors: TermVectors, analysed: list[AnalysedText],
+                          query_terms: np.ndarray,
                           query_units: np.ndarray
                           ) -> list[tuple[float, np.ndarray, np.ndarray]]:
     """Per document, the most similar (query term, non-query term) pairs and their
@@ -147,7 +150,8 @@ def _query_for(needs: str, features: QueryFeatures, data: AxiomData, context: Pr
     return _with_sentence_lengths(query, features, data) if needs == "sentences" else query
 
 
-def _finder(key: str):
+def _finder(key: str
+            ) -> Callable[[QueryFeatures, AxiomData, ProbeContext], tuple[np.ndarray, np.ndarray]]:
     """An :class:`~.probe.Axiom` finder: the pairs whose ir_axioms preference is 1."""
     _, _, function, needs = DEFINITIONS[key]
 

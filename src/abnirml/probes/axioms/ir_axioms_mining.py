@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import cast
 
 import numpy as np
 
@@ -87,11 +88,13 @@ def close(a: np.ndarray, b: np.ndarray, rel: float = MARGIN) -> np.ndarray:
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     with np.errstate(invalid="ignore"):
-        return (a == b) | (np.abs(a - b) <= rel * np.maximum(np.abs(a), np.abs(b)))
+        # numpy types element-wise results of untyped arrays as Any
+        return cast(np.ndarray,
+                    (a == b) | (np.abs(a - b) <= rel * np.maximum(np.abs(a), np.abs(b))))
 
 
 def sign(a: np.ndarray) -> Matrix:
-    return np.sign(a).astype(np.int8)
+    return cast(np.ndarray, np.sign(a).astype(np.int8))
 
 
 def greater(values: np.ndarray) -> Matrix:
@@ -257,12 +260,12 @@ def same_query_term_subset(q: IraxQuery) -> np.ndarray:
     if present.shape[1] <= 1:
         return np.zeros((q.size, q.size), dtype=bool)
     same = (present[:, None, :] == present[None, :, :]).all(axis=2)
-    return same & (present.sum(axis=1) > 1)[:, None]
+    return cast(np.ndarray, same & (present.sum(axis=1) > 1)[:, None])
 
 
 def all_query_terms_in_both(q: IraxQuery) -> np.ndarray:
     full = _present(q).all(axis=1) & (q.counts.shape[1] > 1)
-    return full[:, None] & full[None, :]
+    return cast(np.ndarray, full[:, None] & full[None, :])
 
 
 def first_positions(q: IraxQuery) -> np.ndarray:

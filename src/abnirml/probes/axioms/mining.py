@@ -13,6 +13,8 @@ lengths in analysed tokens; ``tol`` is δ_len (``math.inf`` accepts any differen
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 Pairs = tuple[np.ndarray, np.ndarray]
@@ -30,7 +32,8 @@ def length_close(lengths: np.ndarray, tol: float) -> np.ndarray:
     n = lengths.shape[0]
     if np.isinf(tol):
         return np.ones((n, n), dtype=bool)
-    return np.abs(lengths[:, None] - lengths[None, :]) <= tol
+    # numpy types element-wise results of untyped arrays as Any
+    return cast(np.ndarray, np.abs(lengths[:, None] - lengths[None, :]) <= tol)
 
 
 def tfc1(counts: np.ndarray, lengths: np.ndarray, tol: float) -> Pairs:
@@ -142,7 +145,7 @@ def tp_relaxed(gamma: np.ndarray) -> Pairs:
 
 def _closer(gamma: np.ndarray) -> np.ndarray:
     finite = np.isfinite(gamma)
-    return (gamma[:, None] < gamma[None, :]) & finite[:, None] & finite[None, :]
+    return cast(np.ndarray, (gamma[:, None] < gamma[None, :]) & finite[:, None] & finite[None, :])
 
 
 def stmc1(covered: np.ndarray, query_similarity: np.ndarray) -> Pairs:

@@ -33,11 +33,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
 from abnirml.settings import setting
 from abnirml.strict_numbers import strict_int
+
+if TYPE_CHECKING:
+    from abnirml.probes.base import ProbeContext
 
 POOLS = ("candidates", "judged")
 #: the lowest relevant grade when neither ``axiom.relevant_grade`` nor a band named
@@ -120,7 +123,7 @@ class AxiomOptions:
         return f"{self.pool}:{self.depth}:{self.stem}"
 
 
-def axiom_settings(context: Any) -> AxiomOptions:
+def axiom_settings(context: ProbeContext) -> AxiomOptions:
     """The run's validated ``axiom.*`` options from a
     :class:`~abnirml.probes.base.ProbeContext` (the defaults in a context built without)."""
     return context.family_options("axiom", AxiomOptions)

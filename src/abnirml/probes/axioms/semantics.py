@@ -73,7 +73,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     na = np.sqrt(np.einsum("ij,ij->i", a, a))
     nb = np.sqrt(np.einsum("ij,ij->i", b, b))
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.einsum("ij,kj->ik", a, b) / (na[:, None] * nb[None, :])
+        out: np.ndarray = np.einsum("ij,kj->ik", a, b) / (na[:, None] * nb[None, :])
     out[(na == 0)[:, None] | (nb == 0)[None, :]] = np.nan
     return out
 

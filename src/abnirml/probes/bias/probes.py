@@ -328,7 +328,8 @@ def _document_frequency(context: ProbeContext) -> Mapping[str, int]:
     def build() -> Mapping[str, int]:
         env = context.ranker_env
         if env is not None and getattr(env, "analyzer", None) is not None:
-            return env.collection_stats().df
+            df: Mapping[str, int] = env.collection_stats().df   # the env is untyped
+            return df
         from abnirml.data.stats import CollectionStats
 
         return CollectionStats.build(context.collection.doc_texts(), context.analyzer).df

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from abnirml.probes.manipulation.edits import (
+    Manipulation,
     ManipulationContext,
     Span,
     _apart,
@@ -67,7 +68,7 @@ def _without_span(text: str, start: int, end: int) -> str:
     return text[:before] + text[end:]
 
 
-def delete_sentence(position: str):
+def delete_sentence(position: str) -> Manipulation:
     """A manipulation deleting the first, last or a random sentence (``position``).
 
     Documents of one sentence do not apply: deleting it would leave nothing to rank.

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from abnirml.probes.base import KeyedProbe, ProbeContext
+from abnirml.probes.base import KeyedProbe, ProbeContext, SampleTable
 from abnirml.probes.family import CODESPELL, Requirement
 from abnirml.probes.family import SPACY as SPACY_MODULE
 from abnirml.probes.manipulation import edits as m
@@ -223,7 +223,7 @@ class DonorProbe(ManipulationProbe):
     every result record of the probe.
     """
 
-    def sample_table(self, context: ProbeContext):
+    def sample_table(self, context: ProbeContext) -> SampleTable:
         from abnirml.probes.base import table_from_samples
 
         table = table_from_samples(self.samples(context))
@@ -357,7 +357,7 @@ def _donors(context: ProbeContext, mode: str, donor_grade: int
     return chosen, []
 
 
-def donor_query_term_rate(table, context: ProbeContext) -> float | None:
+def donor_query_term_rate(table: SampleTable, context: ProbeContext) -> float | None:
     """Share of samples whose appended sentence shares an analysed term with the query."""
     if not len(table):
         return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -126,7 +126,7 @@ def _synonym_source(context: ProbeContext) -> Any:
     return memo
 
 
-def _idf_function(context: ProbeContext):
+def _idf_function(context: ProbeContext) -> Callable[[str], float]:
     """idf of a query word under the run's analysis and the collection's statistics — the
     ones the lexical rankers use, built once per run: the highest log(N / df) among the
     word's analysed terms (a stopword, or a word no document holds, gets 0 and is dropped

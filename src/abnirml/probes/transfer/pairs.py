@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from abnirml.data.pairs import DataNotFound, TextPair
+from abnirml.data.transfer import Keep, Source
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.transfer.queries import (
     FeatureStore,
@@ -22,6 +23,9 @@ from abnirml.probes.transfer.queries import (
 )
 from abnirml.samples import Sample, Skip
 from abnirml.settings import setting
+
+#: what a source yields (text pairs and skips, or a probe's own records)
+ItemT = TypeVar("ItemT")
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,8 @@ CAPPED = "capped"
 NEWS_SAMPLE_RATE = 0.1
 
 
-def transfer_items(context: ProbeContext, source: Any, keep: Any = None) -> Iterable[Any]:
+def transfer_items(context: ProbeContext, source: Source[ItemT], keep: Keep | None = None
+                   ) -> Iterator[ItemT]:
     """``source``'s pairs (a :class:`~abnirml.data.transfer.Source`), located by the run's
     typed ``dtp.data``/``dtp.online`` settings."""
     settings = context.family_options("dtp", TransferOptions)

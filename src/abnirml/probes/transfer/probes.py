@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from abnirml.data.pairs import read_pairs_file
-from abnirml.data.transfer import Keep, Source, check_transfer_data, keep_all
+from abnirml.data.transfer import Item, Keep, Source, check_transfer_data, keep_all
 from abnirml.errors import ConfigError
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.transfer.pairs import (
@@ -56,7 +56,7 @@ class TransferProbe:
     name: str
     characteristic: str
     dataset: str
-    source: Source
+    source: Source[Item]
     symmetric: bool = False
     group: str | None = None
     sample_rate: float | None = None
@@ -119,7 +119,7 @@ __all__ = ["PairsFileProbe", "TransferProbe", "available", "check_transfer_data"
 
 # --- the catalogue ------------------------------------------------------------------------
 
-def _sources() -> dict[str, Source]:
+def _sources() -> dict[str, Source[Item]]:
     from abnirml.data.transfer import corpora, hub, news
 
     return {

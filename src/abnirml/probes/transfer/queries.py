@@ -28,7 +28,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:    # spaCy is an optional extra, imported when a text is parsed
+    from spacy.tokens import Doc, Token
 
 NO_SHARED_CHUNK = "no-shared-chunk"
 NO_QUERY_OVERLAP = "no-query-overlap"
@@ -108,17 +111,17 @@ class FeatureStore:
     def get(self, text: str) -> Features:
         return self._features[text]
 
-    def _is_content(self, token, lemma: bool) -> bool:
+    def _is_content(self, token: Token, lemma: bool) -> bool:
         if token.is_punct or token.is_space or token.like_num or token.lower_ in self.stopwords:
             return False
         return not lemma or token.lemma_.lower() not in self.stopwords
 
-    def _lemmas(self, doc) -> tuple[frozenset[str], frozenset[str]]:
+    def _lemmas(self, doc: Doc) -> tuple[frozenset[str], frozenset[str]]:
         lemmas = frozenset(t.lemma_.lower() for t in doc if not t.is_space)
         content = frozenset(t.lemma_.lower() for t in doc if self._is_content(t, True))
         return lemmas, content
 
-    def _chunks(self, doc) -> tuple[tuple[str, frozenset[str]], ...]:
+    def _chunks(self, doc: Doc) -> tuple[tuple[str, frozenset[str]], ...]:
         seen: dict[str, frozenset[str]] = {}
         for chunk in doc.noun_chunks:
             words = frozenset(t.lower_ for t in chunk if self._is_content(t, False))

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from abnirml.errors import ConfigError
+
+if TYPE_CHECKING:
+    from abnirml.data.collection import Collection
 
 
 @dataclass(frozen=True)
@@ -15,7 +19,7 @@ class JudgedQuery:
     grades: tuple[int, ...]
 
 
-def judged_queries(collection) -> dict[str, JudgedQuery]:
+def judged_queries(collection: Collection) -> dict[str, JudgedQuery]:
     """Queries with at least two judged documents with text (others teach nothing)."""
     by_qid: dict[str, tuple[list[str], list[int]]] = {}
     for qid, docno, grade in collection.judged():

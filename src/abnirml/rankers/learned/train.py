@@ -19,9 +19,9 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -32,12 +32,34 @@ from abnirml.rankers.learned.folds import FoldPlan, model_key
 from abnirml.rankers.learned.model_directory import KINDS, VERSION, ModelManifest, weights_name
 from abnirml.text.analyzer import Analyzer
 
+if TYPE_CHECKING:
+    import torch
+
+    from abnirml.data.collection import Collection
+    from abnirml.data.stats import CollectionStats
+
 DEFAULT_FOLDS = 5
 DEFAULTS: dict[str, dict[str, int | float]] = {
     "knrm": {"steps": 300, "batch": 32, "lr": 0.01, "max_query_len": 16, "max_doc_len": 128},
     "cknrm": {"steps": 200, "batch": 32, "lr": 0.001, "max_query_len": 16, "max_doc_len": 128},
     "lgbm": {"rounds": 200, "leaves": 15, "lr": 0.05, "min_data": 10},
 }
+
+#: trains one fold's model on its training queries with a seed and writes it to a path
+Trainer = Callable[[list["JudgedQuery"], int, Path], None]
+
+
+class TrainingEnv(Protocol):
+    """What :func:`cached_model` reads of the run's ranker environment
+    (:class:`~abnirml.rankers.registry.RankerEnv`)."""
+
+    @property
+    def collection(self) -> Collection | None: ...
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    def collection_stats(self) -> CollectionStats: ...
 
 
 def hyperparameters(kind: str, given: Mapping[str, str], where: str) -> dict[str, int | float]:
@@ -62,7 +84,7 @@ def derived_seed(seed: int, *parts: str) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
-def collection_digest(collection, stats_digest: str) -> str:
+def collection_digest(collection: Collection, stats_digest: str) -> str:
     """Queries, judgments and (through the statistics digest) every document text."""
     h = hashlib.blake2b(digest_size=10)
     h.update(stats_digest.encode())
@@ -73,9 +95,10 @@ def collection_digest(collection, stats_digest: str) -> str:
     return h.hexdigest()
 
 
-def train_model(collection, kind: str, out: Path, *, seed: int = 0, folds: int = DEFAULT_FOLDS,
-                params: Mapping[str, int | float] | None = None, analyzer: Analyzer | None = None,
-                stats=None, progress: bool | None = None) -> Path:
+def train_model(collection: Collection, kind: str, out: Path, *, seed: int = 0,
+                folds: int = DEFAULT_FOLDS, params: Mapping[str, int | float] | None = None,
+                analyzer: Analyzer | None = None, stats: CollectionStats | None = None,
+                progress: bool | None = None) -> Path:
     """Train ``folds`` + 1 models of ``kind`` on ``collection`` and write them to ``out``."""
     from tqdm.auto import tqdm
 
@@ -130,7 +153,7 @@ def _extra(kind: str) -> dict[str, Any]:
     return {"embeddings": load_glove(kind).identity}
 
 
-def _kernel_trainer(kind: str, hp: Mapping[str, int | float], analyzer: Analyzer):
+def _kernel_trainer(kind: str, hp: Mapping[str, int | float], analyzer: Analyzer) -> Trainer:
     import torch
 
     from abnirml.rankers.glove import load_glove
@@ -166,7 +189,9 @@ def _kernel_trainer(kind: str, hp: Mapping[str, int | float], analyzer: Analyzer
         state = {k: v.detach().contiguous() for k, v in module.state_dict().items()}
         save_file(state, str(path), metadata={"kind": kind})
 
-    def _steps(module, optimiser, table, rng, q_ids, d_ids) -> None:
+    def _steps(module: torch.nn.Module, optimiser: torch.optim.Optimizer, table: np.ndarray,
+               rng: np.random.Generator, q_ids: list[list[int]], d_ids: list[list[list[int]]]
+               ) -> None:
         for _ in range(int(hp["steps"])):
             chosen = table[rng.integers(len(table), size=int(hp["batch"]))]
             qs = [q_ids[qi] for qi, _, _ in chosen] * 2
@@ -196,7 +221,8 @@ def single_thread(torch: Any) -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _booster_trainer(hp: Mapping[str, int | float], judged: Mapping[str, JudgedQuery], stats):
+def _booster_trainer(hp: Mapping[str, int | float], judged: Mapping[str, JudgedQuery],
+                     stats: CollectionStats) -> Trainer:
     try:
         import lightgbm
     except ImportError:
@@ -233,8 +259,8 @@ def model_cache_dir() -> Path:
     return default_cache_path().with_name("models")
 
 
-def cached_model(env, kind: str, seed: int, folds: int, params: Mapping[str, int | float],
-                 ranker: str) -> Path:
+def cached_model(env: TrainingEnv, kind: str, seed: int, folds: int,
+                 params: Mapping[str, int | float], ranker: str) -> Path:
     """The model directory for (collection, kind, params, seed), training it if needed."""
     if env.collection is None:
         raise ConfigError(f"ranker {ranker}: training needs a collection with judgments "

@@ -281,8 +281,9 @@ DELAYED_RANKER = '''
 depend only on the texts, so every executor gives the same results.
 
 Like the neural rankers it loads its "model" when it first scores (or is asked to
-``preload``), in the process that scores. With ``ABNIRML_TEST_LOG`` set it writes a line per load (``load NODE PID``) and
-per batch (``NODE CUDA_VISIBLE_DEVICES PID``), NODE being ``ABNIRML_TEST_NODE``. With
+``preload``), in the process that scores. With ``ABNIRML_TEST_LOG`` set it writes a line
+per load (``load NODE PID``) and per batch (``NODE CUDA_VISIBLE_DEVICES PID``), NODE
+being ``ABNIRML_TEST_NODE``. With
 ``+gate=WORD``, batches wait (up to four minutes) until a line starting with WORD is in
 the log: those on every node but WORD's (``+gate=worker``: the run cannot end before the
 worker node scored a batch), or with ``+wait=NODE`` those on NODE only (``+wait=head

@@ -150,7 +150,8 @@ class SideStore:
             return
         from abnirml.rankers.cache import insert_rows, text_hashes
 
-        columns = [[namespace] * len(values), text_hashes(list(values)), list(values.values())]
+        columns: list[Sequence[Any]] = [[namespace] * len(values), text_hashes(list(values)),
+                                        list(values.values())]
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -270,10 +270,10 @@ RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json"
 
 
 def _test_words(stats) -> str:
-    from abnirml.evaluation.significance import CORRECTION_LABELS
+    from abnirml.evaluation.corrections import correction_label
     from abnirml.evaluation.stat_tests import get_test
 
-    correction = CORRECTION_LABELS.get(stats.correction, stats.correction)
+    correction = correction_label(stats.correction)
     return (f"two-sided {get_test(stats.test).label}, {correction} correction "
             "over the probes compared")
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from abnirml.evaluation.bootstrap import clustered_means, resample_weights, stable_seed
-from abnirml.evaluation.significance import CORRECTIONS, significant
+from abnirml.evaluation.corrections import correction_names
+from abnirml.evaluation.significance import significant
 from abnirml.evaluation.verdict import DrawItem, row_rules, table_draws, unanimous_p
 
 ALPHA = 0.01
@@ -29,7 +30,7 @@ def _p_values(rng: np.random.Generator, m: int) -> list[float]:
     return rng.permutation(p).tolist()
 
 
-@pytest.mark.parametrize("correction", CORRECTIONS)
+@pytest.mark.parametrize("correction", correction_names())
 def test_each_row_rule_is_the_corrections_verdict(correction):
     rng = np.random.default_rng(1)
     for m in (1, 2, 7, 40, 279):
@@ -66,7 +67,7 @@ def _table(rng: np.random.Generator, rows: int, symmetric: bool):
 
 
 @pytest.mark.parametrize("symmetric", [False, True])
-@pytest.mark.parametrize("correction", CORRECTIONS)
+@pytest.mark.parametrize("correction", correction_names())
 def test_the_interval_excludes_zero_exactly_when_the_row_is_significant(correction,
                                                                        symmetric):
     rng = np.random.default_rng(7)

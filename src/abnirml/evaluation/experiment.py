@@ -28,15 +28,14 @@ import numpy as np
 from abnirml.evaluation.bootstrap import cluster_codes
 from abnirml.evaluation.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.candidates import Candidates
+from abnirml.evaluation.corrections import DEFAULT_CORRECTION, Correction, get_correction
 from abnirml.evaluation.foil_wins import attach_foil_wins
 from abnirml.evaluation.routing import Identities, score_routed
 from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
     StatsConfig,
-    adjust,
     p_value,
     record_fields,
-    significant,
     test_rounds,
 )
 from abnirml.evaluation.stat_tests import get_test, warn_if_blocked
@@ -598,15 +597,16 @@ def _tested_by_table(records: Sequence[ResultRow]
 
 
 def apply_bonferroni(records: list[ResultRow], alpha: float,
-                     correction: str = "bonferroni") -> None:
+                     correction: str | Correction = DEFAULT_CORRECTION) -> None:
     """Mark significance per table (= probe family) over every test with n ≥ 2 (fewer
     samples have no p-value: they are neither tested nor counted in the correction).
 
     The name is historical: ``correction`` picks Bonferroni (default), Holm, BH or none.
     """
+    procedure = get_correction(correction)
     for group, p_values in _tested_by_table(records):
-        flags = significant(p_values, alpha, correction)
-        for record, flag, p_adj in zip(group, flags, adjust(p_values, correction), strict=True):
+        flags = procedure.significant(p_values, alpha)
+        for record, flag, p_adj in zip(group, flags, procedure.adjust(p_values), strict=True):
             record["significant"] = bool(flag)
             record["tests_in_table"] = len(group)
             record["p_adjusted"] = _round(p_adj)

@@ -63,10 +63,12 @@ from abnirml.evaluation.built_in_tests import (  # noqa: F401  (re-exported)
     wilcoxon_p,
 )
 from abnirml.evaluation.corrections import (  # noqa: F401  (re-exported)
-    CORRECTION_LABELS,
-    CORRECTIONS,
     DEFAULT_CORRECTION,
     adjust,
+    correction_help,
+    correction_names,
+    find_correction,
+    get_correction,
     significant,
 )
 from abnirml.evaluation.stat_tests import (
@@ -168,9 +170,7 @@ def check_config(config: StatsConfig) -> StatsConfig:
     rule = record.rounds
     if rule is not None and configured_rounds(record, config) < rule.least:
         raise ConfigError(f"--test {test} needs {rule.flag} N ≥ {rule.least} {rule.unit}")
-    if correction not in CORRECTIONS:
-        raise ConfigError(f"--correction must be one of {', '.join(CORRECTIONS)}, "
-                          f"got {correction!r}")
+    get_correction(correction)          # an unknown name: one line naming the known ones
     return config
 
 
@@ -246,10 +246,10 @@ def test_words(test: str, correction: str, alpha: float) -> str:
     label = record.label if record is not None else test
     question = (record.symmetric_question if record is not None
                 else "|R(q,d1) − R(q,d2)| − δ > 0")
-    named = CORRECTION_LABELS.get(correction, correction)
-    fixed = ("no multiple-testing correction" if correction == "none" else
-             f"{named} correction over every test of one table (probe × ranker × subset "
-             "with ≥ 2 samples)")
+    known = find_correction(correction)
+    fixed = ("no multiple-testing correction" if known is not None and not known.adjusts
+             else f"{known.label if known is not None else correction} correction over "
+             "every test of one table (probe × ranker × subset with ≥ 2 samples)")
     return (f"two-sided {label} (symmetric probes: one-sided, {question}), {fixed}, "
             f"α = {alpha:g}")
 
@@ -286,11 +286,7 @@ def caption(test: str, correction: str, alpha: float, ci_level: float | None,
                "above that bound for +1 nor its upper end below the one for −1 (symmetric "
                "probes: shares of 1 and 0), and fewer than 2 queries get none (–).")
     if record is not None and record.score_interval:
-        two, one = (("1 − α", "1 − 2α") if correction == "none" else
-                    ("1 − α/m for a table of m tests", "1 − 2α/m")
-                    if correction == "bonferroni" else
-                    (f"1 − the level the {CORRECTION_LABELS.get(correction, correction)} "
-                     "procedure tests the row at", "1 − twice that level"))
+        two, one = _coverage_words(correction)
         return text + floor + (
             " Score brackets: the test's own query-clustered percentile bootstrap interval, "
             "drawn from the same resampled queries, each end a quantile at the level the "
@@ -304,6 +300,19 @@ def caption(test: str, correction: str, alpha: float, ci_level: float | None,
     return text + floor + (
         f" Brackets: {100 * ci_level:g} % query-clustered percentile bootstrap "
         f"interval ({resamples:,} resamples of queries)." + perfect)
+
+
+def _coverage_words(correction: str) -> tuple[str, str]:
+    """A score interval's coverage under ``correction``, two-sided and one-sided, in words:
+    a formula where every row of a table shares the level, else the procedure named."""
+    known = find_correction(correction)
+    formula = None if known is None else known.level_formula
+    if known is None or formula is None:
+        label = correction if known is None else known.label
+        return (f"1 − the level the {label} procedure tests the row at",
+                "1 − twice that level")
+    table = " for a table of m tests" if known.adjusts else ""
+    return f"1 − {formula}{table}", f"1 − 2{formula}"
 
 
 def record_fields(score1: np.ndarray, score2: np.ndarray, delta: float, symmetric: bool,
@@ -362,8 +371,12 @@ def add_arguments(parser: object, inherit: bool = False) -> None:
         help="significance test: " + "; ".join(
             f"{name}: {record.help or record.label}" for name, record in records.items())
         + f" (default: {DEFAULT_TEST})")
-    add("--correction", choices=CORRECTIONS, default=None if inherit else DEFAULT_CORRECTION,
-        help="multiple-comparison correction per table (default: Bonferroni)")
+    # no argparse choices either, for the same reason: check_config refuses an unknown
+    # correction in one line naming the registered ones
+    add("--correction", metavar="{" + ",".join(correction_names()) + "}",
+        default=None if inherit else DEFAULT_CORRECTION,
+        help="multiple-comparison correction per table: " + correction_help()
+        + f" (default: {DEFAULT_CORRECTION})")
     add("--bootstrap", type=int, metavar="N", default=None,
         help=f"query-clustered bootstrap resamples for intervals ({DEFAULT_RESAMPLES}; 0: off); "
              "with a test that resamples queries also the test's resamples (default: "

@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from abnirml.evaluation.corrections import Correction, get_correction
 from abnirml.evaluation.stat_test_types import PValue, RoundsRule, StatisticalTest, TestData
 from abnirml.registry import Registry
 
@@ -81,13 +82,13 @@ def p_floor(test: StatisticalTest | str, rounds: int) -> float:
     return test.rounds.floor / (rounds + 1)
 
 
-def tests_counted(tests: int, correction: str) -> int:
+def tests_counted(tests: int, correction: str | Correction) -> int:
     """How many tests a correction multiplies the smallest p by."""
-    return 1 if correction == "none" else max(tests, 1)
+    return get_correction(correction).tests_counted(tests)
 
 
 def rounds_needed(test: StatisticalTest | str, tests: int, alpha: float,
-                  correction: str) -> int:
+                  correction: str | Correction) -> int:
     """Rounds whose smallest p, corrected over ``tests`` tests, is at most α/10 (rounded
     up to a thousand). Bonferroni, Holm and BH all multiply the smallest p by the count."""
     from abnirml.evaluation.bootstrap import MAX_RESAMPLES

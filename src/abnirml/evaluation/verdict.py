@@ -57,52 +57,16 @@ from abnirml.evaluation.bootstrap import (
     unanimous_interval,
     weight_blocks,
 )
+from abnirml.evaluation.corrections import Correction, RowRule, get_correction
 
 Rounding = Callable[[float], float]
 
 
-@dataclass(frozen=True)
-class RowRule:
-    """The correction's verdict on one row as a threshold on its own p:
-    significant when ``p · scale / divisor < alpha`` (the same float operations the
-    correction performs, so the two never disagree)."""
-
-    scale: float
-    divisor: float
-    alpha: float
-
-    def passes(self, p: float) -> bool:
-        return p * self.scale / self.divisor < self.alpha
-
-    @property
-    def level(self) -> float:
-        """The per-row test level: the interval's coverage is 1 − this."""
-        return self.alpha * self.divisor / self.scale
-
-
-def row_rules(p_values: Sequence[float], alpha: float, correction: str) -> list[RowRule]:
-    """One :class:`RowRule` per test of a table, matching ``significance.significant``."""
-    from abnirml.evaluation.corrections import significant
-
-    m = len(p_values)
-    if correction == "none":
-        return [RowRule(1.0, 1.0, alpha)] * m
-    if correction == "bonferroni":
-        return [RowRule(float(m), 1.0, alpha)] * m
-    flags = significant(p_values, alpha, correction)
-    order = np.argsort(np.asarray(p_values, dtype=np.float64), kind="stable")
-    rules: list[RowRule] = [RowRule(1.0, 1.0, alpha)] * m
-    if correction == "holm":
-        kept = next((rank for rank, i in enumerate(order) if not flags[i]), m)
-        for rank, i in enumerate(order):
-            rules[i] = RowRule(float(m - min(rank, kept)), 1.0, alpha)
-        return rules
-    if correction == "bh":
-        rejected = sum(flags)
-        for i in range(m):
-            rules[i] = RowRule(float(m), float(rejected if flags[i] else rejected + 1), alpha)
-        return rules
-    raise ValueError(correction)
+def row_rules(p_values: Sequence[float], alpha: float, correction: str | Correction
+              ) -> list[RowRule]:
+    """One :class:`RowRule` per test of a table, matching ``corrections.significant``
+    (the correction's record says how: :meth:`.corrections.Correction.row_rules`)."""
+    return get_correction(correction).row_rules(p_values, alpha)
 
 
 @dataclass(frozen=True)
@@ -230,7 +194,7 @@ class DrawItem:
 
 
 def table_draws(items: Sequence[DrawItem], rounds: Mapping[str, int], seed: int,
-                alpha: float, correction: str = "none", progress: bool = False
+                alpha: float, correction: str | Correction = "none", progress: bool = False
                 ) -> list[list[ScoreDraws] | None]:
     """:class:`ScoreDraws` of every column of every item (None: fewer than two queries).
 
@@ -259,10 +223,11 @@ def table_draws(items: Sequence[DrawItem], rounds: Mapping[str, int], seed: int,
             for i, codes in members)
     bar = progress_bar(sum(rounds[family] for family, _, _ in groups), "statistics",
                        progress, unit="resample")
+    record = get_correction(correction)
     with bar, one_blas_thread():
         for (family, subset, k), members in groups.items():
             _draw_group(items, members, family, subset, k, rounds[family],
-                        alpha / tested[family] if correction == "bonferroni" else alpha,
+                        record.loosest_level(alpha, tested[family]),
                         seed, out, bar.update)
     return out
 

@@ -235,7 +235,7 @@ def pair_test_words(stats: Any = None, run_test: str | None = None) -> str:
     the screen is explained: ``stats`` are the statistics it tested with
     (:func:`~abnirml.report.findings.screening_stats`), ``run_test`` the run's own test
     when the screen replaced it."""
-    from abnirml.evaluation.corrections import CORRECTION_LABELS
+    from abnirml.evaluation.corrections import correction_label
     from abnirml.evaluation.stat_tests import find_test
 
     if stats is None:
@@ -243,7 +243,7 @@ def pair_test_words(stats: Any = None, run_test: str | None = None) -> str:
     else:
         record = find_test(stats.test)
         test = (f"the {record.label if record is not None else stats.test} with "
-                f"{CORRECTION_LABELS.get(stats.correction, stats.correction)} correction")
+                f"{correction_label(stats.correction)} correction")
     words = (f"{test} over the pair's probes on the paired per-sample effects, and a "
              "query-clustered bootstrap interval of the difference that excludes 0")
     if run_test is not None and stats is not None and run_test != stats.test:

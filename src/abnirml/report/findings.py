@@ -148,7 +148,7 @@ def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> st
     ``clustered``) the interval is at the level the correction tested the row at — 1 − α/m
     under Bonferroni with m tests in the row's table, so ``99.97 % CI`` — and a procedure
     whose level differs per row (Holm, Benjamini–Hochberg) is named instead of a number."""
-    from abnirml.evaluation.corrections import CORRECTION_LABELS, DEFAULT_CORRECTION
+    from abnirml.evaluation.corrections import DEFAULT_CORRECTION, find_correction
     from abnirml.evaluation.stat_tests import find_test
 
     stats = run_info.get("statistics") or {}
@@ -158,12 +158,15 @@ def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> st
         return f"{coverage_text(level)} % CI"
     alpha = float((run_info.get("options") or {}).get("alpha", 0.01))
     correction = str(stats.get("correction", DEFAULT_CORRECTION))
+    known = find_correction(correction)
     tests = record.get("tests_in_table")
-    if correction == "none":
-        return f"{coverage_text(1.0 - alpha)} % CI"
-    if correction == "bonferroni" and isinstance(tests, int) and tests > 0:
-        return f"{coverage_text(1.0 - alpha / tests)} % CI (1 − α/m, m = {tests})"
-    name = CORRECTION_LABELS.get(correction, correction)
+    if known is not None and known.shared_level is not None:
+        if not known.adjusts:
+            return f"{coverage_text(1.0 - known.shared_level(alpha, 1))} % CI"
+        if isinstance(tests, int) and tests > 0:
+            return (f"{coverage_text(1.0 - known.shared_level(alpha, tests))} % CI "
+                    f"(1 − {known.level_formula}, m = {tests})")
+    name = correction if known is None else known.label
     return f"CI at the level the {name} procedure tested the row at"
 
 

@@ -1,7 +1,7 @@
 """Everything a plugin author needs, from one module.
 
-A plugin file registers probe families, probes, axioms, ranker families and statistical
-tests when it is imported (see docs/guide/plugins.md)::
+A plugin file registers probe families, probes, axioms, ranker families, statistical
+tests and multiple-comparison corrections when it is imported (see docs/guide/plugins.md)::
 
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
@@ -17,6 +17,7 @@ what is registered inside the block is forgotten when it ends.
 
 from __future__ import annotations
 
+from abnirml.evaluation.corrections import Correction, RowRule, register_correction
 from abnirml.evaluation.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
 from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.axioms.features import QueryFeatures
@@ -39,6 +40,7 @@ from abnirml.settings import setting
 
 __all__ = [
     "About",
+    "Correction",
     "DeviceSettings",
     "Family",
     "NoParams",
@@ -52,6 +54,7 @@ __all__ = [
     "Requirement",
     "ResultRow",
     "RoundsRule",
+    "RowRule",
     "Sample",
     "Skip",
     "StatisticalTest",
@@ -61,6 +64,7 @@ __all__ = [
     "axiom_probe",
     "params_fingerprint",
     "ranker_parameters",
+    "register_correction",
     "register_family",
     "register_pairs_probe",
     "register_probe",

@@ -169,7 +169,7 @@ def _bh_rules(p: np.ndarray, alpha: float, flags: Sequence[bool]) -> list[RowRul
 
 
 BUILT_IN_CORRECTIONS = (
-    Correction("bonferroni", "Bonferroni", "p · m for a table of m tests (the papers')",
+    Correction("bonferroni", "Bonferroni", "p · m for a table of m tests, as in the papers",
                _bonferroni, _shared_rules(float), controls="family-wise error rate",
                shared_level=lambda alpha, m: alpha / m, level_formula="α/m",
                flags=_bonferroni_flags),
@@ -233,7 +233,7 @@ def correction_label(name: str) -> str:
 def correction_help() -> str:
     """``--correction``'s help: every registered correction with what it does."""
     return "; ".join(
-        f"{c.name}: {c.description}" + (f" (controls the {c.controls})" if c.controls else "")
+        f"{c.name}: {c.description}" + (f" (bounds the {c.controls})" if c.controls else "")
         for c in _CORRECTIONS.values())
 
 

@@ -159,10 +159,9 @@ def attach_overlap_split(result: Any, collection: Any, analyzer: Any, seed: int 
     """Add ``overlap_split`` to every axiom record of subset ``all`` (in place); with the
     effectiveness analysis' re-rankings in ``result.extras``, each group also gets the
     ranker's nDCG@10 (see :func:`group_effectiveness`)."""
-    from abnirml.probes.family import AXIOM_LAYOUT
     from abnirml.probes.family_registry import keys_with_layout
 
-    axiomatic = keys_with_layout(AXIOM_LAYOUT)
+    axiomatic = keys_with_layout(lambda layout: layout.axiom_instances)
     axiom_probes = {r["probe"] for r in result.records if r["family"] in axiomatic}
     if not axiom_probes or not collection.qrels:
         return
@@ -219,9 +218,8 @@ def preference_consistency(record: Mapping[str, Any]) -> float | None:
 def consistency_rows(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], float | None]:
     """(ranker, probe) → preference consistency, for the axiom records of subset all (the
     records of the families registered with the axiom layout)."""
-    from abnirml.probes.family import AXIOM_LAYOUT
     from abnirml.probes.family_registry import keys_with_layout
 
-    axiomatic = keys_with_layout(AXIOM_LAYOUT)
+    axiomatic = keys_with_layout(lambda layout: layout.axiom_instances)
     return {(r["ranker"], r["probe"]): preference_consistency(r) for r in records
             if r.get("family") in axiomatic and r.get("subset") == "all"}

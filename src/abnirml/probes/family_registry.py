@@ -14,6 +14,7 @@ from typing import Any
 
 from abnirml.errors import ConfigError, MissingExtra, did_you_mean
 from abnirml.probes.family import Family
+from abnirml.probes.layouts import LayoutTest, get_layout
 from abnirml.probes.options import FamilyOptions, parse_settings, settings_fields
 from abnirml.registry import Registry
 
@@ -30,6 +31,7 @@ def register_family(family: Family) -> None:
     earlier family; a built-in key, or one another plugin or module holds, is refused."""
     if not family.key or not family.key.replace("_", "").isalnum():
         raise ConfigError(f"family key {family.key!r}: use letters, digits and _")
+    get_layout(family.layout)                  # an unknown layout: one line naming the known
     _FAMILIES.add(family.key, family)
 
 
@@ -54,10 +56,11 @@ def family_keys() -> list[str]:
     return _FAMILIES.keys()
 
 
-def keys_with_layout(layout: str) -> set[str]:
-    """The registered families rendered with ``layout``: what the engine asks instead of
-    naming a family (``axiom``: the families whose records count satisfied instances)."""
-    return {family.key for family in _FAMILIES.values() if family.layout == layout}
+def keys_with_layout(test: LayoutTest) -> set[str]:
+    """The registered families whose layout's record passes ``test``: what the engine asks
+    instead of naming a family (``lambda layout: layout.axiom_instances``: the families whose
+    records count satisfied instances)."""
+    return {family.key for family in _FAMILIES.values() if test(get_layout(family.layout))}
 
 
 def get_family(key: str) -> Family:

@@ -39,7 +39,6 @@ from abnirml.files.run_names import (
     table_file,
 )
 from abnirml.markup import escape_md
-from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
@@ -107,7 +106,8 @@ def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[
     measures = list(info.get("measures") or next(iter(values.values())).keys())
     from abnirml.report.tables import layout_keys
 
-    fulfilment = axiom_fulfilment(records, families=layout_keys(records, run_info, AXIOM_LAYOUT))
+    axiomatic = layout_keys(records, run_info, lambda layout: layout.axiom_instances)
+    fulfilment = axiom_fulfilment(records, families=axiomatic)
     header = ["Ranker", *measures]          # ir_measures' names, in the CSV too
     if fulfilment:
         header.append("Axiom fulfilment")
@@ -254,7 +254,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     from abnirml.report.intervals import significance_phrase
 
     family = view.key
-    if view.layout == TRANSFER_LAYOUT:
+    if view.report_layout.transfer_table:
         from abnirml.report.transfer_table import transfer_table
 
         table = transfer_table(records, view, labels)
@@ -271,7 +271,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
                       notes=caveats)
     if table is not None:
         section.tables.append((family, dataclasses.replace(table, title="", mark=mark)))
-    if view.layout == AXIOM_LAYOUT:
+    if view.report_layout.axiom_instances:
         own = [r for r in records if r["family"] == family]
         counts_table = axiom_counts_table(own)
         if counts_table is not None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from abnirml.counts import counted
 from abnirml.markup import escape_md, escape_md_code
-from abnirml.probes.family import TRANSFER_LAYOUT
 
 #: fingerprint prefixes of the rankers that compute their statistics over the collection
 LEXICAL_FINGERPRINTS = ("BM25[", "QueryLikelihood[", "TFIDF[")
@@ -110,7 +109,7 @@ def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, 
     from abnirml.report.tables import family_views
 
     view = next((v for v in family_views(records, run_info) if v.key == family), None)
-    if view is not None and view.layout == TRANSFER_LAYOUT:
+    if view is not None and view.report_layout.transfer_table:
         from abnirml.report.transfer_table import missing_data_lines
 
         out += [Caveat(line, family, "no-data")

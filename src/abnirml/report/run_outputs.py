@@ -17,7 +17,6 @@ from typing import Any
 
 from abnirml.counts import counted_or_unknown
 from abnirml.errors import ConfigError, InputError
-from abnirml.probes.family import AXIOM_LAYOUT, TRANSFER_LAYOUT
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.report.tables import (
     MARK_SIGNIFICANT,
@@ -195,7 +194,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     labels = probe_labels(records, run_info)
     axiom_lines: list[str] = []
     for view in family_views(records, run_info):
-        if view.layout == TRANSFER_LAYOUT:
+        if view.report_layout.transfer_table:
             from abnirml.report.transfer_table import transfer_section
 
             section = transfer_section(records, run_info, view)
@@ -207,7 +206,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
             continue
         table = dataclasses.replace(table, mark=mark)
         family = view.key
-        if view.layout == AXIOM_LAYOUT:
+        if view.report_layout.axiom_instances:
             axiom_lines += axiom_sections([r for r in records if r["family"] == family])
         parts += ["", f"## {table.title}", ""]
         if table.note:

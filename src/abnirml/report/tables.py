@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
-from abnirml.probes.family import TABLE_LAYOUT
+from abnirml.probes.layouts import TABLE_LAYOUT, LayoutTest, ReportLayout, layout_of
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class FamilyView:
                    tuple(value.get("row_header") or ("Probe",)),
                    str(value.get("layout", TABLE_LAYOUT)),
                    str(value.get("skips_counted", "samples")))
+
+    @property
+    def report_layout(self) -> ReportLayout:
+        """The record of the family's layout (a name this process does not know: a table)."""
+        return layout_of(self.layout)
 
 
 def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
@@ -63,9 +68,10 @@ def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
 
 
 def layout_keys(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
-                layout: str) -> set[str]:
-    """The keys of the run's families rendered with ``layout`` (see :func:`family_views`)."""
-    return {view.key for view in family_views(records, run_info) if view.layout == layout}
+                test: LayoutTest) -> set[str]:
+    """The keys of the run's families whose layout's record passes ``test`` (see
+    :func:`family_views`)."""
+    return {view.key for view in family_views(records, run_info) if test(view.report_layout)}
 
 
 def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]

@@ -13,7 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from abnirml.probes.family import TRANSFER_LAYOUT
 from abnirml.report.tables import (
     FamilyView,
     Table,
@@ -56,7 +55,7 @@ def _catalogue() -> dict[str, tuple[str, str, str]]:
     transfer-layout families that declare them."""
     from abnirml.probes.family_registry import keys_with_layout
 
-    return _catalogue_of(tuple(sorted(keys_with_layout(TRANSFER_LAYOUT))))
+    return _catalogue_of(tuple(sorted(keys_with_layout(lambda layout: layout.transfer_table))))
 
 
 @lru_cache(maxsize=4)
@@ -114,8 +113,10 @@ def transfer_table(records: Sequence[Mapping[str, Any]], view: FamilyView | None
 def _default_key() -> str:
     """The first registered family rendered with the transfer layout (built-ins come first)."""
     from abnirml.probes.family_registry import families
+    from abnirml.probes.layouts import get_layout
 
-    return next(family.key for family in families() if family.layout == TRANSFER_LAYOUT)
+    return next(family.key for family in families()
+                if get_layout(family.layout).transfer_table)
 
 
 def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],

@@ -144,6 +144,20 @@ def probes_page() -> str:
                        "|---|---|---|\n")
             for name, default, help_text in options:
                 out.append(f"| `{name}` | `{_cell(default)}` | {_cell(help_text)} |\n")
+    out.append(_layouts_section())
+    return "".join(out)
+
+
+def _layouts_section() -> str:
+    """The report layouts a family may ask for (``Family.layout``), from their records."""
+    from abnirml.probes.layouts import registered_layouts
+
+    out = ["\n## Report layouts\n\n",
+           "How the report renders a family's records: the value of `Family.layout` for a "
+           "family of your own (a plugin may register more).\n\n"
+           "| layout | rendering |\n|---|---|\n"]
+    for name, layout in registered_layouts().items():
+        out.append(f"| `{name}` | {_cell(layout.description)} |\n")
     return "".join(out)
 
 

@@ -1,7 +1,8 @@
 """Everything a plugin author needs, from one module.
 
 A plugin file registers probe families, probes, axioms, ranker families, statistical
-tests and multiple-comparison corrections when it is imported (see docs/guide/plugins.md)::
+tests, multiple-comparison corrections and report layouts when it is imported (see
+docs/guide/plugins.md)::
 
     from abnirml.plugin import Family, RankerFamily, Sample, Skip, register_family, setting
 
@@ -24,6 +25,7 @@ from abnirml.probes.axioms.features import QueryFeatures
 from abnirml.probes.base import Probe, ProbeContext
 from abnirml.probes.family import Family, Requirement
 from abnirml.probes.family_registry import register_family
+from abnirml.probes.layouts import ReportLayout, register_layout
 from abnirml.probes.probe_registry import register as register_probe
 from abnirml.probes.probe_registry import register_pairs_probe
 from abnirml.rankers.base import Ranker, RankerSpec
@@ -51,6 +53,7 @@ __all__ = [
     "RankerEnv",
     "RankerFamily",
     "RankerSpec",
+    "ReportLayout",
     "Requirement",
     "ResultRow",
     "RoundsRule",
@@ -66,6 +69,7 @@ __all__ = [
     "ranker_parameters",
     "register_correction",
     "register_family",
+    "register_layout",
     "register_pairs_probe",
     "register_probe",
     "register_ranker",

@@ -17,7 +17,7 @@ what is registered inside the block is forgotten when it ends.
 
 from __future__ import annotations
 
-from abnirml.evaluation.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
+from abnirml.evaluation.stats.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
 from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.axioms.features import QueryFeatures
 from abnirml.probes.base import Probe, ProbeContext
@@ -26,12 +26,16 @@ from abnirml.probes.family_registry import register_family
 from abnirml.probes.probe_registry import register as register_probe
 from abnirml.probes.probe_registry import register_pairs_probe
 from abnirml.rankers.base import Ranker, RankerSpec
-from abnirml.rankers.device_batching import DeviceSettings, TokenBudgetModel, TokenBudgetRanker
 from abnirml.rankers.family import NoParams, RankerFamily, params_fingerprint
 from abnirml.rankers.registry import RankerEnv
 from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
 from abnirml.rankers.registry import register_family as register_ranker
+from abnirml.rankers.support.device_batching import (
+    DeviceSettings,
+    TokenBudgetModel,
+    TokenBudgetRanker,
+)
 from abnirml.registry import scoped_registrations
 from abnirml.result_fields import About, ResultRow
 from abnirml.samples import Sample, Skip

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from abnirml.rankers.biencoder import BiEncoderRanker, resolve_biencoder_model
+    from abnirml.rankers.families.biencoder import BiEncoderRanker, resolve_biencoder_model
 
     torch.set_num_threads(args.threads)
     budgets = [int(b) for b in args.budgets.split(",")]

@@ -38,8 +38,7 @@ from benchmarks.demo_timing import device
 def demo_pairs() -> list[tuple[str, str]]:
     """The unique (query, document) pairs the demo battery asks the bi-encoder to score."""
     from abnirml.cli import main
-    from abnirml.evaluation import scoring
-
+    from abnirml.evaluation.execution import scoring
     collected: list[tuple[str, str]] = []
     score = scoring.Scorer.score
 
@@ -62,8 +61,8 @@ def demo_pairs() -> list[tuple[str, str]]:
 
 def legacy_ranker() -> Any:
     """The bi-encoder as it encoded before fixed shapes (kept here only to compare)."""
-    from abnirml.rankers.biencoder import BiEncoderRanker, resolve_biencoder_model
-    from abnirml.rankers.torch_support import neural_hints
+    from abnirml.rankers.families.biencoder import BiEncoderRanker, resolve_biencoder_model
+    from abnirml.rankers.support.torch_support import neural_hints
 
     class Legacy(BiEncoderRanker):
         def encode(self, texts):
@@ -94,7 +93,7 @@ def legacy_ranker() -> Any:
 
 def counting_ranker() -> Any:
     """Today's bi-encoder, counting the token positions its forward calls compute."""
-    from abnirml.rankers.biencoder import BiEncoderRanker, resolve_biencoder_model
+    from abnirml.rankers.families.biencoder import BiEncoderRanker, resolve_biencoder_model
 
     ranker = BiEncoderRanker(resolve_biencoder_model("", "biencoder", None), "biencoder")
     model = ranker.model

@@ -39,7 +39,7 @@ def main() -> None:
 
     from abnirml.data.collection import load_collection
     from abnirml.data.stats import CollectionStats
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
     from abnirml.text.analyzer import Analyzer
 
     collection = load_collection(str(dl19))

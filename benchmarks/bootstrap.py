@@ -27,7 +27,7 @@ def synthetic(records: int = 5000, samples: int = 2000, queries: int = 43,
     """Seconds for ``records`` intervals (score and mean difference) of ``samples`` each."""
     import numpy as np
 
-    from abnirml.evaluation.significance import StatsConfig, record_fields
+    from abnirml.evaluation.stats.significance import StatsConfig, record_fields
 
     rng = np.random.default_rng(0)
     s1 = rng.normal(size=samples)
@@ -50,7 +50,7 @@ def main() -> None:
     rows = []
     dl19 = require_dl19()
     if dl19 is not None:
-        from abnirml.evaluation.score_file import ScoreStore
+        from abnirml.evaluation.execution.score_file import ScoreStore
         from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
         with tempfile.TemporaryDirectory() as tmp:

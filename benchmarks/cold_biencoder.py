@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import atexit, json, sys, time
-from abnirml.rankers import biencoder
+from abnirml.rankers.families import biencoder
 texts, spent, rankers = [], [0.0], []
 original = biencoder.BiEncoderRanker.encode
 def recorded(self, batch):
@@ -109,7 +109,7 @@ if sys.argv[2] == "plain":
     model.encode(texts, batch_size=64, convert_to_tensor=True, normalize_embeddings=True)
 else:   # imported as abnirml does; the forward calls of encode's batches (encode itself
     # imports datasets to check its input's type)
-    from abnirml.rankers.lean_imports import import_sentence_transformers
+    from abnirml.rankers.support.lean_imports import import_sentence_transformers
     import torch
     model = import_sentence_transformers().SentenceTransformer(str(get_model_path()),
                                                               device="cpu")

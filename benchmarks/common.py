@@ -76,7 +76,7 @@ def dl19_probe_context(depth: int = 100, queries: int | None = None,
     environment, the BM25 run's top ``depth`` as candidates (first ``queries`` queries
     only, when given) and that run's own scores (LB1 reads them)."""
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.execution.candidates import resolve_candidates
     from abnirml.probes.base import ProbeContext
     from abnirml.probes.family_registry import resolve_options
     from abnirml.rankers.registry import RankerEnv
@@ -116,7 +116,7 @@ def token_lengths(model: Any, texts: Sequence[str]) -> list[int]:
 def engine_positions(model: Any, texts: Sequence[str], budget: int) -> int:
     """Token positions the bi-encoder's fixed-shape forward calls compute for ``texts`` at
     ``budget`` positions per call, dummy rows included."""
-    from abnirml.rankers.biencoder import bucket_length, rows_per_forward
+    from abnirml.rankers.families.biencoder import bucket_length, rows_per_forward
 
     counts: dict[int, int] = {}
     for n in token_lengths(model, texts):

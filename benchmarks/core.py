@@ -25,7 +25,7 @@ def main(probes: tuple[str, ...] = ("all",)) -> None:
     from abnirml.data.collection import load_collection
     from abnirml.data.stats import CollectionStats
     from abnirml.pipeline import RunConfig, SessionSettings, run
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
     from abnirml.text.analyzer import Analyzer
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -44,7 +44,7 @@ def demo_args(out: Path, cache: Path) -> list[str]:
 def child(report: str, argv: list[str]) -> int:
     """Run the `abnirml` command in this process with the engine's steps timed."""
     start = time.perf_counter()
-    from abnirml.evaluation import experiment, scoring
+    from abnirml.evaluation.execution import experiment, scoring
 
     timings: dict[str, dict[str, float]] = {"build": {}, "score": {}}
     build, score = experiment.build_table, scoring.Scorer.score

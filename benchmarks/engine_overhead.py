@@ -59,9 +59,9 @@ args = json.loads(sys.argv[1])
 import numpy as np
 import torch
 torch.set_num_threads(args["threads"])
-from abnirml.evaluation.scoring import Scorer
-from abnirml.rankers.cache import ScoreCache
-from abnirml.rankers.device_batching import pad_rows, token_budget_batches
+from abnirml.evaluation.execution.scoring import Scorer
+from abnirml.rankers.support.cache import ScoreCache
+from abnirml.rankers.support.device_batching import pad_rows, token_budget_batches
 from abnirml.rankers.registry import RankerEnv, build_ranker
 pairs = [tuple(p) for p in json.load(open(args["pairs"]))]
 

@@ -98,7 +98,7 @@ def check(found_in: str, other: str, runs: dict[str, Any]) -> dict[str, tuple[in
 
 
 def _pairs(store: Any) -> Any:
-    from abnirml.evaluation.compare import ranker_pairs
+    from abnirml.evaluation.analyses.compare import ranker_pairs
     from abnirml.report.findings import screening_stats
 
     return ranker_pairs(store, screening_stats(store.stats))

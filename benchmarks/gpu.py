@@ -158,12 +158,12 @@ def sample_building(data: str, probes: tuple[str, ...] = BATTERY
                     ) -> tuple[float, list[tuple[str, str]]]:
     """Wall time from collection to unique pairs (and the results), scoring nothing."""
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.candidates import resolve_candidates
+    from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.probes.base import ProbeContext
     from abnirml.probes.probe_registry import select_probes
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.support.cache import ScoreCache
 
     start = time.perf_counter()
     collection = load_collection(data)
@@ -200,7 +200,7 @@ def pure_loops(model_dir: Path, pairs: list[tuple[str, str]], device: str, dtype
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from abnirml.rankers.device_batching import pad_rows, token_budget_batches, torch_dtype
+    from abnirml.rankers.support.device_batching import pad_rows, token_budget_batches, torch_dtype
 
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSequenceClassification.from_pretrained(model_dir)
@@ -273,10 +273,11 @@ t0 = time.perf_counter()
 if os.environ.get("ABNIRML_GPU_IMAGE_ONLY"):
     from benchmarks._gpu_image import guard
     guard()
-from abnirml.evaluation import experiment, scoring
+from abnirml.evaluation.execution import experiment, scoring
 from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.data import collection as collections
-from abnirml.rankers import cross_encoder, device_batching, token_store
+from abnirml.rankers.families import cross_encoder
+from abnirml.rankers.support import device_batching, token_store
 from abnirml import run_folder
 imported = time.perf_counter() - t0
 phases = {}                       # phase → seconds, summed over calls and threads
@@ -430,9 +431,9 @@ import hashlib, json, os, resource, sys, time
 import numpy as np
 t0 = time.perf_counter()
 from abnirml.data.collection import load_collection
-from abnirml.evaluation.candidates import resolve_candidates
-from abnirml.evaluation.experiment import build_tables, unique_pairs
-from abnirml.evaluation.table_workers import TableWorkers
+from abnirml.evaluation.execution.candidates import resolve_candidates
+from abnirml.evaluation.execution.experiment import build_tables, unique_pairs
+from abnirml.evaluation.execution.table_workers import TableWorkers
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.probe_registry import select_probes
 args = json.loads(sys.argv[1])
@@ -570,9 +571,9 @@ def two_passes(shape: str, dtype: str, args: argparse.Namespace, work: Path,
     import cProfile
     import pstats
 
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
 
     model_dir = build_model(shape, vocab_dir(args.vocab), work / shape)
     start = time.perf_counter()

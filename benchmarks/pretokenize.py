@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
-    from abnirml.rankers.device_batching import TokenColumns
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
+    from abnirml.rankers.support.device_batching import TokenColumns
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="abnirml-pretok-") as tmp:

@@ -61,12 +61,12 @@ class _Recorder:
 def battery_pairs(data: Path) -> list[tuple[str, str]]:
     """The unique pairs the engine scores for ``--probe 'mmp:*'`` on ``data``."""
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.candidates import resolve_candidates
+    from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.probes.base import ProbeContext
     from abnirml.probes.probe_registry import select_probes
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.support.cache import ScoreCache
 
     collection = load_collection(str(data))
     candidates = resolve_candidates(collection, None, 100)
@@ -91,7 +91,7 @@ def timed_engine_run(ranker: Any, pairs: list[tuple[str, str]], cache: Any
     Refuses to time a run that starts with anything memoised (an embedding kept from an
     earlier run, a score already in the cache): such a run measures lookups, not scoring.
     """
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.scoring import Scorer
 
     memoised = len(ranker._query_memo) + len(ranker._doc_memo)
     if memoised:
@@ -118,8 +118,8 @@ def timed_engine_run(ranker: Any, pairs: list[tuple[str, str]], cache: Any
 def biencoder_figures(data: Path, max_pairs: int | None) -> list[tuple[str, str]]:
     import torch
 
-    from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
 
     all_pairs = battery_pairs(data)
     pairs = all_pairs

@@ -66,8 +66,7 @@ BIENCODER_TOLERANCE = 1e-5
 #: ``{"code", "scoring_s"}`` to the file named first
 TIMED_CLI = """
 import json, sys, time
-from abnirml.evaluation import scoring
-
+from abnirml.evaluation.execution import scoring
 spent = [0.0]
 score = scoring.Scorer.score
 
@@ -198,7 +197,7 @@ def check_work(label: str, runs: dict[str, list[dict]], tolerance: float,
 def compare(rounds: int, hash_rounds: int) -> None:
     """Serial, --ray local and the two-node cluster, alternating, for both rankers."""
     loopback_up()
-    from abnirml.evaluation.parallel import available_cores
+    from abnirml.evaluation.execution.parallel import available_cores
 
     cores = available_cores()
     pin = shutil.which("taskset") is not None and cores >= 2
@@ -282,8 +281,8 @@ def pairs(round_name: str, batches: int, batch_size: int) -> list[tuple[str, str
 
 
 def timed_round(executor: object, ranker: object, batch: list, batch_size: int) -> float:
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.evaluation.execution.scoring import Scorer
+    from abnirml.rankers.support.cache import ScoreCache
 
     with ScoreCache(None) as cache:
         scorer = Scorer(cache, batch_size=batch_size, progress=False, executor=executor)
@@ -298,7 +297,7 @@ def latency(delay: float, batches: int) -> None:
     with tempfile.TemporaryDirectory(prefix="ray-bench-") as tmp:
         root = Path(tmp)
         plugin = write_delayed_ranker(root)
-        from abnirml.evaluation.parallel import SerialExecutor
+        from abnirml.evaluation.execution.parallel import SerialExecutor
         from abnirml.plugins import load_plugins, plugin_sources
 
         load_plugins(plugin_sources([str(plugin)]), entry_points=False)
@@ -309,7 +308,7 @@ def latency(delay: float, batches: int) -> None:
                              batch_size)
         with LoopbackCluster(root / "cluster", cpus=TASKS // 2) as cluster:
             os.environ.update(cluster.auth_env())
-            from abnirml.evaluation.ray_executor import RayExecutor
+            from abnirml.evaluation.execution.ray_executor import RayExecutor
 
             executor = RayExecutor(cluster.address, tasks=TASKS)
             try:
@@ -342,7 +341,7 @@ def dl19_split() -> None:
     if dl19 is None:
         return
     loopback_up()
-    from abnirml.evaluation import scoring
+    from abnirml.evaluation.execution import scoring
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
     spent = [0.0]

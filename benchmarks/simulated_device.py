@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.rankers.device_batching import FetchedEarly
+from abnirml.rankers.support.device_batching import FetchedEarly
 
 #: 6.8 s / 5,509,699 padded tokens: BERT-base bf16 on an H100 over the DL19 battery's pairs
 H100_BERT_BASE_BF16_S_PER_TOKEN = 6.8 / 5_509_699
@@ -151,8 +151,8 @@ def simulated_ranker(model_dir: Path, device: SimulatedDevice, max_tokens: int) 
     """The cross-encoder of ``model_dir`` fed as on an accelerator (its token budget, its
     engine call size), with the forward pass replaced by ``device``."""
     from abnirml.rankers.base import RankerHints
-    from abnirml.rankers.device_batching import ENGINE_PAIRS
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.device_batching import ENGINE_PAIRS
 
     ranker: Any = build_ranker(f"cross-encoder:{model_dir}+max_tokens={max_tokens}",
                                RankerEnv())
@@ -183,8 +183,8 @@ def tokenization_alone(ranker: Any, pairs: list[tuple[str, str]]) -> tuple[float
     """Seconds this host takes to tokenize the battery's unique texts into an empty
     in-memory store, measured alone (nothing else running), in the chunks a run tokenizes
     them in; and how many texts that was."""
-    from abnirml.rankers.device_batching import CHUNK_PAIRS
-    from abnirml.rankers.token_store import TokenStore
+    from abnirml.rankers.support.device_batching import CHUNK_PAIRS
+    from abnirml.rankers.support.token_store import TokenStore
 
     store, _ = ranker._joiner
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
@@ -200,7 +200,7 @@ def tokenization_alone(ranker: Any, pairs: list[tuple[str, str]]) -> tuple[float
 def pair_tokens(ranker: Any, pairs: list[tuple[str, str]]) -> int:
     """The battery's own tokens (special tokens included, padding not) as the ranker's
     template joins each pair: what the device must have been sent."""
-    from abnirml.rankers.pair_join import JoinedPairs
+    from abnirml.rankers.support.pair_join import JoinedPairs
 
     store, template = ranker._joiner
     return int(JoinedPairs.of(store, template, pairs, ranker.max_length).lengths.sum())
@@ -222,10 +222,10 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     with every text's token ids in the token store (as a run finds them in
     ``tokens.sqlite`` once any earlier run or ranker used this tokenizer on these texts);
     else the store starts empty and the texts are tokenized while the device works."""
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers import device_batching
-    from abnirml.rankers.cache import ScoreCache
-    from abnirml.rankers.token_store import TokenStore
+    from abnirml.evaluation.execution.scoring import Scorer
+    from abnirml.rankers.support import device_batching
+    from abnirml.rankers.support.cache import ScoreCache
+    from abnirml.rankers.support.token_store import TokenStore
 
     if not ramp:
         device_batching.RAMP_PIECES = ()
@@ -235,7 +235,7 @@ def simulate(pairs: list[tuple[str, str]], model_dir: Path, work: Path, speedup:
     store, template = ranker._joiner
     disk = None
     if stored:     # an earlier run's tokens.sqlite: written here, read back during the run
-        from abnirml.rankers.token_store import TokenDisk
+        from abnirml.rankers.support.token_store import TokenDisk
 
         (work / "tokens.sqlite").unlink(missing_ok=True)
         earlier_disk = TokenDisk(work / "tokens.sqlite")

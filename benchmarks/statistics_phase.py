@@ -3,7 +3,7 @@ column-by-column draws they replaced, measured in one process.
 
 A cached rerun of ``make demo`` reuses every score, so what is left of it is building the
 samples and the statistics: the default test's query-clustered resamples of every probe ×
-ranker × subset (:func:`abnirml.evaluation.verdict.table_draws`), the intervals beside them,
+ranker × subset (:func:`abnirml.evaluation.stats.verdict.table_draws`), the intervals beside them,
 and the report's comparisons of the rankers. This script scores the Makefile's demo battery
 once (its own score cache in a temporary folder), then rebuilds the records from those
 scores — exactly what a rerun does after scoring — alternately with this checkout's draws
@@ -50,8 +50,8 @@ def reference_draw_columns(sums: np.ndarray, counts: np.ndarray, owner: np.ndarr
     """The table draws as they were: every column resampled, one float64 product per block
     of resamples for all of them, every resampled mean counted and merged into the kept
     extremes (the same random stream, so the same numbers)."""
-    from abnirml.evaluation.bootstrap import CHUNK_ELEMENTS, weight_blocks
-    from abnirml.evaluation.verdict import tail_size
+    from abnirml.evaluation.stats.bootstrap import CHUNK_ELEMENTS, weight_blocks
+    from abnirml.evaluation.stats.verdict import tail_size
 
     columns = sums.shape[1]
     keep = tail_size(rounds, level, True)
@@ -92,8 +92,7 @@ def _merge_smallest(kept: np.ndarray, values: np.ndarray, keep: int) -> np.ndarr
 @contextlib.contextmanager
 def previous_draws() -> Iterator[None]:
     """Swap the reference draws (and the library's own BLAS threading) in for a while."""
-    from abnirml.evaluation import verdict
-
+    from abnirml.evaluation.stats import verdict
     saved = verdict._draw_columns, verdict.one_blas_thread
     verdict._draw_columns = reference_draw_columns        # type: ignore[assignment]
     verdict.one_blas_thread = contextlib.nullcontext      # type: ignore[assignment]
@@ -106,8 +105,7 @@ def previous_draws() -> Iterator[None]:
 @contextlib.contextmanager
 def counted_resamples() -> Iterator[list[int]]:
     """Count the resamples the table draws make (their weight blocks' rows)."""
-    from abnirml.evaluation import bootstrap
-
+    from abnirml.evaluation.stats import bootstrap
     drawn = [0]
     real = bootstrap.resample_weights
 
@@ -125,7 +123,7 @@ def counted_resamples() -> Iterator[list[int]]:
 def demo_scores(rankers: Sequence[str], cache: Path, probes: Sequence[str] = ("all",)) -> Any:
     """The demo battery's ScoreStore (every probe, the demo transfer data), scored into
     ``cache``; its statistics settings are the run's defaults."""
-    from abnirml.evaluation.score_file import ScoreStore
+    from abnirml.evaluation.execution.score_file import ScoreStore
     from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
     from abnirml.probes.transfer.probes import check_transfer_data
 
@@ -142,8 +140,8 @@ def demo_scores(rankers: Sequence[str], cache: Path, probes: Sequence[str] = ("a
 def phase(store: Any, before: bool) -> tuple[float, list[str], int]:
     """CPU seconds of the statistics phase (the records and the rankers' comparisons),
     the records as JSON lines, and the resamples the table draws made."""
-    from abnirml.evaluation import bootstrap
-    from abnirml.evaluation.compare import ranker_pairs
+    from abnirml.evaluation.analyses.compare import ranker_pairs
+    from abnirml.evaluation.stats import bootstrap
     from abnirml.report.findings import screening_stats
 
     bootstrap._WEIGHTS.entries.clear()                    # no draws kept between runs

@@ -47,13 +47,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.probes.base import ProbeContext, build_table
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.probe_registry import select_probes
     from abnirml.probes.transfer.pairs import feature_store
-    from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
     from abnirml.text.nlp import load_pipeline
 
     start = time.perf_counter()

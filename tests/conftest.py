@@ -165,7 +165,7 @@ def ray_local():
     """Ray started in this process as ``--ray local`` starts it (so the run under test finds
     it running), tried again when Ray's fixed start-up wait runs out; shut down after."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (abnirml[ray])")
-    from abnirml.evaluation.ray_executor import start_loopback
+    from abnirml.evaluation.execution.ray_executor import start_loopback
 
     for attempt in range(1, RAY_START_TRIES + 1):
         try:

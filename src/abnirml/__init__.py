@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:   # what a type checker sees of the names imported on first use (_LAZY)
-    from abnirml.evaluation.score_file import load_scores  # noqa: F401
+    from abnirml.evaluation.execution.score_file import load_scores  # noqa: F401
     from abnirml.expect import expect  # noqa: F401
     from abnirml.frames import load_results, load_samples  # noqa: F401
     from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run  # noqa: F401
-    from abnirml.rankers.adapters import wrap_pyterrier  # noqa: F401
+    from abnirml.rankers.families.adapters import wrap_pyterrier  # noqa: F401
     from abnirml.result_fields import About, ResultRow  # noqa: F401
 
 #: the notebook API, imported on first use (``abnirml.run``, ``abnirml.load_results`` …)
@@ -27,10 +27,10 @@ _LAZY = {
     "StatisticsSettings": "abnirml.pipeline",
     "load_results": "abnirml.frames",
     "load_samples": "abnirml.frames",
-    "load_scores": "abnirml.evaluation.score_file",
+    "load_scores": "abnirml.evaluation.execution.score_file",
     "ResultRow": "abnirml.result_fields",
     "About": "abnirml.result_fields",
-    "wrap_pyterrier": "abnirml.rankers.adapters",
+    "wrap_pyterrier": "abnirml.rankers.families.adapters",
     "expect": "abnirml.expect",
 }
 

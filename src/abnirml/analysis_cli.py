@@ -44,14 +44,14 @@ def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
     compare.add_argument("--subsets", default="all",
                          help="comma-separated subsets to compare (default: all)")
     compare.add_argument("--out", help="write compare.csv and compare.md here")
-    from abnirml.evaluation.significance import add_arguments as add_stats_arguments
+    from abnirml.evaluation.stats.significance import add_arguments as add_stats_arguments
 
     add_stats_arguments(compare, inherit=True)
 
 
 def cmd_rank_origin(args: argparse.Namespace) -> int:
     from abnirml.data.trec import read_qrels, read_run, run_text
-    from abnirml.evaluation.rank_origin import (
+    from abnirml.evaluation.analyses.rank_origin import (
         csv_text,
         parse_ranges,
         ranges_for_depth,
@@ -72,7 +72,7 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
         from abnirml.rankers.base import RankerSpec
 
         spec = RankerSpec.parse(args.rerank)     # before any work: a bad @name stops here
-        from abnirml.evaluation.workspace import SessionSettings
+        from abnirml.evaluation.execution.workspace import SessionSettings
 
         run = rerank_in_workspace(reference, args.rerank, args.collection,
                                   SessionSettings.from_args(args), args.depth)
@@ -165,9 +165,9 @@ def _check_same_collection(dir_a: Path, dir_b: Path) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from abnirml.evaluation.compare import compare, pick_ranker
-    from abnirml.evaluation.score_file import load_scores
-    from abnirml.evaluation.statistics import check_alpha
+    from abnirml.evaluation.analyses.compare import compare, pick_ranker
+    from abnirml.evaluation.execution.score_file import load_scores
+    from abnirml.evaluation.stats.statistics import check_alpha
     from abnirml.report.export import to_csv
     from abnirml.report.tables import to_markdown
 
@@ -190,7 +190,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.alpha is not None:
         check_alpha(args.alpha)
     subsets = _checked_subsets(args.subsets, store_a)
-    from abnirml.evaluation.significance import from_arguments
+    from abnirml.evaluation.stats.significance import from_arguments
 
     stats = from_arguments(args, store_a.stats)
     rows = compare(store_a, ranker_a, store_b, ranker_b, args.alpha, subsets, stats)
@@ -223,7 +223,7 @@ def _checked_subsets(given: str, store) -> list[str]:
     """``--subsets``' names, each one the runs have (``all`` and their grade bands): an
     unknown name would otherwise match no sample and read as "nothing in common"."""
     from abnirml.errors import did_you_mean
-    from abnirml.evaluation.experiment import ALL
+    from abnirml.evaluation.execution.experiment import ALL
 
     known = [ALL, *(name for name, _, _ in store.grade_bands)]
     subsets = [s.strip() for s in given.split(",") if s.strip()]
@@ -270,8 +270,8 @@ RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json"
 
 
 def _test_words(stats) -> str:
-    from abnirml.evaluation.corrections import correction_label
-    from abnirml.evaluation.stat_tests import get_test
+    from abnirml.evaluation.stats.corrections import correction_label
+    from abnirml.evaluation.stats.stat_tests import get_test
 
     correction = correction_label(stats.correction)
     return (f"two-sided {get_test(stats.test).label}, {correction} correction "
@@ -300,7 +300,7 @@ def comparison_table(rows, label_a: str, label_b: str, stats=None,
     from :func:`run_labels`). Differs: ``yes`` when the
     corrected test rejects, ``interval only`` when only the difference's interval excludes
     0 (it is per probe, not corrected), ``no`` when neither says so."""
-    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.evaluation.stats.significance import StatsConfig
     from abnirml.report.tables import Table, signed_text
 
     stats = stats if stats is not None else StatsConfig()

@@ -29,8 +29,8 @@ LIST_FIELDS = ("rankers", "probes")
 def checked_config(config: Any) -> Any:
     """``config`` with path-like fields as strings; a ConfigError for any mistyped field
     (its nested ``session`` and ``statistics`` records included)."""
-    from abnirml.evaluation.significance import StatisticsSettings
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.execution.workspace import SessionSettings
+    from abnirml.evaluation.stats.significance import StatisticsSettings
 
     changes: dict[str, Any] = {}
     for name in PATH_FIELDS:
@@ -109,7 +109,7 @@ def _checked_session(session: Any) -> Any:
     else:
         changes.update(_path_change(session, "queries", where))
     if session.ray_address is not None:
-        from abnirml.evaluation.parallel import check_ray_address
+        from abnirml.evaluation.execution.parallel import check_ray_address
 
         check_ray_address(session.ray_address, f"{where}.ray_address")
     return dataclasses.replace(session, **changes) if changes else session

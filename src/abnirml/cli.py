@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
                      help="fixed δ for all rankers or one ranker (skips calibration)")
     run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
-    from abnirml.evaluation.significance import add_arguments as add_stats_arguments
+    from abnirml.evaluation.stats.significance import add_arguments as add_stats_arguments
 
     add_stats_arguments(run)
     run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
@@ -277,7 +277,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.batch_size is not None:
         _check_count(args.batch_size, "--batch-size", 1)
     if args.ray is not None:
-        from abnirml.evaluation.parallel import check_ray_address
+        from abnirml.evaluation.execution.parallel import check_ray_address
 
         check_ray_address(args.ray)
     if args.ray_tasks is not None:
@@ -316,7 +316,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         examples_per_probe=args.examples, skip_unavailable=args.skip_unavailable,
         keep=args.keep, significance_mark=args.significance_mark)
     if args.variant_group:
-        from abnirml.evaluation.variance import parse_variant_group
+        from abnirml.evaluation.stats.variance import parse_variant_group
 
         config.variant_groups = dict(parse_variant_group(g) for g in args.variant_group)
         config.rankers = args.rankers or []
@@ -375,8 +375,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_masking(args: argparse.Namespace) -> int:
-    from abnirml.evaluation.masking import MaskingConfig, run_masking
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.analyses.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.execution.workspace import SessionSettings
 
     _check_count(args.rel_level, "--rel-level", 1)
     _check_count(args.candidate_depth, "--candidate-depth", 1)
@@ -414,7 +414,7 @@ def cmd_probes(_: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from abnirml.rankers.learned.train import train_from_spec
+    from abnirml.rankers.families.learned.train import train_from_spec
 
     kind, path = train_from_spec(args.collection, args.model, args.out, seed=args.seed,
                                  folds=args.folds, stopwords=args.stopwords,

@@ -96,9 +96,9 @@ def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "dem
     contract. ``delta`` fixes δ instead of calibrating it. Significance is Bonferroni-
     corrected over the probes run together, as in one report table.
     """
-    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-    from abnirml.evaluation.statistics import check_alpha, check_delta
-    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.execution.workspace import SessionSettings, Workspace
+    from abnirml.evaluation.stats.statistics import check_alpha, check_delta
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.probe_registry import select_probes
 

@@ -96,13 +96,13 @@ def _checked_path(path: Any, caller: str) -> Any:
 
 def load_samples(path: str | Path) -> Any:
     """Per-sample scores of an output folder (or its ``scores.npz``) as a tidy DataFrame."""
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     return samples_frame(load_scores(_checked_path(path, "load_samples")))
 
 
 def samples_frame(store: Any) -> Any:
-    """Per-sample scores of a :class:`~abnirml.evaluation.score_file.ScoreStore`: columns
+    """Per-sample scores of a :class:`~abnirml.evaluation.execution.score_file.ScoreStore`: columns
     probe, family, ranker, sample, score1, score2, diff, grade, query."""
     import numpy as np
 

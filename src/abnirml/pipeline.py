@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.experiment import ExperimentConfig, ExperimentResult, run_experiment
-from abnirml.evaluation.significance import StatisticsSettings, StatsConfig
-from abnirml.evaluation.statistics import check_alpha, check_delta
-from abnirml.evaluation.workspace import SessionSettings
+from abnirml.evaluation.execution.experiment import (
+    ExperimentConfig,
+    ExperimentResult,
+    run_experiment,
+)
+from abnirml.evaluation.execution.workspace import SessionSettings
+from abnirml.evaluation.stats.significance import StatisticsSettings, StatsConfig
+from abnirml.evaluation.stats.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
-from abnirml.rankers import background_import
+from abnirml.rankers.support import background_import
 from abnirml.text.lines import shown_path
 
 if TYPE_CHECKING:
@@ -201,7 +205,7 @@ def _output_folder(config: RunConfig) -> Any:
     folder.check_replaceable()
     cache = config.session.cache
     if cache is not None:
-        from abnirml.rankers.cache import default_cache_path
+        from abnirml.rankers.support.cache import default_cache_path
 
         folder.refuse_inside(default_cache_path() if cache == "default" else cache, "--cache")
     return folder
@@ -210,9 +214,9 @@ def _output_folder(config: RunConfig) -> Any:
 def _load(config: RunConfig, selection: _Selection, folder: Any) -> _Loaded:
     """Load the workspace and build the rankers (their libraries imported in the background
     while the data loads); a replaced output folder is announced before any scoring."""
-    from abnirml.evaluation.table_workers import TableWorkers
-    from abnirml.evaluation.variance import expand_rankers
-    from abnirml.evaluation.workspace import Workspace
+    from abnirml.evaluation.execution.table_workers import TableWorkers
+    from abnirml.evaluation.execution.workspace import Workspace
+    from abnirml.evaluation.stats.variance import expand_rankers
 
     session, statistics = config.session, config.statistics
     in_process = session.workers == 1 and session.ray_address is None
@@ -272,14 +276,14 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
             loaded.table_workers.close()
         analyses: dict[str, Any] = {}
         if config.effectiveness and collection.qrels:
-            from abnirml.evaluation.effectiveness import attach_effectiveness
+            from abnirml.evaluation.analyses.effectiveness import attach_effectiveness
 
             analyses["effectiveness"] = attach_effectiveness(result, rankers, collection,
                                                              candidates(), scorer)
         from abnirml.rankers.listwise import is_listwise
 
         if any(is_listwise(r) for r in rankers):
-            from abnirml.evaluation.position_analyses import listwise_analyses
+            from abnirml.evaluation.analyses.position_analyses import listwise_analyses
 
             listwise = listwise_analyses(rankers, scorer, collection, candidates().ranking,
                                          config.seed, stats.resamples, stats.ci_level)
@@ -290,7 +294,7 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
                                   windows_from_cache=scorer.windows_reused)
         report = getattr(scorer.executor, "report", None)
         ray_record = report() if report is not None else None
-        from abnirml.evaluation.axiom_breakdown import attach_overlap_split
+        from abnirml.evaluation.analyses.axiom_breakdown import attach_overlap_split
 
         attach_overlap_split(result, collection, context.analyzer, config.seed)
         for key in dict.fromkeys(p.family for p in selection.probes):
@@ -408,7 +412,7 @@ def _spec_field(built: BuiltRanker) -> dict[str, str]:
 
 def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
     """How δ was calibrated, so a reader can tell it apart from ABNIRML's setting."""
-    from abnirml.evaluation.calibration import TOP
+    from abnirml.evaluation.stats.calibration import TOP
 
     return {"candidates": candidates, "candidate_depth": depth, "top": TOP,
             "note": (f"δ = median gap between adjacent scores in each query's top {TOP}, "

@@ -18,8 +18,8 @@ what is registered inside the block is forgotten when it ends.
 
 from __future__ import annotations
 
-from abnirml.evaluation.corrections import Correction, RowRule, register_correction
-from abnirml.evaluation.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
+from abnirml.evaluation.stats.corrections import Correction, RowRule, register_correction
+from abnirml.evaluation.stats.stat_tests import RoundsRule, StatisticalTest, TestData, register_test
 from abnirml.probes.axioms.custom import axiom_probe
 from abnirml.probes.axioms.features import QueryFeatures
 from abnirml.probes.base import Probe, ProbeContext
@@ -29,12 +29,16 @@ from abnirml.probes.layouts import ReportLayout, register_layout
 from abnirml.probes.probe_registry import register as register_probe
 from abnirml.probes.probe_registry import register_pairs_probe
 from abnirml.rankers.base import Ranker, RankerSpec
-from abnirml.rankers.device_batching import DeviceSettings, TokenBudgetModel, TokenBudgetRanker
 from abnirml.rankers.family import NoParams, RankerFamily, params_fingerprint
 from abnirml.rankers.registry import RankerEnv
 from abnirml.rankers.registry import parameters as ranker_parameters
 from abnirml.rankers.registry import register as register_ranker_factory
 from abnirml.rankers.registry import register_family as register_ranker
+from abnirml.rankers.support.device_batching import (
+    DeviceSettings,
+    TokenBudgetModel,
+    TokenBudgetRanker,
+)
 from abnirml.registry import scoped_registrations
 from abnirml.result_fields import About, ResultRow
 from abnirml.samples import Sample, Skip

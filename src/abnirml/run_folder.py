@@ -215,7 +215,7 @@ def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
 
 def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     """scores.npz: per-sample scores for δ sweeps and comparisons without rescoring."""
-    from abnirml.evaluation.score_file import RankerInfo, ScoreStore, save_scores
+    from abnirml.evaluation.execution.score_file import RankerInfo, ScoreStore, save_scores
 
     store = ScoreStore.from_result(result)
     fingerprints = {r["name"]: r.get("fingerprint", "") for r in run_info.get("rankers", [])}

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.workspace import SessionSettings
+from abnirml.evaluation.execution.workspace import SessionSettings
 
 ONLY = ("all", "violated", "satisfied")
 
@@ -110,8 +110,8 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
         delta = result.calibrations[ranker_name].delta
         scores = {name: result.probe_scores[(name, ranker_name)] for name in names}
         return result.tables, scores, {name: delta for name in names}, ranker_name
-    from abnirml.evaluation.experiment import build_tables
-    from abnirml.evaluation.workspace import Workspace
+    from abnirml.evaluation.execution.experiment import build_tables
+    from abnirml.evaluation.execution.workspace import Workspace
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.probe_registry import select_probes
 

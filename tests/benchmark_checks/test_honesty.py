@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from benchmarks.rankers import forget_embeddings, timed_engine_run
 
-from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 
 PAIRS = [("cheap flights", "flights to paris are cheap in spring"),
          ("cheap flights", "the cat sat on the mat"),

@@ -135,7 +135,7 @@ def test_the_engine_feeds_every_pair_and_prints_the_ratio(tmp_path, monkeypatch,
 def test_the_run_is_refused_unless_the_device_was_sent_every_token(tmp_path, monkeypatch):
     """A feed that dropped a token of one pair (or a device that skipped a batch) stops
     the benchmark instead of printing a ratio."""
-    from abnirml.rankers.pair_join import JoinedPairs
+    from abnirml.rankers.support.pair_join import JoinedPairs
 
     monkeypatch.setattr(simulated_device, "H100_BERT_BASE_BF16_S_PER_TOKEN", 2e-5)
     model = save_cross_encoder(tmp_path / "model")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from benchmarks.statistics_phase import compare_phase, demo_scores, reference_draw_columns
 
-from abnirml.evaluation.bootstrap import stable_seed
-from abnirml.evaluation.verdict import _draw_columns
+from abnirml.evaluation.stats.bootstrap import stable_seed
+from abnirml.evaluation.stats.verdict import _draw_columns
 
 
 def _table(rng: np.random.Generator, k: int, columns: int, owners: int, largest: int):

@@ -157,8 +157,8 @@ def test_every_scoring_command_reads_its_flags_into_one_session_record():
     """The flags shared by the scoring commands become a SessionSettings in one place
     (``SessionSettings.from_args``); flags a command does not have keep their defaults."""
     from abnirml.cli import build_parser
-    from abnirml.evaluation.significance import StatisticsSettings
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.execution.workspace import SessionSettings
+    from abnirml.evaluation.stats.significance import StatisticsSettings
 
     parser = build_parser()
     run = parser.parse_args(["run", "--no-cache", "--quiet", "--workers", "2", "--ray", "local",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abnirml.evaluation.experiment import build_tables
+from abnirml.evaluation.execution.experiment import build_tables
 from abnirml.samples import Sample
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from abnirml.errors import ConfigError
 from abnirml.progress import progress_enabled
-from abnirml.rankers import background_import
+from abnirml.rankers.support import background_import
 from abnirml.switches import OFF_WORDS, ON_WORDS, env_off, switch_value
 
 OFF = ["0", "false", "no", "off", " OFF ", "No", "FALSE"]

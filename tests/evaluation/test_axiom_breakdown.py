@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from abnirml.data.collection import Collection
-from abnirml.evaluation.axiom_breakdown import (
+from abnirml.evaluation.analyses.axiom_breakdown import (
     overlap_buckets,
     overlap_split,
     preference_consistency,
@@ -76,7 +76,7 @@ def test_run_records_and_report_carry_both(tmp_path):
 
 
 def test_per_query_ndcg10_known_answers():
-    from abnirml.evaluation.axiom_breakdown import per_query_ndcg10
+    from abnirml.evaluation.analyses.axiom_breakdown import per_query_ndcg10
 
     qrels = {"q1": {"a": 1, "b": 0}, "q2": {"a": 1, "b": 0}}
     run = {"q1": [("a", 2.0), ("b", 1.0)], "q2": [("a", 1.0), ("b", 2.0)],
@@ -88,7 +88,7 @@ def test_per_query_ndcg10_known_answers():
 
 
 def test_group_effectiveness_means_over_all_and_retrieved_queries():
-    from abnirml.evaluation.axiom_breakdown import group_effectiveness
+    from abnirml.evaluation.analyses.axiom_breakdown import group_effectiveness
 
     buckets = {"q1": "low", "q2": "low", "q3": "medium", "q4": "high"}
     ndcg = {"q1": 0.2, "q2": 0.6, "q3": 1.0}                     # q4 has no value
@@ -107,7 +107,7 @@ def test_overlap_split_carries_each_rankers_ndcg_per_group(tmp_path):
     from abnirml.cli import main
     from abnirml.data.collection import load_collection
     from abnirml.data.trec import read_run
-    from abnirml.evaluation.axiom_breakdown import per_query_ndcg10, query_overlap_choices
+    from abnirml.evaluation.analyses.axiom_breakdown import per_query_ndcg10, query_overlap_choices
 
     out = tmp_path / "out"
     assert main(["run", "--ranker", "bm25", "--probe", "axiom:rennings-tfc1", "--no-cache",

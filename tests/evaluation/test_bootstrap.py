@@ -7,13 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-from abnirml.evaluation.bootstrap import (
+from abnirml.evaluation.stats.bootstrap import (
     cluster_codes,
     clustered_ci,
     resample_weights,
     stable_seed,
 )
-from abnirml.evaluation.significance import (
+from abnirml.evaluation.stats.significance import (
     StatsConfig,
     adjust,
     effect_size,
@@ -22,7 +22,7 @@ from abnirml.evaluation.significance import (
     record_fields,
     significant,
 )
-from abnirml.evaluation.statistics import effects, paired_ttest_p
+from abnirml.evaluation.stats.statistics import effects, paired_ttest_p
 
 # Five queries with unequal numbers of samples: per-sample score differences.
 FIXTURE_DIFF = np.array([0.9, 0.4, -0.2,        # q1
@@ -176,7 +176,7 @@ def test_ttest_is_the_papers_paired_ttest_and_the_default_tests_queries() -> Non
 def test_percentile_interval_is_numpys_linear_quantile() -> None:
     """The interval reads the same values as np.quantile's default method, ties, 1-D and
     2-D statistics, tiny and huge samples alike (it replaces that call for speed)."""
-    from abnirml.evaluation.bootstrap import percentile_interval
+    from abnirml.evaluation.stats.bootstrap import percentile_interval
 
     rng = np.random.default_rng(3)
     for trial in range(400):

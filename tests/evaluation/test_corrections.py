@@ -14,15 +14,15 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.errors import ConfigError
-from abnirml.evaluation.corrections import (
+from abnirml.evaluation.stats.corrections import (
     BUILT_IN_CORRECTIONS,
     Correction,
     correction_names,
     get_correction,
     register_correction,
 )
-from abnirml.evaluation.significance import StatsConfig, add_arguments, caption, check_config
-from abnirml.evaluation.significance import test_words as correction_words
+from abnirml.evaluation.stats.significance import StatsConfig, add_arguments, caption, check_config
+from abnirml.evaluation.stats.significance import test_words as correction_words
 from abnirml.registry import scoped_registrations
 
 ROOT = Path(__file__).resolve().parents[2]

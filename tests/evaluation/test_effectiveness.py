@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abnirml.evaluation.effectiveness import axiom_fulfilment, correlate, evaluate
+from abnirml.evaluation.analyses.effectiveness import axiom_fulfilment, correlate, evaluate
 
 
 def test_bm25_run_matches_ir_measures_directly(dl19):
@@ -84,7 +84,7 @@ def test_pipeline_records_effectiveness(tmp_path):
 def test_per_query_values_keep_the_measures_order(measures):
     """run.json's per-query table lists each query's measures as asked, whatever order
     ir_measures computes them in (it differs between processes)."""
-    from abnirml.evaluation.effectiveness import evaluate_per_query
+    from abnirml.evaluation.analyses.effectiveness import evaluate_per_query
 
     qrels = {"q2": {"d1": 1, "d3": 2}, "q1": {"d1": 2, "d2": 0}}
     run = {"q1": [("d1", 2.0), ("d2", 1.0)], "q2": [("d1", 1.0), ("d3", 0.5)]}

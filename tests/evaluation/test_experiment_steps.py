@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from abnirml.evaluation.candidates import Candidates
-from abnirml.evaluation.experiment import (
+from abnirml.evaluation.execution.candidates import Candidates
+from abnirml.evaluation.execution.experiment import (
     ExperimentConfig,
     calibrate_rankers,
     sample_scores,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from abnirml.evaluation.significance import StatsConfig, caption, p_value, record_fields
-from abnirml.evaluation.verdict import DrawItem, query_floor, row_rules, table_draws
+from abnirml.evaluation.stats.significance import StatsConfig, caption, p_value, record_fields
+from abnirml.evaluation.stats.verdict import DrawItem, query_floor, row_rules, table_draws
 
 
 def _draws(effects, cluster, rounds=60_000, symmetric=False, alpha=0.05):

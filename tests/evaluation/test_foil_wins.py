@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from abnirml.evaluation.foil_wins import attach_foil_wins, win_rate_fields, wins
+from abnirml.evaluation.analyses.foil_wins import attach_foil_wins, win_rate_fields, wins
 
 
 def test_a_win_is_a_strictly_higher_foil_score():

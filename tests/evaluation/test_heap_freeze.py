@@ -9,10 +9,10 @@ import gc
 import numpy as np
 import pytest
 
-from abnirml.evaluation.heap_freeze import frozen_heap
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.heap_freeze import frozen_heap
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.rankers.base import RankerHints
-from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.support.cache import ScoreCache
 
 
 class _Noting:

@@ -133,8 +133,8 @@ def test_listwise_of_bm25_reranking_matches_bm25_at_ten(demo_collection):
     BM25's wherever BM25's scores hold no tie at the top (ties: the candidate order decides
     the list, trec_eval's docno order the scored run)."""
     pytest.importorskip("ir_measures")
-    from abnirml.evaluation.effectiveness import evaluate_per_query, rerank_candidates
-    from abnirml.evaluation.workspace import Workspace
+    from abnirml.evaluation.analyses.effectiveness import evaluate_per_query, rerank_candidates
+    from abnirml.evaluation.execution.workspace import Workspace
 
     workspace = Workspace("demo", SessionSettings(cache=None, progress=False))
     rankers = workspace.build_rankers(["bm25", "listwise-of:bm25+window=20+step=10"])
@@ -160,8 +160,8 @@ def test_listwise_of_bm25_reranking_on_dl19(dl19):
     """The same on TREC DL 2019's BM25 run: equal nDCG@10 on every query whose BM25 top 11
     holds no tie, and the same scores in the same order at the top of every query."""
     pytest.importorskip("ir_measures")
-    from abnirml.evaluation.effectiveness import evaluate_per_query, rerank_candidates
-    from abnirml.evaluation.workspace import Workspace
+    from abnirml.evaluation.analyses.effectiveness import evaluate_per_query, rerank_candidates
+    from abnirml.evaluation.execution.workspace import Workspace
 
     workspace = Workspace(str(dl19), SessionSettings(cache=None, progress=False))
     rankers = workspace.build_rankers(["bm25", "listwise-of:bm25"])
@@ -225,7 +225,7 @@ def test_sliding_window_subsets_and_calls(tmp_path):
 
 
 def test_order_lists_takes_rank_llm_windows_in_batches():
-    from abnirml.evaluation.listwise_probing import order_lists
+    from abnirml.evaluation.analyses.listwise_probing import order_lists
 
     echo = Echo(window_size=20)
     passages = [f"p{i}" for i in range(100)]
@@ -286,8 +286,8 @@ def test_given_delta_is_used(tmp_path):
 
 def test_commands_needing_scores_refuse_a_listwise_ranker():
     from abnirml.errors import ConfigError
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.evaluation.execution.scoring import Scorer
+    from abnirml.rankers.support.cache import ScoreCache
 
     with ScoreCache(None) as cache, pytest.raises(ConfigError, match="echo is a listwise"):
         Scorer(cache, progress=False).score(Echo(), [("q", "d")])
@@ -296,7 +296,7 @@ def test_commands_needing_scores_refuse_a_listwise_ranker():
 def test_a_probe_of_three_documents_has_no_listwise_samples(tmp_path):
     """TFC2 compares three documents: a listwise ranker gets no samples of it, and the run
     still writes its folder, examples and score file (read back as no samples)."""
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     out = run(dataclasses.replace(
         _config(tmp_path, ["bm25", Echo()], probes=["axiom:tfc2", "tmp:append-query"]),
@@ -319,7 +319,12 @@ def test_a_probe_of_three_documents_has_no_listwise_samples(tmp_path):
 def test_lists_without_candidates_hold_the_sample_alone():
     """With no candidate to fill them, a document-side list holds d1 and d2 and a
     query-side list the document alone; the verdicts are still defined."""
-    from abnirml.evaluation.listwise_probing import FillerPool, order_lists, probe_lists, verdicts
+    from abnirml.evaluation.analyses.listwise_probing import (
+        FillerPool,
+        order_lists,
+        probe_lists,
+        verdicts,
+    )
     from abnirml.probes.base import SampleTable
 
     table = SampleTable(texts=["q", "cat", "dog", "q2"], query=np.array([0]),
@@ -339,7 +344,7 @@ def test_lists_without_candidates_hold_the_sample_alone():
 
 @pytest.mark.parametrize("size", [1, 2, 10, 13, 14, 20, 100])
 def test_window_rows_pack_every_permutation_exactly(size):
-    from abnirml.evaluation.listwise_probing import _packed, _unpacked
+    from abnirml.evaluation.analyses.listwise_probing import _packed, _unpacked
 
     rng = np.random.default_rng(size)
     for _ in range(20):
@@ -352,9 +357,9 @@ def test_window_rows_pack_every_permutation_exactly(size):
 
 
 def test_a_cached_window_that_holds_no_permutation_is_asked_again():
-    from abnirml.evaluation.listwise_probing import _row_keys, rank_cached
-    from abnirml.evaluation.scoring import Scorer
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.evaluation.analyses.listwise_probing import _row_keys, rank_cached
+    from abnirml.evaluation.execution.scoring import Scorer
+    from abnirml.rankers.support.cache import ScoreCache
 
     echo = Echo()
     window = Window("q", ("a", "b", "c"))

@@ -10,17 +10,17 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.data.collection import Collection
-from abnirml.evaluation.masking import (
+from abnirml.evaluation.analyses.masking import (
     DROP_QUERY,
     ONLY_QUERY,
     ORIGINAL,
     masking_analysis,
     measure_names,
 )
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.base import ProbeContext
 from abnirml.rankers.base import RankerHints
-from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.support.cache import ScoreCache
 
 NDCG, MAP, MRR = measure_names()
 
@@ -81,8 +81,8 @@ def test_relevance_level_of_the_binary_measures(tiny):
 
 
 def test_demo_bm25_loses_everything_without_the_query_terms(demo_collection, tmp_path):
-    from abnirml.evaluation.masking import MaskingConfig, run_masking
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.analyses.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.execution.workspace import SessionSettings
 
     result = run_masking(MaskingConfig(collection="demo", rankers=["bm25", "ql"],
                                        session=SessionSettings(cache=None, progress=False)))
@@ -129,8 +129,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 @pytest.mark.shared
 def test_dl19_masking_with_bm25(dl19):
-    from abnirml.evaluation.masking import MaskingConfig, run_masking
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.analyses.masking import MaskingConfig, run_masking
+    from abnirml.evaluation.execution.workspace import SessionSettings
 
     result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"],
                                        session=SessionSettings(cache=None, candidate_depth=30,
@@ -161,8 +161,8 @@ def test_dl19_drop_query_bm25_is_no_better_than_random_order(dl19):
     # With docno tie-breaking Drop-Q BM25 reached nDCG@10 ≈ 28.8 on DL19 against
     # 22.0 ± 1.6 for random shuffles of the same candidates (~4 SD). Now it must land
     # within 2 SD of the shuffles.
-    from abnirml.evaluation.masking import MaskingConfig, evaluate, run_masking
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.analyses.masking import MaskingConfig, evaluate, run_masking
+    from abnirml.evaluation.execution.workspace import SessionSettings
 
     result = run_masking(MaskingConfig(collection=str(dl19), rankers=["bm25"],
                                        session=SessionSettings(cache=None, progress=False)))

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from abnirml.evaluation.position_analyses import rate_interval
+from abnirml.evaluation.analyses.position_analyses import rate_interval
 
 Z = 1.959963984540054
 

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.rank_origin import (
+from abnirml.evaluation.analyses.rank_origin import (
     ABSENT,
     RankRange,
     parse_ranges,

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation import ray_connect
-from abnirml.evaluation.ray_connect import (
+from abnirml.evaluation.execution import ray_connect
+from abnirml.evaluation.execution.ray_connect import (
     AUTH_FIX,
     HTTP2_PREFACE,
     check_listener,
@@ -384,7 +384,7 @@ def test_ray_cannot_replace_the_sigterm_handler_while_it_starts():
 
 def test_a_dead_nodes_reports_are_not_printed_and_everything_else_is(monkeypatch):
     ray_worker = pytest.importorskip("ray._private.worker")
-    from abnirml.evaluation.ray_executor import quiet_node_reports
+    from abnirml.evaluation.execution.ray_executor import quiet_node_reports
 
     printed = []
     monkeypatch.setattr(ray_worker, "print_to_stdstream",

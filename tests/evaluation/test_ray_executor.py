@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation import ray_executor
-from abnirml.evaluation.ray_executor import RayExecutor, RayRecord, worker_ranker
-from abnirml.evaluation.scoring import Scorer
-from abnirml.evaluation.workspace import SessionSettings
-from abnirml.rankers.cache import ScoreCache, text_hash
+from abnirml.evaluation.execution import ray_executor
+from abnirml.evaluation.execution.ray_executor import RayExecutor, RayRecord, worker_ranker
+from abnirml.evaluation.execution.scoring import Scorer
+from abnirml.evaluation.execution.workspace import SessionSettings
+from abnirml.rankers.support.cache import ScoreCache, text_hash
 from tests.helpers import one_error_line
 
 

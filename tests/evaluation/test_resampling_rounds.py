@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.calibration import fixed
-from abnirml.evaluation.experiment import ProbeOutline, ProbeScores, build_records
-from abnirml.evaluation.significance import StatsConfig, bootstrap_p, check_config
-from abnirml.evaluation.stat_tests import rounds_needed
+from abnirml.evaluation.execution.experiment import ProbeOutline, ProbeScores, build_records
+from abnirml.evaluation.stats.calibration import fixed
+from abnirml.evaluation.stats.significance import StatsConfig, bootstrap_p, check_config
+from abnirml.evaluation.stats.stat_tests import rounds_needed
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 
 QUERIES = 54
@@ -74,7 +74,7 @@ def test_huge_counts_are_refused_in_one_line_and_blocks_bound_memory(monkeypatch
     with pytest.raises(ConfigError, match=r"--permutations 100,000,000 is above"):
         check_config(StatsConfig(test="permutation", permutations=100_000_000))
     # blocks give the very same p as one draw, and never a matrix above the block size
-    import abnirml.evaluation.bootstrap as bootstrap
+    import abnirml.evaluation.stats.bootstrap as bootstrap
 
     values = np.random.default_rng(1).normal(0.1, 1, 400)
     cluster = np.arange(400) // 4
@@ -93,7 +93,7 @@ def test_huge_counts_are_refused_in_one_line_and_blocks_bound_memory(monkeypatch
 
 
 def test_chunked_intervals_equal_one_draw(monkeypatch):
-    import abnirml.evaluation.bootstrap as bootstrap
+    import abnirml.evaluation.stats.bootstrap as bootstrap
 
     values = np.random.default_rng(2).normal(0, 1, 300)
     cluster = np.arange(300) // 3
@@ -109,8 +109,8 @@ def test_compare_gives_its_resampling_test_the_rounds_its_correction_needs(tmp_p
     defaults the comparison finds the probes where the two models differ everywhere."""
     import warnings
 
-    from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.analyses.compare import compare
+    from abnirml.evaluation.execution.score_file import load_scores
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
     out = tmp_path / "run"

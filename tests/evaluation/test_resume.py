@@ -14,8 +14,8 @@ import pytest
 
 from abnirml.pipeline import RunConfig, SessionSettings, run
 from abnirml.rankers import registry
-from abnirml.rankers.cache import ScoreCache
-from abnirml.rankers.lexical import BM25
+from abnirml.rankers.families.lexical import BM25
+from abnirml.rankers.support.cache import ScoreCache
 from abnirml.registry import scoped_registrations
 
 
@@ -70,7 +70,7 @@ SLOW_RUN = """
 import os, sys, time
 from abnirml.cli import main
 from abnirml.rankers import registry
-from abnirml.rankers.lexical import BM25
+from abnirml.rankers.families.lexical import BM25
 
 # KILL_AFTER=k: the k-th scored batch touches KILL_MARKER, and the run stops for good two
 # batches later (until killed), so a kill always finds it unfinished, whatever the load

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.score_commits import BackgroundCommits
-from abnirml.evaluation.scoring import Scorer
-from abnirml.rankers import cache as cache_module
+from abnirml.evaluation.execution.score_commits import BackgroundCommits
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.rankers.base import RankerHints
-from abnirml.rankers.cache import (
+from abnirml.rankers.support import cache as cache_module
+from abnirml.rankers.support.cache import (
     ScoreCache,
     key_order,
     row_check,

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.calibration import fixed
-from abnirml.evaluation.experiment import ProbeOutline, ProbeScores, build_records
-from abnirml.evaluation.significance import StatsConfig, add_arguments, check_config, p_value
-from abnirml.evaluation.stat_tests import get_test, registered_names
+from abnirml.evaluation.execution.experiment import ProbeOutline, ProbeScores, build_records
+from abnirml.evaluation.stats.calibration import fixed
+from abnirml.evaluation.stats.significance import StatsConfig, add_arguments, check_config, p_value
+from abnirml.evaluation.stats.stat_tests import get_test, registered_names
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 from abnirml.registry import scoped_registrations
 

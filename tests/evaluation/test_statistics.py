@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from abnirml.evaluation.calibration import adjacent_gaps, calibrate
-from abnirml.evaluation.statistics import (
+from abnirml.evaluation.stats.calibration import adjacent_gaps, calibrate
+from abnirml.evaluation.stats.statistics import (
     bonferroni_significant,
     effects,
     paired_ttest_p,

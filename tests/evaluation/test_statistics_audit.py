@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from abnirml.evaluation.bootstrap import clustered_ci
-from abnirml.evaluation.significance import StatsConfig, record_fields
-from abnirml.evaluation.statistics import greater_than_zero_p, paired_ttest_p
+from abnirml.evaluation.stats.bootstrap import clustered_ci
+from abnirml.evaluation.stats.significance import StatsConfig, record_fields
+from abnirml.evaluation.stats.statistics import greater_than_zero_p, paired_ttest_p
 from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 
 ALPHA = 0.01
@@ -44,7 +44,7 @@ def _records(folder: Path) -> list[dict]:
 
 def _scores(folder: Path) -> dict[tuple[str, str], dict[str, np.ndarray]]:
     """(probe, ranker) → score1, score2, grade, cluster, read straight from scores.npz."""
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(folder / "scores.npz")
     return {key: {"score1": np.asarray(ps.score1, dtype=np.float64),
@@ -109,8 +109,8 @@ def test_delta_is_the_median_adjacent_top10_gap_of_the_rankers_own_reranking(aud
 
 
 def test_delta_sweep_scores_equal_effects_recounted_at_each_percentile(audited):
-    from abnirml.evaluation.score_file import load_scores
-    from abnirml.evaluation.sweep import sweep
+    from abnirml.evaluation.execution.score_file import load_scores
+    from abnirml.evaluation.stats.sweep import sweep
 
     store = load_scores(audited / "scores.npz")
     scores = _scores(audited)
@@ -179,7 +179,7 @@ def test_bonferroni_family_is_every_record_of_one_table_with_two_or_more_samples
 
 def test_holm_and_bh_agree_with_statsmodels():
     multitest = pytest.importorskip("statsmodels.stats.multitest")
-    from abnirml.evaluation.significance import adjust, significant
+    from abnirml.evaluation.stats.significance import adjust, significant
 
     rng = np.random.default_rng(5)
     p = np.concatenate([rng.uniform(0, 0.002, 6), rng.uniform(0, 1, 20), [0.004, 0.004]])
@@ -216,8 +216,8 @@ def test_equal_differences_get_the_exact_sign_flip_p_not_zero(n):
 def test_two_equal_shifts_are_not_significant_in_a_run():
     """End to end: a probe whose two samples both move by the same amount is reported
     with p = 0.5, never as a significant effect."""
-    from abnirml.evaluation.calibration import fixed
-    from abnirml.evaluation.experiment import ProbeOutline, ProbeScores, build_records
+    from abnirml.evaluation.execution.experiment import ProbeOutline, ProbeScores, build_records
+    from abnirml.evaluation.stats.calibration import fixed
 
     outline = ProbeOutline("toy:shift", "toy", False, {}, {})
     scores = ProbeScores(np.array([1.0, 2.0]), np.array([0.5, 1.5]), np.full(2, np.nan),
@@ -229,8 +229,8 @@ def test_two_equal_shifts_are_not_significant_in_a_run():
 
 @pytest.mark.parametrize("n", [0, 1])
 def test_no_p_value_and_no_interval_below_two_samples(n):
-    from abnirml.evaluation.calibration import fixed
-    from abnirml.evaluation.experiment import ProbeOutline, ProbeScores, build_records
+    from abnirml.evaluation.execution.experiment import ProbeOutline, ProbeScores, build_records
+    from abnirml.evaluation.stats.calibration import fixed
 
     outline = ProbeOutline("toy:tiny", "toy", False, {}, {})
     scores = ProbeScores(np.ones(n), np.zeros(n), np.full(n, np.nan), np.zeros(n, dtype=int))
@@ -242,7 +242,7 @@ def test_no_p_value_and_no_interval_below_two_samples(n):
 
 
 def test_wilcoxon_small_n_is_the_exact_signed_rank_distribution():
-    from abnirml.evaluation.significance import p_value
+    from abnirml.evaluation.stats.significance import p_value
 
     diff = np.array([0.9, -0.2, 0.5, 0.7, 0.3, 1.1, -0.05])
     ours = p_value(diff, np.zeros_like(diff), 0.0, False, StatsConfig(test="wilcoxon"))
@@ -407,7 +407,7 @@ def _ndcg_at_10(ranking: list[tuple[str, float]], judged: dict[str, int]) -> flo
 
 
 def test_ndcg_map_mrr_on_hand_made_qrels_with_known_answers():
-    from abnirml.evaluation.effectiveness import evaluate
+    from abnirml.evaluation.analyses.effectiveness import evaluate
 
     qrels = {"q1": {"a": 3, "b": 0, "c": 2}, "q2": {"x": 1, "y": 2}}
     run_ = {"q1": [("b", 3.0), ("a", 2.0), ("d", 1.0), ("c", 0.5)],
@@ -423,7 +423,7 @@ def test_ndcg_map_mrr_on_hand_made_qrels_with_known_answers():
 
 def test_ndcg_on_dl19_matches_a_hand_written_ndcg(dl19):
     from abnirml.data.trec import read_qrels, read_run
-    from abnirml.evaluation.effectiveness import evaluate
+    from abnirml.evaluation.analyses.effectiveness import evaluate
 
     qrels = read_qrels(dl19 / "qrels.txt")
     run_file = sorted((dl19 / "runs").glob("*.run"))[0]
@@ -435,7 +435,7 @@ def test_ndcg_on_dl19_matches_a_hand_written_ndcg(dl19):
 
 
 def test_rank_origin_fractions_on_hand_made_runs():
-    from abnirml.evaluation.rank_origin import parse_ranges, rank_origin
+    from abnirml.evaluation.analyses.rank_origin import parse_ranges, rank_origin
 
     reference = {"q": [(f"d{i}", float(20 - i)) for i in range(1, 21)]}
     # the run's top 2 come from reference ranks 15 and 1; rank 3 was never retrieved
@@ -458,7 +458,7 @@ def test_no_judged_candidate_query_gives_no_effectiveness_instead_of_zeros():
         ir_measures.parse_measure("nDCG@10"): 0.0}
     from types import SimpleNamespace
 
-    from abnirml.evaluation.effectiveness import attach_effectiveness
+    from abnirml.evaluation.analyses.effectiveness import attach_effectiveness
 
     result = SimpleNamespace(extras={})
     collection = SimpleNamespace(qrels={"other": {"d": 2}}, queries={"q": "x"}, docs={"d": "x"})
@@ -471,7 +471,7 @@ def test_overlap_groups_account_for_every_instance():
     """Câmara & Hauff's overlap split: instances of a query with no relevant document
     (no overlap value) were dropped from every group; they now form their own group, so
     the groups add up to the probe's instances."""
-    from abnirml.evaluation.axiom_breakdown import UNSPLIT, overlap_split
+    from abnirml.evaluation.analyses.axiom_breakdown import UNSPLIT, overlap_split
 
     qids = np.array(["q1", "q1", "q2", "q3", "q4", "q4"], dtype=object)
     s1 = np.array([2.0, 1.0, 3.0, 1.0, 5.0, 0.0])
@@ -491,8 +491,8 @@ def test_masking_tie_breaks_average_to_the_expected_ndcg_of_a_random_order():
     a random order nDCG@10 is 1 or 1/log2(3) with equal chance; the mean over seeded
     tie-breaks estimates their average, where trec_eval's docno order would always put
     'b' first."""
-    from abnirml.evaluation.masking import evaluate
-    from abnirml.evaluation.ties import evaluate_without_tie_order
+    from abnirml.evaluation.analyses.masking import evaluate
+    from abnirml.evaluation.stats.ties import evaluate_without_tie_order
 
     qrels = {"q": {"a": 2, "b": 0}}
     tied = {"q": {"a": 1.0, "b": 1.0, "c": 0.0}}
@@ -510,7 +510,7 @@ def test_masking_tie_breaks_average_to_the_expected_ndcg_of_a_random_order():
 def test_permutation_test_is_exact_for_small_n(one_sided):
     """With 2⁶ = 64 sign patterns, 10,000 random rounds only estimate what enumeration
     gives exactly; the p-value is now the enumeration, identical for every seed."""
-    from abnirml.evaluation.significance import permutation_p
+    from abnirml.evaluation.stats.significance import permutation_p
 
     values = np.array([0.7, 0.2, -0.1, 0.9, 0.4, 0.3])
     exact = _sign_flip_p(values, one_sided)
@@ -520,7 +520,7 @@ def test_permutation_test_is_exact_for_small_n(one_sided):
 
 
 def test_seed_variance_is_the_sample_sd_of_the_variants_scores():
-    from abnirml.evaluation.variance import family_variance, probe_variance
+    from abnirml.evaluation.stats.variance import family_variance, probe_variance
 
     records = [{"probe": p, "family": "f", "subset": "all", "ranker": r, "score": s}
                for p, scores in (("p1", (0.1, 0.4, 0.25)), ("p2", (0.5, 0.5, -0.5)))
@@ -580,8 +580,8 @@ def test_compare_of_identical_effects_gives_a_zero_width_interval(audited):
     behave alike on exactly these samples and the difference is 0 with nothing to resample:
     [0, 0]. (A change by one same non-zero amount on every sample gets the Clopper–Pearson
     bound over queries instead: a few queries never make a point interval.)"""
-    from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.analyses.compare import compare
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(audited / "scores.npz")
     checked = 0
@@ -612,7 +612,7 @@ def test_report_shows_a_one_sample_statistic_as_undefined(audited):
 def test_bootstrap_test_of_one_query_is_undefined_not_significant():
     """Every resample of a single query is that query, so all resampled means equal the
     observed one and p came out as 2/(B + 1) — 'significant' from one query."""
-    from abnirml.evaluation.significance import p_value
+    from abnirml.evaluation.stats.significance import p_value
 
     diff = np.array([0.3, 0.5, 0.2, 0.4])
     config = StatsConfig(test="bootstrap", resamples=999)

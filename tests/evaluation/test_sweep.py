@@ -7,16 +7,16 @@ import zipfile
 import numpy as np
 import pytest
 
-from abnirml.evaluation.calibration import Calibration
-from abnirml.evaluation.experiment import ProbeScores
-from abnirml.evaluation.score_file import (
+from abnirml.evaluation.execution.experiment import ProbeScores
+from abnirml.evaluation.execution.score_file import (
     ProbeInfo,
     RankerInfo,
     ScoreStore,
     load_scores,
     save_scores,
 )
-from abnirml.evaluation.sweep import delta_at, parse_percentiles, records_at, sweep
+from abnirml.evaluation.stats.calibration import Calibration
+from abnirml.evaluation.stats.sweep import delta_at, parse_percentiles, records_at, sweep
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.experiment import build_tables
-from abnirml.evaluation.table_workers import TableWorkers, worker_count
+from abnirml.evaluation.execution.experiment import build_tables
+from abnirml.evaluation.execution.table_workers import TableWorkers, worker_count
 from abnirml.probes.base import KeyedProbe, ProbeContext, SampleTable
 from abnirml.probes.probe_registry import select_probes
 from abnirml.samples import Sample, Skip
@@ -26,7 +26,7 @@ PROBES = ["mmp:relevance:length", "mmp:tf:relevance", "tmp:shuffle-words", "tmp:
 
 @pytest.fixture()
 def context(demo):
-    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.execution.candidates import resolve_candidates
 
     candidates = resolve_candidates(demo, None, 100)
     return ProbeContext(collection=demo, candidates=lambda: candidates.ranking)
@@ -150,8 +150,7 @@ def test_the_worker_count_follows_the_environment_and_the_probes(monkeypatch):
     with pytest.raises(ConfigError, match="ABNIRML_SAMPLE_WORKERS must be a positive"):
         worker_count(5)
     monkeypatch.delenv("ABNIRML_SAMPLE_WORKERS")
-    from abnirml.evaluation import parallel
-
+    from abnirml.evaluation.execution import parallel
     monkeypatch.setattr(parallel, "available_cores", lambda: 16)
     assert worker_count(64) == 16 and worker_count(5) == 5
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)     # too few: this process
@@ -162,7 +161,7 @@ def test_a_run_with_sample_workers_writes_the_results_of_one_process(tmp_path, m
                                                                       one_thread):
     import multiprocessing
 
-    from abnirml.evaluation import table_workers
+    from abnirml.evaluation.execution import table_workers
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
     started = []

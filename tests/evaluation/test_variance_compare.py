@@ -8,7 +8,7 @@ import math
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.variance import (
+from abnirml.evaluation.stats.variance import (
     expand_rankers,
     family_variance,
     parse_variant_group,
@@ -83,8 +83,8 @@ def test_run_with_variant_group_reports_variance(grouped_run):
 
 
 def test_compare_two_rankers_in_one_run(grouped_run, capsys):
-    from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.analyses.compare import compare
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(grouped_run / "scores.npz")
     same = compare(store, "ql", store, "ql")
@@ -112,8 +112,8 @@ def test_compare_two_rankers_in_one_run(grouped_run, capsys):
 
 
 def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_path):
-    from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.analyses.compare import compare
+    from abnirml.evaluation.execution.score_file import load_scores
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
     run(RunConfig(rankers=["bm25+k1=1.2"], probes=["mmp:tf:*", "mmp:length:*"],
@@ -135,8 +135,8 @@ def test_compare_across_directories_needs_identical_samples(grouped_run, tmp_pat
 def test_ranker_pairs_draw_each_probes_intervals_once_with_the_same_values(grouped_run):
     """The report's comparison of every pair of rankers draws a probe's resampled changes
     for all pairs at once; each pair's row is the one compare() draws for it alone."""
-    from abnirml.evaluation.compare import compare, ranker_pairs
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.analyses.compare import compare, ranker_pairs
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(grouped_run / "scores.npz")
     pairs = ranker_pairs(store)

@@ -180,7 +180,7 @@ def test_known_answers_at_the_full_size_of_all_minilm_l6_v2(tmp_path):
     from transformers import BertConfig, BertForSequenceClassification
 
     try:
-        from abnirml.rankers.biencoder import packaged_model_path
+        from abnirml.rankers.families.biencoder import packaged_model_path
 
         source = packaged_model_path()
     except ConfigError as exc:

@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 
 def test_splade_tiny_keeps_appended_query_evidence_at_the_appended_tokens(dl19):
     from abnirml.errors import ConfigError
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.execution.workspace import SessionSettings
     from abnirml.mechanism.run import PatchConfig, run_patching
     from abnirml.mechanism.study import COLUMNS
 

@@ -24,7 +24,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("cli.py", "dtp:NAME"): "the metavar of --name in the help text",
     ("cli.py", "mmp.tolerance"): "--mmp-tolerance is a shortcut that sets this family option",
     ("cli.py", "dtp.data"): "--transfer-data is a shortcut that sets this family option",
-    ("rankers/doc2query.py", "tmp.doct5query_source: expected a doc2query model name, "
+    ("rankers/families/doc2query.py", "tmp.doct5query_source: expected a doc2query model name, "
                              "directory or spec, got "):
         "an error message naming the option the user gave",
 }

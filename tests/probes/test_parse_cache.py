@@ -194,7 +194,7 @@ def test_two_open_stores_on_one_file_share_their_entries(tmp_path):
 
 
 def test_the_run_keeps_its_parse_store_beside_the_score_cache(tmp_path):
-    from abnirml.evaluation.workspace import SessionSettings, Workspace
+    from abnirml.evaluation.execution.workspace import SessionSettings, Workspace
 
     cache = tmp_path / "elsewhere" / "scores.sqlite"
     workspace = Workspace("demo", SessionSettings(cache=str(cache)))

@@ -295,7 +295,7 @@ def test_plugin_blocks_run_as_printed(tmp_path):
 
 def test_device_choices_agree_with_the_code_and_the_help():
     """The rankers guide: ``--device cpu|cuda|mps|auto``; the help names every choice."""
-    from abnirml.rankers.torch_support import _DEVICES
+    from abnirml.rankers.support.torch_support import _DEVICES
 
     (listed,) = re.findall(r"--device ([a-z]+(?:\|[a-z]+)+)`", guide("rankers"))
     assert set(listed.split("|")) == set(_DEVICES)

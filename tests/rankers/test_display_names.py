@@ -6,7 +6,7 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.errors import ConfigError
-from abnirml.evaluation.variance import expand_rankers, parse_variant_group, probe_variance
+from abnirml.evaluation.stats.variance import expand_rankers, parse_variant_group, probe_variance
 from abnirml.pipeline import RunConfig, SessionSettings, StatisticsSettings, run
 from abnirml.rankers.base import RankerSpec, file_label, split_display_name
 

@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.doc2query import build_expansion_source
-from abnirml.rankers.expansion import ExpansionSource, ExpansionStore
+from abnirml.rankers.families.doc2query import build_expansion_source
+from abnirml.rankers.families.expansion import ExpansionSource, ExpansionStore
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from tests._tiny_models import save_t5
 
@@ -70,7 +70,7 @@ def test_expansions_are_generated_once_and_then_read_from_disk(t5, tmp_path):
 
 
 def test_ranker_is_bm25_over_document_plus_expansion(t5, demo_collection):
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
 
     env = RankerEnv(collection=demo_collection)
     ranker = build_ranker(f"doc2query:{t5}+max_new_tokens=6", env)
@@ -92,7 +92,7 @@ def test_ranker_is_bm25_over_document_plus_expansion(t5, demo_collection):
 
 
 def test_expansion_source_option_accepts_objects_and_specs(t5):
-    from abnirml.rankers.doc2query import as_expansion_source
+    from abnirml.rankers.families.doc2query import as_expansion_source
 
     gen = source(t5)
     assert as_expansion_source(gen) is gen
@@ -114,7 +114,7 @@ def test_generator_dtype_is_in_the_fingerprint_and_generates_in_half_precision(t
 
 def test_expanded_statistics_are_counted_chunk_by_chunk(t5, demo_collection):
     from abnirml.data.stats import CollectionStats
-    from abnirml.rankers.doc2query import _expanded_texts
+    from abnirml.rankers.families.doc2query import _expanded_texts
 
     texts = list(demo_collection.doc_texts())
     gen = source(t5, "+mode=greedy+n=1")

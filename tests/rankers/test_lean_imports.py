@@ -27,7 +27,7 @@ def test_sentence_transformers_without_sklearn_until_its_function_is_called():
     pytest.importorskip("sklearn")
     done = _python("""
         import sys
-        from abnirml.rankers.lean_imports import import_sentence_transformers
+        from abnirml.rankers.support.lean_imports import import_sentence_transformers
         st = import_sentence_transformers()
         assert hasattr(st, "SentenceTransformer")
         print("after import:", "sklearn" in sys.modules, "sklearn.metrics" in sys.modules)
@@ -50,7 +50,7 @@ def test_other_importers_get_the_real_package_and_an_imported_sklearn_is_kept():
     done = _python("""
         import sys
         import sklearn
-        from abnirml.rankers.lean_imports import import_sentence_transformers
+        from abnirml.rankers.support.lean_imports import import_sentence_transformers
         import_sentence_transformers()
         from sentence_transformers.util import similarity
         from sklearn.metrics import pairwise_distances
@@ -65,7 +65,7 @@ def test_datasets_is_imported_on_first_use_and_its_classes_answer_isinstance_exa
     pytest.importorskip("datasets")
     done = _python("""
         import sys
-        from abnirml.rankers.lean_imports import import_sentence_transformers
+        from abnirml.rankers.support.lean_imports import import_sentence_transformers
         import_sentence_transformers()
         from sentence_transformers.base import model_card
         print("after import:", "datasets" in sys.modules, "pandas" in sys.modules)
@@ -87,7 +87,7 @@ def test_an_imported_datasets_is_used_as_it_is():
     pytest.importorskip("datasets")
     done = _python("""
         import datasets
-        from abnirml.rankers.lean_imports import import_sentence_transformers
+        from abnirml.rankers.support.lean_imports import import_sentence_transformers
         import_sentence_transformers()
         from sentence_transformers.base import sampler
         print(sampler.Dataset is datasets.Dataset)
@@ -101,7 +101,7 @@ def test_scipy_optimize_waits_for_transformers_first_matching_call():
     pytest.importorskip("scipy")
     done = _python("""
         import sys
-        from abnirml.rankers.lean_imports import import_sentence_transformers
+        from abnirml.rankers.support.lean_imports import import_sentence_transformers
         import_sentence_transformers()
         print("after import:", "scipy.optimize" in sys.modules)
         from transformers.loss import loss_for_object_detection as detection
@@ -119,7 +119,7 @@ def test_another_importer_meeting_a_stand_in_gets_the_real_library():
     pytest.importorskip("datasets")
     done = _python("""
         import sys
-        from abnirml.rankers import lean_imports
+        from abnirml.rankers.support import lean_imports
         finder = lean_imports._StandInFinder()
         sys.meta_path.insert(0, finder)
         inside = {"__name__": "sentence_transformers.example"}
@@ -167,7 +167,7 @@ def test_a_deferred_name_used_by_sentence_transformers_itself_imports_the_real_l
     pytest.importorskip("datasets")
     done = _python("""
         import sys
-        from abnirml.rankers import lean_imports
+        from abnirml.rankers.support import lean_imports
         finder = lean_imports._StandInFinder()
         sys.meta_path.insert(0, finder)
         inside = {"__name__": "sentence_transformers.example"}

@@ -9,7 +9,7 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.errors import ConfigError
-from abnirml.rankers.learned.folds import FoldPlan
+from abnirml.rankers.families.learned.folds import FoldPlan
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from tests.helpers import knrm_bound
 
@@ -41,7 +41,7 @@ def test_folds_are_balanced_grouped_by_text_and_seed_free():
 
 
 def test_features_have_known_values(demo_collection):
-    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+    from abnirml.rankers.families.learned.features import FEATURES, TextFeatures
 
     env = RankerEnv(collection=demo_collection)
     features = TextFeatures(env.collection_stats())
@@ -56,7 +56,7 @@ def test_features_have_known_values(demo_collection):
     assert row["raw_overlap"] == pytest.approx(2 / 3)           # "rising" is not in the text
     assert row["bigram_matches"] == 0.5                         # (dough, rise) is not adjacent
     assert row["char_length"] == len("Bread dough is baked when it rises.")
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
 
     assert row["bm25"] == pytest.approx(BM25(env.collection_stats()).score(
         [("bread dough rising", "Bread dough is baked when it rises.")])[0])
@@ -67,8 +67,8 @@ def test_lgbm_is_moved_by_the_word_order_and_stopwords_its_reference_names(demo_
     only bigram_matches, dropping its stopwords only raw_overlap (the analysed terms are
     stopped, so every other feature stays put)."""
     from abnirml.rankers.built_in import BUILT_IN
-    from abnirml.rankers.learned.feature_list import FEATURES as NAMED
-    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+    from abnirml.rankers.families.learned.feature_list import FEATURES as NAMED
+    from abnirml.rankers.families.learned.features import FEATURES, TextFeatures
 
     assert NAMED == FEATURES and len(FEATURES) == 16
     (lgbm,) = [f for f in BUILT_IN if f.key == "lgbm"]
@@ -95,8 +95,8 @@ def test_the_invariance_note_names_exactly_the_features_the_real_edits_move(demo
     from abnirml.probes.manipulation import edits
     from abnirml.probes.query_variation import generators as qv
     from abnirml.rankers.built_in import BUILT_IN
-    from abnirml.rankers.learned.feature_list import NOT_INVARIANT
-    from abnirml.rankers.learned.features import FEATURES, TextFeatures
+    from abnirml.rankers.families.learned.feature_list import NOT_INVARIANT
+    from abnirml.rankers.families.learned.features import FEATURES, TextFeatures
 
     stats = RankerEnv(collection=demo_collection).collection_stats()
     features = TextFeatures(stats)

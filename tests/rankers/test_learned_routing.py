@@ -8,14 +8,14 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.family_registry import family_keys
 from abnirml.rankers.base import QueryIdentity, is_query_routed
-from abnirml.rankers.cache import ScoreCache
-from abnirml.rankers.learned.folds import FoldPlan
+from abnirml.rankers.families.learned.folds import FoldPlan
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 from abnirml.samples import Sample
 from tests._contexts import probe_context
 from tests.helpers import knrm_bound
@@ -154,7 +154,7 @@ def test_a_per_query_pyterrier_pipeline_sees_the_varied_querys_real_qid(demo_col
     difference exactly 0) and never sees a made-up id."""
     pytest.importorskip("pandas")
     from abnirml.probes.query_variation.probes import QueryVariationProbe
-    from abnirml.rankers.adapters import wrap_pyterrier
+    from abnirml.rankers.families.adapters import wrap_pyterrier
 
     state = {qid: float(i) for i, qid in enumerate(sorted(demo_collection.queries))}
     pipeline = _QidKeyedPipeline(state)
@@ -174,7 +174,7 @@ def test_a_per_query_pyterrier_pipeline_sees_the_varied_querys_real_qid(demo_col
 
 
 def test_passage_aggregation_keeps_the_inner_rankers_routing(demo_collection):
-    from abnirml.rankers.passages import aggregate_passages
+    from abnirml.rankers.families.passages import aggregate_passages
 
     inner = _model_naming_lgbm(demo_collection)
     wrapped = aggregate_passages(inner, 5, 5)
@@ -191,7 +191,7 @@ def test_passage_aggregation_keeps_the_inner_rankers_routing(demo_collection):
 def test_reranking_scores_each_judged_query_with_its_fold_model(demo_collection):
     """The effectiveness re-ranking (and masking) know each pair's qid: a learned ranker
     scores every query's candidates with the model that held that query out."""
-    from abnirml.evaluation.rank_origin import rerank
+    from abnirml.evaluation.analyses.rank_origin import rerank
 
     ranker = _model_naming_lgbm(demo_collection)
     fold_of = ranker.manifest.plan.fold_of
@@ -209,7 +209,7 @@ def test_two_qids_with_one_text_keep_their_own_identity():
     pytest.importorskip("pandas")
     from abnirml.data.collection import Collection
     from abnirml.probes.query_variation.probes import QueryVariationProbe
-    from abnirml.rankers.adapters import wrap_pyterrier
+    from abnirml.rankers.families.adapters import wrap_pyterrier
 
     text = "what is the best time to plant garlic"
     collection = Collection(name="twins", queries={"a": text, "b": text},

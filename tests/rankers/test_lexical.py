@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from abnirml.data.stats import CollectionStats
-from abnirml.rankers.lexical import BM25, TFIDF, QueryLikelihood, bm25_top_k
+from abnirml.rankers.families.lexical import BM25, TFIDF, QueryLikelihood, bm25_top_k
 from abnirml.text.analyzer import Analyzer
 
 DOCS = {

@@ -13,9 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abnirml.rankers.device_batching import TokenColumns, packed_batches, token_budget_batches
-from abnirml.rankers.pair_join import JoinedPairs, PairTemplate
-from abnirml.rankers.token_store import TokenStore, backend_encoder, tokenizer_fingerprint
+from abnirml.rankers.support.device_batching import (
+    TokenColumns,
+    packed_batches,
+    token_budget_batches,
+)
+from abnirml.rankers.support.pair_join import JoinedPairs, PairTemplate
+from abnirml.rankers.support.token_store import TokenStore, backend_encoder, tokenizer_fingerprint
 
 pytest.importorskip("transformers")
 
@@ -43,7 +47,7 @@ def _tokenizer(family: str, tmp: Path):
         return AutoTokenizer.from_pretrained(get_model_path())
     if family == "splade-tiny":
         from abnirml.errors import ConfigError
-        from abnirml.rankers.splade import packaged_model_path
+        from abnirml.rankers.families.splade import packaged_model_path
 
         try:
             return AutoTokenizer.from_pretrained(packaged_model_path())
@@ -232,7 +236,7 @@ def test_packing_equals_the_row_by_row_packer():
 
 
 def test_the_store_tokenizes_each_text_once_and_reads_it_back_from_disk(tmp_path):
-    from abnirml.rankers.token_store import TokenDisk
+    from abnirml.rankers.support.token_store import TokenDisk
 
     calls: list[list[str]] = []
 
@@ -260,7 +264,7 @@ def test_the_store_tokenizes_each_text_once_and_reads_it_back_from_disk(tmp_path
 
 
 def test_the_token_store_leaves_a_foreign_file_alone(tmp_path):
-    from abnirml.rankers.token_store import TokenDisk
+    from abnirml.rankers.support.token_store import TokenDisk
 
     path = tmp_path / "tokens.sqlite"
     path.write_text("my notes\n")
@@ -275,7 +279,7 @@ def test_the_token_store_leaves_a_foreign_file_alone(tmp_path):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_single_texts_joined_equal_the_tokenizers_own_encoding(family, tmp_path):
     """SPLADE's layout: each text alone, ``[CLS] x [SEP]`` (or ``x </s>``), cut to fit."""
-    from abnirml.rankers.pair_join import SingleTemplate
+    from abnirml.rankers.support.pair_join import SingleTemplate
 
     tokenizer = _tokenizer(family, tmp_path)
     template = SingleTemplate.from_tokenizer(tokenizer)
@@ -294,7 +298,7 @@ def test_single_texts_joined_equal_the_tokenizers_own_encoding(family, tmp_path)
 def test_rankers_with_the_same_tokenizer_share_one_store(tmp_path):
     """The packaged MiniLM and SPLADE-tiny load the same bert-base-uncased tokenizer: one
     store, so a text either of them tokenized is never tokenized again."""
-    from abnirml.rankers.token_store import shared_store
+    from abnirml.rankers.support.token_store import shared_store
 
     minilm = _tokenizer("minilm", tmp_path / "a")
     splade = _tokenizer("splade-tiny", tmp_path / "b")
@@ -308,7 +312,7 @@ def test_one_token_store_serves_several_threads(tmp_path):
     engine call's stream has its own thread: all of them use the one store and file."""
     import threading
 
-    from abnirml.rankers.token_store import TokenDisk
+    from abnirml.rankers.support.token_store import TokenDisk
 
     store = TokenStore("fp", lambda texts: [[len(t)] for t in texts],
                        TokenDisk(tmp_path / "tokens.sqlite"))

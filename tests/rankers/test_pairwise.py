@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.evaluation.preference_probing import (
+from abnirml.evaluation.analyses.preference_probing import (
     position_bias,
     position_direction,
     symmetrise,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.passages import PassageAggregate, split_passages
+from abnirml.rankers.families.passages import PassageAggregate, split_passages
 from abnirml.rankers.registry import RankerEnv, build_ranker
 
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.device_batching import DeviceSettings
 from abnirml.rankers.registry import RankerEnv
+from abnirml.rankers.support.device_batching import DeviceSettings
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "abnirml"
 PARSER = SRC / "rankers" / "base.py"                  # RankerSpec and its display-name split
@@ -105,8 +105,8 @@ def test_a_display_named_rankers_run_json_spec_comes_from_its_record():
 
 
 def test_the_workspace_keeps_each_rankers_spec_and_family():
-    from abnirml.evaluation.workspace import SessionSettings, Workspace
-    from abnirml.rankers.lexical import BM25
+    from abnirml.evaluation.execution.workspace import SessionSettings, Workspace
+    from abnirml.rankers.families.lexical import BM25
 
     workspace = Workspace("demo", SessionSettings(cache=None, progress=False))
     given = BM25(workspace.env.collection_stats(), name="mine")
@@ -148,8 +148,7 @@ def test_device_settings_come_from_the_checked_parameters():
 
 def _counting_resolve_device(monkeypatch) -> list[tuple[object, ...]]:
     """Count ``resolve_device`` calls wherever a module holds it."""
-    from abnirml.rankers import torch_support
-
+    from abnirml.rankers.support import torch_support
     calls: list[tuple[object, ...]] = []
     real = torch_support.resolve_device
 
@@ -186,8 +185,7 @@ def test_the_device_is_resolved_once_for_every_torch_ranker_of_a_run(tmp_path, m
 
 
 def test_device_for_resolves_once_and_keeps_the_lazy_rule(monkeypatch):
-    from abnirml.rankers import torch_support
-
+    from abnirml.rankers.support import torch_support
     calls: list[tuple[str, bool]] = []
 
     def fake(requested, ranker, lazy=False):
@@ -218,8 +216,8 @@ def test_device_errors_name_the_ranker_as_before():
 def test_a_checked_device_is_not_checked_again_when_the_model_loads(monkeypatch):
     """The run's check stands for every model it loads; a named accelerator left unchecked
     (``lazy``) is checked by the load, as before."""
-    from abnirml.rankers import device_batching, torch_support
     from abnirml.rankers.built_in import CrossEncoderParams
+    from abnirml.rankers.support import device_batching, torch_support
 
     checks: list[str] = []
     monkeypatch.setattr(torch_support, "resolve_device",

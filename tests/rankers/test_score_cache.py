@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from abnirml.errors import ConfigError
-from abnirml.rankers.cache import ScoreCache, row_check, text_hash
+from abnirml.rankers.support.cache import ScoreCache, row_check, text_hash
 
 
 def keys(n):
@@ -102,8 +102,7 @@ def test_two_runs_sharing_a_cache_concurrently(tmp_path):
 def test_a_locked_cache_is_waited_for_never_moved_aside(tmp_path, monkeypatch):
     # SQLite answers "database is locked" at once when two processes would deadlock opening
     # a fresh cache; that is contention, and the cache must stay where it is
-    from abnirml.rankers import cache as cache_module
-
+    from abnirml.rankers.support import cache as cache_module
     path = tmp_path / "shared.sqlite"
     with ScoreCache(path) as cache:
         cache.store("bm25", [(b"q", b"d", 1.5)])
@@ -138,7 +137,7 @@ def test_a_ranker_with_nothing_cached_is_stored_as_the_looked_up_path_stores_it(
     ranker is registered as a lookup registers it, and a rerun reuses every score."""
     import numpy as np
 
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.rankers.base import RankerHints
 
     class Summing:

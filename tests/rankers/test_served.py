@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.evaluation.scoring import Scorer
-from abnirml.rankers.cache import ScoreCache
+from abnirml.evaluation.execution.scoring import Scorer
+from abnirml.rankers.families.rankgpt import parse_permutation, rankgpt_messages
 from abnirml.rankers.listwise import Window, sliding_window_order, sliding_windows
-from abnirml.rankers.rankgpt import parse_permutation, rankgpt_messages
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 from tests._served_standins import StandIn, prompt_parts, term_count
 
 QUERY = "cat food"
@@ -183,7 +183,7 @@ def test_passages_are_repaired_by_ftfy_before_they_are_cut_as_rank_llm_does():
 def test_a_fifth_of_the_dl19_passages_change_under_the_repair(dl19):
     """Why the repair matters: MS MARCO passages often hold UTF-8 read as Latin-1. Measured
     on the shared DL19 passages: 3,402 of 14,581 (23 %) print differently once repaired."""
-    from abnirml.rankers.rankgpt import repaired_text
+    from abnirml.rankers.families.rankgpt import repaired_text
 
     lines = (dl19 / "passages.tsv").read_text(encoding="utf-8").splitlines()
     texts = [line.split("\t", 1)[1] for line in lines]
@@ -275,7 +275,7 @@ def test_a_passage_climbs_through_the_windows_to_the_top():
 
 
 def test_a_rerun_with_the_same_cache_sends_no_request(tmp_path):
-    probing = pytest.importorskip("abnirml.evaluation.listwise_probing")
+    probing = pytest.importorskip("abnirml.evaluation.analyses.listwise_probing")
     windows = [Window(QUERY, PASSAGES), Window(QUERY, PASSAGES[::-1]), Window("dry", PASSAGES)]
 
     def ranked(spec: str, asked: list[Window]) -> tuple[list, dict[str, int]]:
@@ -326,7 +326,7 @@ def test_run_json_records_what_a_served_ranker_asked(tmp_path):
     ``usage``, and a rerun over the same cache asks nothing."""
     import json
 
-    pytest.importorskip("abnirml.evaluation.position_analyses",
+    pytest.importorskip("abnirml.evaluation.analyses.position_analyses",
                         reason="run.json's usage is written by the listwise engine's pipeline")
     from abnirml.pipeline import RunConfig, SessionSettings, run
 
@@ -376,7 +376,7 @@ def test_rerank_api_probes_give_the_term_counting_servers_known_answers(tmp_path
 
 
 def _listwise_run(tmp_path, spec: str, probes: list[str], out: str = "out"):
-    pytest.importorskip("abnirml.evaluation.listwise_probing",
+    pytest.importorskip("abnirml.evaluation.analyses.listwise_probing",
                         reason="listwise probing is the listwise engine's")
     from abnirml.pipeline import RunConfig, SessionSettings, run
 

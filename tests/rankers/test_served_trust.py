@@ -14,8 +14,8 @@ import time
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
+from abnirml.rankers.families.rankgpt import parse_permutation
 from abnirml.rankers.listwise import Window
-from abnirml.rankers.rankgpt import parse_permutation
 from abnirml.rankers.registry import RankerEnv, build_ranker
 from tests._served_standins import StandIn, prompt_parts, term_count
 
@@ -267,8 +267,7 @@ def _run_info(tmp_path, spec: str, probes: list[str], **session: object) -> dict
 
 
 def test_workers_count_the_requests_they_send(tmp_path, monkeypatch):
-    from abnirml.evaluation import parallel
-
+    from abnirml.evaluation.execution import parallel
     monkeypatch.setattr(parallel, "available_cores", lambda: 4)
     forks = []
     real_pool = parallel._scored_in_pool

@@ -71,7 +71,7 @@ def test_spec_errors(mlm_dir, suffix, message):
 
 
 def _packaged():
-    from abnirml.rankers.splade import packaged_model_path
+    from abnirml.rankers.families.splade import packaged_model_path
 
     try:
         return packaged_model_path()
@@ -138,8 +138,8 @@ def test_in_place_pooling_equals_the_masked_copy_on_a_real_vocabulary(dtype, one
     in-place pooling returns exactly the vectors of the masked copy, padding included."""
     from transformers import BertConfig, BertForMaskedLM
 
-    from abnirml.rankers.device_batching import torch_dtype
-    from abnirml.rankers.splade import sparse_vectors
+    from abnirml.rankers.families.splade import sparse_vectors
+    from abnirml.rankers.support.device_batching import torch_dtype
 
     torch.manual_seed(0)
     config = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2,
@@ -162,8 +162,7 @@ def test_packaged_splade_tiny_vectors_equal_the_masked_copy(monkeypatch, one_tor
     """The CPU path (the vocabulary's logits made slice by slice) against the whole logits
     pooled through a full masked copy."""
     _packaged()
-    from abnirml.rankers import splade
-
+    from abnirml.rankers.families import splade
     ranker = build_ranker("splade", RankerEnv())
     assert ranker._decoder is not None               # on a CPU the vocabulary is sliced
     texts = [q for q, _ in PAIRS] + [d for _, d in PAIRS]
@@ -180,8 +179,7 @@ def test_sliced_vocabulary_gives_the_whole_logits_vectors_on_real_batches(
     a slice of the vocabulary at a time, at the default block and at the smallest (256 terms
     a slice), equal the whole logits' bit for bit."""
     _packaged()
-    from abnirml.rankers import splade
-
+    from abnirml.rankers.families import splade
     ranker = build_ranker(f"splade+dtype={dtype}", RankerEnv())
     count = 300 if dtype == "fp32" else 16          # bf16 matrix products are slow on a CPU
     texts = sorted(demo_collection.doc_texts())[:count]

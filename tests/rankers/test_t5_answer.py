@@ -1,6 +1,7 @@
-"""monoT5 and duoT5 share one T5 forward pass (``rankers/t5_answer.py``): their scores on a fixed
-tiny T5 (random weights of a real shape, seed 0) are pinned to the values the two families gave
-when each had its own forward pass, and both agree with the shared scorer's two logits."""
+"""monoT5 and duoT5 share one T5 forward pass (``rankers/families/t5_answer.py``): their scores
+on a fixed tiny T5 (random weights of a real shape, seed 0) are pinned to the values the two
+families gave when each had its own forward pass, and both agree with the shared scorer's
+two logits."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""SPLADE, ``lm:``, duoT5 and ``lm-pairwise:`` on token-budget batches (rankers/device_batching.py):
-scores that cannot depend on batch composition are bit-identical, others agree to float
-noise, bf16 is really used and still guarded, and the engine streams pairwise rankers."""
+"""SPLADE, ``lm:``, duoT5 and ``lm-pairwise:`` on token-budget batches
+(rankers/support/device_batching.py): scores that cannot depend on batch composition are
+bit-identical, others agree to float noise, bf16 is really used and still guarded, and the
+engine streams pairwise rankers."""
 
 from __future__ import annotations
 
@@ -112,8 +113,8 @@ def test_splade_encodes_each_distinct_document_once_per_chunk(models, one_torch_
 
 
 def test_the_engine_streams_pairwise_rankers_in_engine_sized_calls(models, one_torch_thread):
-    from abnirml.evaluation.parallel import SerialExecutor
-    from abnirml.evaluation.preference_probing import PreferenceAsPairs, encode_documents
+    from abnirml.evaluation.analyses.preference_probing import PreferenceAsPairs, encode_documents
+    from abnirml.evaluation.execution.parallel import SerialExecutor
 
     ranker = build_ranker(models["duot5"], RankerEnv())
     calls = []

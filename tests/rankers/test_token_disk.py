@@ -9,9 +9,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from abnirml.rankers import side_store
-from abnirml.rankers.cache import text_hash
-from abnirml.rankers.token_store import TokenDisk, TokenStore
+from abnirml.rankers.support import side_store
+from abnirml.rankers.support.cache import text_hash
+from abnirml.rankers.support.token_store import TokenDisk, TokenStore
 
 TEXTS = ["", "a", "ünïcödé", "zero ids", "long " * 3000, "no tokens", "b"]
 IDS = [[101], [0, 1, 2], [256, 65536, 2**31 - 1], [0, 0, 0, 0], list(range(3000)), [], [7]]

@@ -11,9 +11,9 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.evaluation.scoring import Scorer
-from abnirml.rankers.cache import ScoreCache
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 from tests._tiny_models import save_colbert, save_cross_encoder, save_t5
 from tests.helpers import reordering_bound, score_bound
 

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from abnirml.evaluation.compare import ProbeComparison
+from abnirml.evaluation.analyses.compare import ProbeComparison
 from abnirml.report import contrasts
 
 
@@ -129,7 +129,7 @@ def test_the_screen_never_draws_resampling_rounds_for_every_pair_of_rankers():
     """A resampling test over every pair × probe would take minutes per report: the screen
     tests pairs with the paired t-test then (the interval still has to exclude 0), and
     says so; a cheap test of the run's own is kept."""
-    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.evaluation.stats.significance import StatsConfig
     from abnirml.report.findings import screening_stats
 
     for test in ("bootstrap", "permutation"):
@@ -186,7 +186,7 @@ def test_the_screens_pair_test_is_described_as_what_it_runs():
     never "as compare does". The guide and the analyses page say the same."""
     from pathlib import Path
 
-    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.evaluation.stats.significance import StatsConfig
     from abnirml.report.findings import screening_stats
 
     run = StatsConfig()

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from abnirml.evaluation.rank_origin import RankRange, ranges_for_depth, run_depth
-from abnirml.evaluation.sweep import SweepPoint
+from abnirml.evaluation.analyses.rank_origin import RankRange, ranges_for_depth, run_depth
+from abnirml.evaluation.stats.sweep import SweepPoint
 from abnirml.report.export import label_columns, text_columns, tidy_table, to_latex
 from abnirml.report.html import table_html
 from abnirml.report.plots import curve_groups

@@ -53,7 +53,7 @@ def test_run_json_states_statistics_and_calibration_depth(stats_run):
 
 
 def test_report_rebuilt_from_files_gives_the_same_intervals(stats_run):
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(stats_run / "scores.npz")
     assert store.records() == _records(stats_run)
@@ -119,7 +119,7 @@ def test_other_test_and_correction_are_recorded_and_change_only_p(tmp_path):
     assert "90 % query-clustered percentile bootstrap interval (200 resamples" in markdown
     from scipy.stats import wilcoxon
 
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     store = load_scores(out / "scores.npz")
     for r in _records(out):
@@ -141,9 +141,9 @@ def test_bad_statistics_options_are_one_line_errors(tmp_path, capsys):
 
 
 def test_compare_uses_the_chosen_test_and_gives_an_interval(stats_run, capsys):
-    from abnirml.evaluation.compare import compare
-    from abnirml.evaluation.score_file import load_scores
-    from abnirml.evaluation.significance import StatsConfig
+    from abnirml.evaluation.analyses.compare import compare
+    from abnirml.evaluation.execution.score_file import load_scores
+    from abnirml.evaluation.stats.significance import StatsConfig
 
     store = load_scores(stats_run / "scores.npz")
     rows = compare(store, "ql", store, "bm25",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from abnirml.evaluation import effectiveness
+from abnirml.evaluation.analyses import effectiveness
 from abnirml.report import analyses, intervals, plots
 
 
@@ -65,9 +65,14 @@ def test_the_report_takes_the_all_subset_from_one_full_sweep(monkeypatch):
     as a sweep restricted to ``all``, and δ is computed once per ranker and percentile."""
     import numpy as np
 
-    from abnirml.evaluation import sweep as sweep_module
-    from abnirml.evaluation.calibration import Calibration
-    from abnirml.evaluation.score_file import ProbeInfo, ProbeScores, RankerInfo, ScoreStore
+    from abnirml.evaluation.execution.score_file import (
+        ProbeInfo,
+        ProbeScores,
+        RankerInfo,
+        ScoreStore,
+    )
+    from abnirml.evaluation.stats import sweep as sweep_module
+    from abnirml.evaluation.stats.calibration import Calibration
 
     rng = np.random.default_rng(3)
     probes = [ProbeInfo(f"tmp:{i}", "tmp", i == 2) for i in range(4)]

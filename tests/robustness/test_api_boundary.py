@@ -66,7 +66,7 @@ def test_a_malformed_ray_address_is_refused_up_front(tmp_path, capsys, address):
 @pytest.mark.parametrize("address", ["local", "auto", "head:6379", "ray://head:10001",
                                      "ray://head", "[::1]:6379"])
 def test_well_formed_ray_addresses_pass_the_check(address):
-    from abnirml.evaluation.parallel import check_ray_address
+    from abnirml.evaluation.execution.parallel import check_ray_address
 
     check_ray_address(address)
 
@@ -199,7 +199,7 @@ def test_the_help_says_that_pyterrier_specs_and_plugins_run_code(capsys):
 
 
 def test_a_wrapped_ranker_returning_text_is_refused_by_its_wrapper():
-    from abnirml.rankers.passages import PassageAggregate
+    from abnirml.rankers.families.passages import PassageAggregate
 
     wrapper = PassageAggregate(_Returns(lambda n: ["0.5"] * n), passage_length=2,
                                passage_stride=2)

@@ -227,7 +227,7 @@ def test_report_on_malformed_outputs_is_one_line(finished_run, capsys):
 
 
 def test_truncated_score_file_is_one_line(finished_run, capsys):
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     npz = finished_run / "scores.npz"
     npz.write_bytes(npz.read_bytes()[: npz.stat().st_size // 2])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from abnirml.errors import ConfigError, ScoringError
-from abnirml.rankers.cache import ScoreCache, row_check, text_hash
+from abnirml.rankers.support.cache import ScoreCache, row_check, text_hash
 from tests.helpers import one_error_line
 
 
@@ -51,7 +51,7 @@ def test_cache_under_a_file_is_one_line(tmp_path, capsys):
 
 
 def test_cache_in_an_unwritable_folder_is_one_line(tmp_path, monkeypatch):
-    import abnirml.rankers.cache as cache_module
+    import abnirml.rankers.support.cache as cache_module
 
     folder = tmp_path / "locked"
     folder.mkdir()
@@ -81,7 +81,7 @@ def test_unreadable_cache_is_refused_not_moved(tmp_path, monkeypatch):
 
 
 def test_read_only_cache_is_used_read_only(tmp_path, monkeypatch):
-    import abnirml.rankers.cache as cache_module
+    import abnirml.rankers.support.cache as cache_module
 
     path = tmp_path / "c.sqlite"
     with ScoreCache(path) as cache:

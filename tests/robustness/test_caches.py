@@ -98,7 +98,7 @@ def test_another_applications_database_is_never_changed(cli, tmp_path, app_id, t
 
 
 def test_an_empty_file_and_an_unmarked_abnirml_cache_are_taken_over_and_marked(cli, tmp_path):
-    from abnirml.rankers.cache import APPLICATION_ID
+    from abnirml.rankers.support.cache import APPLICATION_ID
 
     empty = tmp_path / "empty.sqlite"
     empty.touch()
@@ -143,7 +143,7 @@ class _FullDisk:
 
 
 def test_a_full_disk_is_one_line_and_leaves_the_cache_as_it_was(cli, tmp_path, monkeypatch):
-    from abnirml.rankers.cache import ScoreCache
+    from abnirml.rankers.support.cache import ScoreCache
 
     cache = tmp_path / "scores.sqlite"
     assert cli(*RUN, "--ranker", "bm25", "--cache", cache, "--out", tmp_path / "a",

@@ -10,7 +10,7 @@ import pytest
 
 from abnirml.data.stats import CollectionStats
 from abnirml.pipeline import RunConfig, SessionSettings, run
-from abnirml.rankers.lexical import BM25, TFIDF, QueryLikelihood
+from abnirml.rankers.families.lexical import BM25, TFIDF, QueryLikelihood
 from abnirml.text.analyzer import Analyzer
 
 LEXICAL = ["bm25", "ql", "tfidf"]

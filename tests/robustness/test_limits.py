@@ -106,7 +106,7 @@ def test_http_numbers_still_work(server):
 # --- --ray and --workers -------------------------------------------------------------------
 
 def test_unreachable_ray_address_fails_quickly():
-    from abnirml.evaluation.parallel import check_reachable
+    from abnirml.evaluation.execution.parallel import check_reachable
 
     start = time.monotonic()
     with pytest.raises(ConfigError, match=r"cannot reach the Ray cluster at 127\.0\.0\.1:1"):
@@ -119,7 +119,7 @@ def test_unreachable_ray_address_fails_quickly():
 _ORPHAN_SCRIPT = """
 import os, sys, time
 import numpy as np
-from abnirml.evaluation.parallel import ProcessExecutor
+from abnirml.evaluation.execution.parallel import ProcessExecutor
 
 class Slow:
     name = fingerprint = "slow"
@@ -215,7 +215,7 @@ def test_markdown_and_latex_escape_user_text():
 # --- the pickle guard is decided per loaded file -------------------------------------------
 
 def test_a_stray_safetensors_file_does_not_open_the_pickle_guard(tmp_path):
-    from abnirml.rankers.hf import check_weights_safe, set_pickle_policy
+    from abnirml.rankers.support.hf import check_weights_safe, set_pickle_policy
 
     set_pickle_policy(False)
     model = tmp_path / "m"

@@ -199,7 +199,7 @@ def test_an_invalid_url_is_refused_up_front(url):
 
 
 def test_the_python_api_refuses_a_huge_timeout():
-    from abnirml.rankers.adapters import HttpRanker
+    from abnirml.rankers.families.adapters import HttpRanker
 
     with pytest.raises(ConfigError, match="at most 86400"):
         HttpRanker("http://127.0.0.1:9/x", "svc", timeout=1e10)

@@ -8,7 +8,7 @@ import pytest
 
 from abnirml.cli import main
 from abnirml.errors import ConfigError, InputError
-from abnirml.rankers import hf
+from abnirml.rankers.support import hf
 
 
 class RecordingLoader:

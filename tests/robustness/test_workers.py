@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from abnirml.cli import main
-from abnirml.evaluation import parallel
+from abnirml.evaluation.execution import parallel
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 def default_cache_path() -> Path:
     """The score cache's default location: ``$ABNIRML_CACHE`` if set, else
     ``$XDG_CACHE_HOME/abnirml/scores.sqlite``. Derived-value files live beside it. Here, not
-    in :mod:`abnirml.rankers.cache`, so that the lower layers (text) can find the folder."""
+    in :mod:`abnirml.rankers.support.cache`, so that the lower layers (text) can find the folder."""
     explicit = os.environ.get("ABNIRML_CACHE")
     if explicit:
         return Path(explicit)

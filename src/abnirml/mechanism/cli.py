@@ -46,7 +46,7 @@ def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
 def cmd_patch(args: argparse.Namespace, options: dict[str, Any]) -> int:
     """Run ``abnirml patch``; ``options`` are the parsed ``--option`` values."""
     from abnirml.errors import ConfigError
-    from abnirml.evaluation.workspace import SessionSettings
+    from abnirml.evaluation.execution.workspace import SessionSettings
     from abnirml.mechanism.run import PatchConfig, run_patching
     from abnirml.mechanism.study import DEFAULT_MIN_DIFFERENCE
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from abnirml.counts import counted
 from abnirml.errors import ConfigError
-from abnirml.evaluation.workspace import SessionSettings
+from abnirml.evaluation.execution.workspace import SessionSettings
 from abnirml.files.ownership import (
     check_replaceable_folder,
     intent_in,
@@ -78,7 +78,7 @@ def build_samples(config: PatchConfig, names: Sequence[str], workspace: Any,
                   options: Any) -> dict[str, Any]:
     """Sample tables of the probes ``names`` (as ``abnirml run`` builds them) under the
     resolved ``options``."""
-    from abnirml.evaluation.experiment import build_tables
+    from abnirml.evaluation.execution.experiment import build_tables
     from abnirml.probes.probe_registry import select_probes
 
     context = workspace.probe_context(options)
@@ -100,7 +100,7 @@ def check_config(config: PatchConfig) -> None:
     """Refuse, with one line and before any work, every setting that cannot be run: each
     number finite and in its range (a NaN passes every ``<`` test and would be written
     into patching.json), the resamples bounded as ``--bootstrap`` is."""
-    from abnirml.evaluation.bootstrap import MAX_RESAMPLES
+    from abnirml.evaluation.stats.bootstrap import MAX_RESAMPLES
 
     if config.limit is not None and config.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {config.limit}")
@@ -121,7 +121,7 @@ def check_config(config: PatchConfig) -> None:
 
 def run_patching(config: PatchConfig) -> PatchOutput:
     """Patch every probe of ``config`` on its ranker; write the files when ``out`` is set."""
-    from abnirml.evaluation.workspace import Workspace
+    from abnirml.evaluation.execution.workspace import Workspace
     from abnirml.mechanism.targets import target_for
     from abnirml.probes.family_registry import resolve_options
     from abnirml.probes.probe_registry import select_probes

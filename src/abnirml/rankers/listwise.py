@@ -6,7 +6,7 @@ never gives a document a score of its own: it reads a query and an ordered windo
 passages and returns a permutation of that window. Its verdict on two documents therefore
 depends on where each sits in the prompt, so the engine probes it by placing a sample's two
 documents inside a list at positions (i, j) and again at (j, i) (see
-:mod:`abnirml.evaluation.listwise_probing`).
+:mod:`abnirml.evaluation.analyses.listwise_probing`).
 
 ``rank_windows(windows)`` is the batched form the engine calls: one permutation per window,
 each a tuple of input indices, best first, covering every index exactly once. A ranker that

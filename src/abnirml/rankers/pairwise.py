@@ -3,7 +3,7 @@
 A pairwise ranker answers "is d1 more relevant than d2 to q?" with a probability,
 ``prefer(query, d1, d2) -> P(d1 ≻ d2)``; ``preferences(triples)`` is the batched form the
 engine calls. Such models never give a document a score of its own, so the engine probes
-them directly (see :mod:`abnirml.evaluation.preference_probing`).
+them directly (see :mod:`abnirml.evaluation.analyses.preference_probing`).
 
 * ``duot5:<hub name or directory>[+max_length=512][+batch_size=N][+dtype=…]
   [+max_tokens=N][+true=…+false=…][+rerank_depth=10][+revision=R]`` — duoT5:
@@ -18,7 +18,7 @@ them directly (see :mod:`abnirml.evaluation.preference_probing`).
 Both score triples in token-budget batches (``+max_tokens``, rows sorted by token count;
 ``+batch_size`` caps the rows), the prompts of an engine call filled and tokenized in one call
 by a background thread while the model scores the previous batches (see
-:mod:`~abnirml.rankers.device_batching`). When a prompt is too long the two documents share
+:mod:`~abnirml.rankers.support.device_batching`). When a prompt is too long the two documents share
 the room that the fixed text leaves (short documents are kept whole); the prompt itself is
 never cut. ``+rerank_depth`` is how many candidates the effectiveness aggregation compares
 all-pairs; it does not change any preference, so it is not part of the fingerprint.
@@ -33,13 +33,13 @@ import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.rankers.base import RankerHints, RankerSpec, digest
-from abnirml.rankers.device_batching import (
+from abnirml.rankers.support.device_batching import (
     CPU_LLM_ENGINE_PAIRS,
     DeviceSettings,
     TokenBudgetModel,
     TokenColumns,
 )
-from abnirml.rankers.hf import ModelRef, resolve_model, set_pickle_policy
+from abnirml.rankers.support.hf import ModelRef, resolve_model, set_pickle_policy
 
 if TYPE_CHECKING:
     from abnirml.rankers.built_in import DuoT5Params, LMPairwiseParams
@@ -70,7 +70,7 @@ def is_pairwise(ranker: Any) -> bool:
 
 class _PairwiseBase(TokenBudgetModel):
     """Token-budget batches of triples, tokenized ahead (see
-    :mod:`~abnirml.rankers.device_batching`); subclasses implement ``_rows`` and
+    :mod:`~abnirml.rankers.support.device_batching`); subclasses implement ``_rows`` and
     ``_forward`` over triples. Not a pointwise ranker: ``score`` refuses."""
 
     fingerprint: str
@@ -97,8 +97,8 @@ class DuoT5Ranker(_PairwiseBase):
     def __init__(self, ref: ModelRef, name: str, settings: DeviceSettings | None = None,
                  max_length: int = 512, true_token: str = "true", false_token: str = "false",
                  rerank_depth: int = DEFAULT_RERANK_DEPTH):
-        from abnirml.rankers.causal_lm import PromptEncoder
-        from abnirml.rankers.t5_answer import T5AnswerScorer
+        from abnirml.rankers.families.causal_lm import PromptEncoder
+        from abnirml.rankers.families.t5_answer import T5AnswerScorer
 
         self.name = name
         settings = settings or DeviceSettings()
@@ -128,7 +128,7 @@ class CausalLMPairwiseRanker(_PairwiseBase):
     def __init__(self, ref: ModelRef, name: str, template: str = LM_TEMPLATES["default"],
                  yes: str = "yes", no: str = "no", settings: DeviceSettings | None = None,
                  max_length: int = 1024, rerank_depth: int = DEFAULT_RERANK_DEPTH):
-        from abnirml.rankers.causal_lm import (
+        from abnirml.rankers.families.causal_lm import (
             CausalLMScorer,
             PromptEncoder,
             check_template,
@@ -183,7 +183,7 @@ def duot5_from_spec(spec: RankerSpec, p: DuoT5Params, env: Any) -> DuoT5Ranker:
 
 def lm_pairwise_from_spec(spec: RankerSpec, p: LMPairwiseParams,
                           env: Any) -> CausalLMPairwiseRanker:
-    from abnirml.rankers.causal_lm import load_template
+    from abnirml.rankers.families.causal_lm import load_template
 
     set_pickle_policy(env.allow_pickle)
     name = spec.canonical

@@ -31,7 +31,7 @@ from abnirml.registry import Registry
 from abnirml.text.analyzer import Analyzer
 
 if TYPE_CHECKING:
-    from abnirml.rankers.device_batching import DeviceSettings
+    from abnirml.rankers.support.device_batching import DeviceSettings
 
 #: ``factory(spec, params, env) -> Ranker``; a bare factory (:func:`register`) takes no
 #: declared parameters, so its ``params`` is an empty :class:`NoParams`
@@ -62,7 +62,7 @@ class RankerEnv:
 
     def device_for(self, ranker: str, *, lazy: bool = False) -> str:
         """The device every ranker of this environment runs on, resolved once
-        (:func:`~abnirml.rankers.torch_support.resolve_device`): ``auto`` becomes the best
+        (:func:`~abnirml.rankers.support.torch_support.resolve_device`): ``auto`` becomes the best
         one available and a named accelerator is checked, both importing torch, on the
         first call; later calls (every other ranker of the run) reuse the answer.
 
@@ -71,7 +71,7 @@ class RankerEnv:
         checks it), so a fully cached rerun never imports torch. ``auto`` needs torch
         either way. ``ranker`` names the ranker in an error (an unknown device, a missing
         accelerator)."""
-        from abnirml.rankers.torch_support import check_deferred, resolve_device
+        from abnirml.rankers.support.torch_support import check_deferred, resolve_device
 
         if "checked" in self._devices:
             return self._devices["checked"]
@@ -87,8 +87,8 @@ class RankerEnv:
         ``dtype``, ``max_tokens`` and ``batch_size`` (``params``), on the device resolved
         once (:meth:`device_for`, ``lazy`` as there), with ``--batch-size`` as the default
         cap (:meth:`DeviceSettings.for_params
-        <abnirml.rankers.device_batching.DeviceSettings.for_params>`)."""
-        from abnirml.rankers.device_batching import ACCELERATOR_MAX_TOKENS, DeviceSettings
+        <abnirml.rankers.support.device_batching.DeviceSettings.for_params>`)."""
+        from abnirml.rankers.support.device_batching import ACCELERATOR_MAX_TOKENS, DeviceSettings
 
         device = self.device_for(ranker, lazy=lazy)
         return DeviceSettings.for_params(
@@ -301,18 +301,18 @@ def name_ranker(ranker: Ranker, display: str, canonical: str) -> None:
 
 
 def _bm25(spec: RankerSpec, p: BM25Params, env: RankerEnv) -> Ranker:
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
 
     return BM25(env.collection_stats(), k1=p.k1, b=p.b, k3=p.k3, name=spec.canonical)
 
 
 def _ql(spec: RankerSpec, p: QLParams, env: RankerEnv) -> Ranker:
-    from abnirml.rankers.lexical import QueryLikelihood
+    from abnirml.rankers.families.lexical import QueryLikelihood
 
     return QueryLikelihood(env.collection_stats(), mu=p.mu, name=spec.canonical)
 
 
 def _tfidf(spec: RankerSpec, p: TFIDFParams, env: RankerEnv) -> Ranker:
-    from abnirml.rankers.lexical import TFIDF
+    from abnirml.rankers.families.lexical import TFIDF
 
     return TFIDF(env.collection_stats(), k1=p.k1, b=p.b, name=spec.canonical)

@@ -97,7 +97,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
 
 def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
-    from abnirml.evaluation.effectiveness import axiom_fulfilment
+    from abnirml.evaluation.analyses.effectiveness import axiom_fulfilment
 
     info = run_info.get("effectiveness") or {}
     values: Mapping[str, Mapping[str, float]] = info.get("rankers") or {}
@@ -165,10 +165,10 @@ def per_query_effectiveness_csv(run_info: Mapping[str, Any]) -> str | None:
 
 def _correlation(fulfilment: Mapping[str, float], values: Mapping[str, Mapping[str, float]],
                  measure: str) -> Any:
-    """:func:`~abnirml.evaluation.effectiveness.correlate`, kept in the report value cache:
+    """:func:`~abnirml.evaluation.analyses.effectiveness.correlate`, kept in the report value cache:
     its p-values need ``scipy.stats``, whose import costs a warm rerun more than the rest
     of the section. The key is the exact inputs, in order, and SciPy's version."""
-    from abnirml.evaluation.effectiveness import Correlation, correlate
+    from abnirml.evaluation.analyses.effectiveness import Correlation, correlate
     from abnirml.report.plots import cached_json, package_version
 
     def compute() -> list[Any]:
@@ -187,7 +187,7 @@ def _opt(value: float | None) -> str:
 
 def variance_tables(records: Sequence[Mapping[str, Any]], groups: Mapping[str, Sequence[str]]
                     ) -> tuple[Table | None, Table | None]:
-    from abnirml.evaluation.variance import family_variance, probe_variance
+    from abnirml.evaluation.stats.variance import family_variance, probe_variance
 
     if not groups:
         return None, None
@@ -300,7 +300,7 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
                                                  f"{ranker} vs the candidate run", fractions))
     origin_csv = directory / RANK_ORIGIN_CSV
     if origin_csv.is_file():
-        from abnirml.evaluation.rank_origin import read_csv
+        from abnirml.evaluation.analyses.rank_origin import read_csv
 
         fractions_by_subset = read_csv(origin_csv)
         meta = _load_json(directory / RANK_ORIGIN_JSON) or {}
@@ -459,7 +459,7 @@ def _store(directory: Path) -> Any:
     path = directory / SCORES
     if not path.is_file():
         return None
-    from abnirml.evaluation.score_file import load_scores
+    from abnirml.evaluation.execution.score_file import load_scores
 
     return load_scores(path)
 
@@ -493,7 +493,7 @@ SWEEP_FIELDS = ("probe", "family", "ranker", "subset", "percentile", "delta", "s
 
 def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section, str]:
     """The δ-sensitivity section and the text of tables/delta-sweep.csv."""
-    from abnirml.evaluation.sweep import sweep, sweep_rows
+    from abnirml.evaluation.stats.sweep import sweep, sweep_rows
 
     section = Section("delta-sweep", "δ sensitivity",
                       "Probe scores with δ set to each percentile of the ranker's adjacent "

@@ -1,5 +1,5 @@
 """Report tables for ir_axioms' preference consistency and Câmara & Hauff's overlap split
-(see :mod:`abnirml.evaluation.axiom_breakdown`), rendered from result records alone."""
+(see :mod:`abnirml.evaluation.analyses.axiom_breakdown`), rendered from result records alone."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _axiom_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, An
 def consistency_table(records: Sequence[Mapping[str, Any]], order: Sequence[str],
                       label: Any) -> Table | None:
     """Rankers × axioms: satisfied / (satisfied + violated)."""
-    from abnirml.evaluation.axiom_breakdown import preference_consistency
+    from abnirml.evaluation.analyses.axiom_breakdown import preference_consistency
 
     chosen = _axiom_records(records)
     if not chosen:

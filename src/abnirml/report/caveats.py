@@ -131,7 +131,7 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
     queries still contains 0, the significance rests on that independence. The bootstrap
     test resamples queries itself, so it gets no such caveat.
     """
-    from abnirml.evaluation.stat_tests import find_test
+    from abnirml.evaluation.stats.stat_tests import find_test
 
     statistics = run_info.get("statistics") or {}
     test = find_test(str(statistics.get("test", "ttest")))

@@ -5,7 +5,7 @@ nothing about any one of them, yet it is what a list of each ranker's largest ef
 with. So the first screen says shared behaviours once, in one line, and gives each ranker
 the probes on which it behaves *unlike* the others — measured on the same samples.
 
-Every pair of rankers is compared per probe by :func:`~abnirml.evaluation.compare.compare`,
+Every pair of rankers is compared per probe by :func:`~abnirml.evaluation.analyses.compare.compare`,
 the machinery of ``abnirml compare``: the per-sample effects of the two (each with its own
 δ) paired, a test and correction over the pair's probes (:func:`pair_test_words` says
 which: the run's, or the paired t-test where the run's test resamples), and a
@@ -235,8 +235,8 @@ def pair_test_words(stats: Any = None, run_test: str | None = None) -> str:
     the screen is explained: ``stats`` are the statistics it tested with
     (:func:`~abnirml.report.findings.screening_stats`), ``run_test`` the run's own test
     when the screen replaced it."""
-    from abnirml.evaluation.corrections import correction_label
-    from abnirml.evaluation.stat_tests import find_test
+    from abnirml.evaluation.stats.corrections import correction_label
+    from abnirml.evaluation.stats.stat_tests import find_test
 
     if stats is None:
         test = "the run's test and correction"

@@ -148,8 +148,8 @@ def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> st
     ``clustered``) the interval is at the level the correction tested the row at — 1 − α/m
     under Bonferroni with m tests in the row's table, so ``99.97 % CI`` — and a procedure
     whose level differs per row (Holm, Benjamini–Hochberg) is named instead of a number."""
-    from abnirml.evaluation.corrections import DEFAULT_CORRECTION, find_correction
-    from abnirml.evaluation.stat_tests import find_test
+    from abnirml.evaluation.stats.corrections import DEFAULT_CORRECTION, find_correction
+    from abnirml.evaluation.stats.stat_tests import find_test
 
     stats = run_info.get("statistics") or {}
     level = float(stats.get("ci", 0.95))
@@ -211,7 +211,7 @@ def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
         largest = key_findings(records, run_info, with_examples, store)
         return Screen(largest, criteria=f"Per ranker, the effects that are {CRITERIA}.",
                       alike=alike_cards(largest, _scores(records)))
-    from abnirml.evaluation.compare import ranker_pairs
+    from abnirml.evaluation.analyses.compare import ranker_pairs
     from abnirml.report import contrasts
 
     positive, labels, _ = _context(records, run_info)
@@ -264,7 +264,7 @@ def screening_stats(stats: Any) -> Any:
     keeps the screen as cautious as the run's test."""
     import dataclasses
 
-    from abnirml.evaluation.stat_tests import get_test
+    from abnirml.evaluation.stats.stat_tests import get_test
 
     if get_test(stats.test).resamples:
         return dataclasses.replace(stats, test="ttest")

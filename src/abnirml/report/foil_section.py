@@ -2,7 +2,7 @@
 beside the direction its source paper reports.
 
 Built from the records alone (renders only): the ``foil_*`` fields that foil probes' records
-carry (:mod:`abnirml.evaluation.foil_wins`) and the ``paper_direction`` a probe declares
+carry (:mod:`abnirml.evaluation.analyses.foil_wins`) and the ``paper_direction`` a probe declares
 (+1: the reported bias shows as a positive score, −1: as a negative one). Nothing here names
 a family, so a plugin's foil probe gets the same table.
 """

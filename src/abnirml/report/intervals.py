@@ -37,8 +37,8 @@ def size_label(effect_size: float | None) -> str:
 
 
 def caption(run_info: Mapping[str, Any]) -> str:
-    from abnirml.evaluation.significance import StatsConfig
-    from abnirml.evaluation.significance import caption as stats_caption
+    from abnirml.evaluation.stats.significance import StatsConfig
+    from abnirml.evaluation.stats.significance import caption as stats_caption
 
     raw = run_info.get("statistics") or {}
     default = StatsConfig()
@@ -164,7 +164,7 @@ def per_query_rows(store) -> list[dict[str, Any]]:
     ``contribution`` is the query's summed effect divided by the probe's sample count: the
     contributions of a probe's queries add up to its score, so they say which queries drive it.
     """
-    from abnirml.evaluation.statistics import effects
+    from abnirml.evaluation.stats.statistics import effects
 
     out: list[dict[str, Any]] = []
     for probe in store.probes:
@@ -235,9 +235,9 @@ def _short(text: str, limit: int = 48) -> str:
 
 
 def significance_phrase(run_info: Mapping[str, Any]) -> str:
-    """The test behind the tables' ``*`` (:func:`~abnirml.evaluation.significance.test_words`)
+    """The test behind the tables' ``*`` (:func:`~abnirml.evaluation.stats.significance.test_words`)
     — read from run.json, so a rebuilt report names the run's choices."""
-    from abnirml.evaluation.significance import test_words
+    from abnirml.evaluation.stats.significance import test_words
 
     raw = run_info.get("statistics") or {}
     alpha = (run_info.get("options") or {}).get("alpha", 0.01)

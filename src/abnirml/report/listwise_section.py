@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from abnirml.evaluation.listwise_probing import WINDOW_SUBSETS
+from abnirml.evaluation.analyses.listwise_probing import WINDOW_SUBSETS
 from abnirml.report.html import Figure, Section
 from abnirml.report.tables import Table
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from abnirml.evaluation.sweep import OPERATING_POINT, SweepPoint
+from abnirml.evaluation.stats.sweep import OPERATING_POINT, SweepPoint
 from abnirml.files.derived_values import store_json_quietly, store_quietly
 
 DPI = 90
@@ -37,7 +37,7 @@ def figure_cache_dir() -> Path | None:
     explicit = os.environ.get("ABNIRML_FIGURE_CACHE")
     if explicit is not None:
         return None if explicit.strip().lower() in ("", "off", "0", "none") else Path(explicit)
-    from abnirml.rankers.cache import default_cache_path
+    from abnirml.rankers.support.cache import default_cache_path
 
     return default_cache_path().parent / "figures"
 

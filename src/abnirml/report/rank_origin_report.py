@@ -76,7 +76,7 @@ def comparisons_from_runs(reference: Any, reranked: Mapping[str, Any]
                           ) -> list[tuple[str, Fractions]]:
     """(ranker, fractions) of each re-ranking against the candidate run ``reference``, over
     the default ranges the candidates are deep enough to fill."""
-    from abnirml.evaluation.rank_origin import ranges_for_depth, rank_origin, run_depth
+    from abnirml.evaluation.analyses.rank_origin import ranges_for_depth, rank_origin, run_depth
 
     ranges = ranges_for_depth(run_depth(reference))
     out: list[tuple[str, Mapping[str, Mapping[str, float]]]] = []

@@ -218,7 +218,7 @@ def family_table(records: Sequence[Mapping[str, Any]], view: FamilyView,
                  labels: Mapping[str, Sequence[str]]) -> Table | None:
     """Rows: probes (× subsets), columns: rankers; the first row label cell is shown once
     per run of equal values (the papers' grouping of MMP variables)."""
-    from abnirml.evaluation.listwise_probing import WINDOW_SUBSETS
+    from abnirml.evaluation.analyses.listwise_probing import WINDOW_SUBSETS
 
     family = view.key
     # one listwise ranker's window subsets have their own table (the listwise section)

@@ -84,7 +84,7 @@ class _FamilyUnderTest:
 
     @cached_property
     def workspace(self) -> Any:
-        from abnirml.evaluation.workspace import SessionSettings, Workspace
+        from abnirml.evaluation.execution.workspace import SessionSettings, Workspace
 
         self.family  # noqa: B018
         return Workspace(self.collection_name, SessionSettings(progress=False, cache=None),

@@ -50,13 +50,13 @@ class Run:
 @pytest.fixture(scope="module")
 def run(dl19) -> Run:
     from abnirml.data.collection import load_collection
-    from abnirml.evaluation.candidates import resolve_candidates
-    from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-    from abnirml.evaluation.scoring import Scorer
+    from abnirml.evaluation.execution.candidates import resolve_candidates
+    from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+    from abnirml.evaluation.execution.scoring import Scorer
     from abnirml.probes.base import ProbeContext
     from abnirml.probes.probe_registry import select_probes
-    from abnirml.rankers.cache import ScoreCache
     from abnirml.rankers.registry import RankerEnv, build_ranker
+    from abnirml.rankers.support.cache import ScoreCache
 
     collection = load_collection(str(dl19))
     env = RankerEnv(collection=collection)

@@ -8,15 +8,15 @@ import pytest
 
 from abnirml.data.collection import Collection
 from abnirml.errors import ConfigError
-from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.axioms.features import TextStore, build_features
 from abnirml.probes.axioms.options import AxiomOptions
 from abnirml.probes.axioms.probe import AxiomProbe, duplicate
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.options import parse_settings
 from abnirml.probes.probe_registry import select_probes
-from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.support.cache import ScoreCache
 from abnirml.report.axiom_tables import axiom_sections
 from abnirml.text.analyzer import Analyzer
 from tests._contexts import probe_context

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from abnirml.data.collection import Collection
-from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.axioms import ir_axioms_mining as im
 from abnirml.probes.axioms.ir_axioms_extra import IraxAxiomProbe, ir_axioms_probes
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.probe_registry import select_probes
-from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 from abnirml.text.analyzer import Analyzer
 
 NAMES = ["axiom:ir-tfc1", "axiom:tfc3", "axiom:ir-m-tdc", "axiom:len-m-tdc", "axiom:ir-lnc1",
@@ -245,7 +245,7 @@ def test_lb1_probe_reads_the_candidate_runs_own_scores():
 
 
 def test_candidates_keep_the_runs_scores(demo_collection, tmp_path):
-    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.execution.candidates import resolve_candidates
 
     qid = sorted(demo_collection.queries)[0]
     docnos = sorted(demo_collection.docs)[:3]
@@ -302,7 +302,7 @@ def test_bm25_ties_every_proximity_instance_since_it_ignores_positions():
 def test_bm25_satisfies_m_and_on_the_demo_where_lengths_match(demo_collection):
     """BM25 sums positive per-term weights: holding more distinct query terms at about the
     same length (LEN-M-AND) almost always scores higher."""
-    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.execution.candidates import resolve_candidates
 
     env = RankerEnv(collection=demo_collection)
     ranking = resolve_candidates(demo_collection, None, 30).ranking

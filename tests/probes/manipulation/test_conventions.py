@@ -23,7 +23,7 @@ def test_mask_token_is_not_a_lexical_term() -> None:
 
 def test_only_query_document_has_only_query_terms_for_bm25() -> None:
     from abnirml.data.stats import CollectionStats
-    from abnirml.rankers.lexical import BM25
+    from abnirml.rankers.families.lexical import BM25
 
     docs = {"d1": "the cat sat on the mat with another cat", "d2": "dogs bark at night"}
     analyzer = Analyzer()

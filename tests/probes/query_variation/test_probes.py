@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from abnirml.data.collection import Collection
-from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.probe_registry import select_probes
 from abnirml.probes.query_variation.probes import (
@@ -17,8 +17,8 @@ from abnirml.probes.query_variation.probes import (
     available,
     ndcg_at,
 )
-from abnirml.rankers.cache import ScoreCache
 from abnirml.rankers.registry import RankerEnv, build_ranker
+from abnirml.rankers.support.cache import ScoreCache
 from tests._contexts import probe_context
 
 
@@ -32,7 +32,7 @@ class _QueryLength:
 
 
 def demo_context(collection, **options) -> ProbeContext:
-    from abnirml.evaluation.candidates import resolve_candidates
+    from abnirml.evaluation.execution.candidates import resolve_candidates
 
     env = RankerEnv(collection=collection)
     ranking = resolve_candidates(collection, None, 100, env.collection_stats).ranking

@@ -6,13 +6,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from abnirml.evaluation.experiment import ExperimentConfig, run_experiment
-from abnirml.evaluation.scoring import Scorer
+from abnirml.evaluation.execution.experiment import ExperimentConfig, run_experiment
+from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.base import ProbeContext
 from abnirml.probes.probe_registry import select_probes
 from abnirml.probes.transfer.factuality import factual_pairs
 from abnirml.probes.transfer.probes import TransferProbe, hash_fraction, pairs_probe
-from abnirml.rankers.cache import ScoreCache
+from abnirml.rankers.support.cache import ScoreCache
 from abnirml.samples import Sample, Skip
 from abnirml.text.stopwords import load_stopwords
 from tests._contexts import probe_context

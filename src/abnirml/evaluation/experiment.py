@@ -32,6 +32,7 @@ from abnirml.evaluation.foil_wins import attach_foil_wins
 from abnirml.evaluation.routing import Identities, score_routed
 from abnirml.evaluation.scoring import Scorer, progress_bar
 from abnirml.evaluation.significance import (
+    STATISTICS_DEFAULTS,
     StatsConfig,
     adjust,
     p_value,
@@ -55,7 +56,11 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    alpha: float = 0.01
+    """What the engine needs of a run's settings: α and the given δ of
+    :class:`~abnirml.evaluation.significance.StatisticsSettings` (defaults drawn from it),
+    the examples kept per probe, and the resolved test settings."""
+
+    alpha: float = STATISTICS_DEFAULTS.alpha
     deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
     delta_all: float | None = None                               # one δ for every ranker
     examples_per_probe: int = 3

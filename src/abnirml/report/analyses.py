@@ -35,6 +35,7 @@ from abnirml.files.run_names import (
     REPORT_HTML,
     REPORT_MD,
     RERANKED_DIR,
+    RUN_INFO,
     SCORES,
     table_file,
 )
@@ -52,6 +53,7 @@ from abnirml.report.tables import (
     signed_text,
     to_markdown,
 )
+from abnirml.run_record import RunInfo
 
 # -- tables -------------------------------------------------------------------------------
 
@@ -59,7 +61,7 @@ RANKERS_TITLE = "Rankers and δ"
 EFFECTIVENESS_TITLE = "Effectiveness (re-ranking the candidates)"
 
 
-def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
+def rankers_table(run_info: RunInfo) -> Table | None:
     rankers = run_info.get("rankers") or []
     if not rankers:
         return None
@@ -96,7 +98,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                  "scores strictly higher.", parts=("satisfied", "violated", "ties"))
 
 
-def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+def effectiveness_tables(run_info: RunInfo, records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
     from abnirml.evaluation.effectiveness import axiom_fulfilment
 
@@ -146,7 +148,7 @@ PER_QUERY_EFFECTIVENESS = "per-query-effectiveness"
 PER_QUERY_EFFECTIVENESS_FIELDS = ("run", "query_id", "measure", "value")
 
 
-def per_query_effectiveness_csv(run_info: Mapping[str, Any]) -> str | None:
+def per_query_effectiveness_csv(run_info: RunInfo) -> str | None:
     """tables/per-query-effectiveness.csv: one row per run × query × measure, as
     ``ir_measures.iter_calc`` yields them (``run`` is a ranker or ``candidates``); None
     when run.json holds no per-query values."""
@@ -232,7 +234,7 @@ def _load_json(path: Path) -> Any:
     return json.loads(path.read_text("utf-8")) if path.is_file() else None
 
 
-def _reranked_runs(directory: Path, run_info: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _reranked_runs(directory: Path, run_info: RunInfo) -> tuple[Any, dict[str, Any]]:
     """The candidate run and each ranker's re-ranking of it, read from ``reranked/``."""
     from abnirml.data.trec import read_run
 
@@ -246,7 +248,7 @@ def _reranked_runs(directory: Path, run_info: Mapping[str, Any]) -> tuple[Any, d
     return read_run(reference_path), runs
 
 
-def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def _family_section(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                     view: Any, labels: Mapping[str, Sequence[str]]) -> Section | None:
     """A family's table (the transfer layout with its Discarded column for ``dtp``), its
     caveats, and for axioms the instance counts and Câmara & Hauff's Tables 2 and 3."""
@@ -284,7 +286,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     return section
 
 
-def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | None:
+def _origin_section(directory: Path, run_info: RunInfo) -> Section | None:
     """Rank origin of the re-rankings and of a rank_origin.csv: tables and one figure."""
     from abnirml.report import rank_origin_report as ro
 
@@ -332,7 +334,7 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
 
 
 def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
-                   run_info: Mapping[str, Any],
+                   run_info: RunInfo,
                    examples: Sequence[Mapping[str, Any]] | None = None,
                    store: Any = None) -> tuple[list[Section], list[str], dict[str, str]]:
     """The page's sections, the markdown blocks that extend report.md, and the data files
@@ -525,16 +527,21 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
 # -- rendering ----------------------------------------------------------------------------
 
 def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None = None,
-                   run_info: Mapping[str, Any] | None = None) -> dict[str, str]:
+                   run_info: RunInfo | None = None) -> dict[str, str]:
     """report.md, report.html and tables/* of the run in ``directory`` as relative path →
     text. Only renders: :meth:`abnirml.run_folder.RunFolder.write_reports` writes them."""
     from abnirml.report.export import to_csv, to_latex
-    from abnirml.report.run_outputs import markdown_report, read_results, with_contents
+    from abnirml.report.run_outputs import (
+        markdown_report,
+        read_results,
+        read_run_info,
+        with_contents,
+    )
 
     if records is None:
         records = read_results(directory / "results.jsonl")
     if run_info is None:
-        run_info = _load_json(directory / "run.json") or {}
+        run_info = read_run_info(directory / RUN_INFO)
     examples = _examples(directory)
     store = _store(directory)
     sections, extra_markdown, data_files = build_sections(directory, records, run_info,
@@ -555,7 +562,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     if extra_markdown:
         markdown += "\n".join(extra_markdown) + "\n"
     files[REPORT_MD] = with_contents(markdown)
-    collection = (run_info.get("collection") or {})
+    collection: Mapping[str, Any] = run_info.get("collection", {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
                f'({esc(source_text(collection))}); '
                f'{esc(counted_or_unknown(collection.get("queries"), "query"))}, '

@@ -218,3 +218,41 @@ def test_the_reference_page_lists_the_fields_of_the_record_it_is_given():
     # and the checker uses the same declaration
     assert run_info_problem({"reviewer": 3}, ReviewedRun) == \
         "field 'reviewer' must be a string, found 3"
+
+
+# -- the report's sections ------------------------------------------------------------------
+
+def test_the_page_is_built_by_its_list_of_section_builders(small_run, monkeypatch):
+    """Each part of the page is one builder in SECTION_BUILDERS: the page holds what the
+    builders make, in their order, and a builder added to the list shows up in the HTML
+    page and (unless it says not) in report.md, laid out like the others."""
+    from abnirml.report import analyses
+    from abnirml.report.html import Section
+    from abnirml.report.tables import Table, to_markdown
+
+    _, out = small_run
+    keys = [b.key for b in analyses.SECTION_BUILDERS]
+    assert len(keys) == len(set(keys)) and keys[0] == "summary" and keys[-1] == "examples"
+    info = read_run_info(out / "run.json")
+    from abnirml.report.run_outputs import read_results
+
+    records = read_results(out / "results.jsonl")
+    sections, markdown, _ = analyses.build_sections(out, records, info)
+    shown = [s.key for s in sections]
+    assert shown[0] == "summary" and "delta-sweep" in shown and shown[-1] == "examples"
+    assert not any(line == "## Rankers and δ" for line in markdown)    # in report.md already
+
+    table = Table("Reviewer's notes", ["Ranker", "Note"],
+                  [[r["name"], "looked at"] for r in info["rankers"]])
+
+    def notes(inputs):
+        return [Section("notes", "Notes", tables=[("notes", table)])]
+
+    monkeypatch.setattr(analyses, "SECTION_BUILDERS", (
+        *analyses.SECTION_BUILDERS, analyses.SectionBuilder("notes", notes)))
+    sections, markdown, _ = analyses.build_sections(out, records, info)
+    assert sections[-1].key == "notes"
+    assert markdown[-4:] == ["", "## Reviewer's notes", "", to_markdown(table)]
+    assert "| lexical | looked at |" in to_markdown(table)
+    files = analyses.render_reports(out, records, info)
+    assert "notes" in files["report.html"] and "| bm25 | looked at |" in files["report.md"]

@@ -269,11 +269,36 @@ def results_page(row_type: Any = None) -> str:
     return "".join(out)
 
 
+# -- run.json -------------------------------------------------------------------------------
+
+def run_page(record_type: Any = None) -> str:
+    """The fields of ``record_type`` (None: :class:`abnirml.run_record.RunInfo`, the record
+    the run writes and the report reads), sections before their fields."""
+    from abnirml.run_record import RunInfo, run_fields
+
+    out = [HEADER, "# run.json fields\n\n",
+           "`run.json` records what a run did: the collection, the rankers with their δ, "
+           "the statistics settings, the counts and the analyses the report draws. "
+           "`abnirml report` rebuilds a report from it and refuses a file that does not "
+           "fit these fields, naming the field. A dotted name is a field of a section; "
+           "`[]` marks the entries of a list. A field whose *when* column names some "
+           "runs only is absent, not null, from the others; a section's options that a "
+           "probe family adds (`dtp.data` …) follow the listed ones under their own "
+           "names.\n\n| field | type | when | meaning |\n|---|---|---|---|\n"]
+    for name, json_type, required, about in run_fields(
+            RunInfo if record_type is None else record_type):
+        shown = json_type + ("" if required else ", optional")
+        out.append(f"| `{name}` | {shown} | {_cell(about.scope)} | "
+                   f"{_cell(about.meaning)} |\n")
+    return "".join(out)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "probes.md": probes_page,
     "rankers.md": rankers_page,
     "cli.md": cli_page,
     "results.md": results_page,
+    "run.md": run_page,
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="probe name, glob (mmp:*) or family; repeatable (default: all)")
     run.add_argument("--delta", action="append", default=[], metavar="[RANKER=]VALUE",
                      help="fixed δ for all rankers or one ranker (skips calibration)")
-    run.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    from abnirml.evaluation.stats.significance import STATISTICS_DEFAULTS
     from abnirml.evaluation.stats.significance import add_arguments as add_stats_arguments
+
+    run.add_argument("--alpha", type=float, default=STATISTICS_DEFAULTS.alpha,
+                     help="significance level (%(default)s)")
 
     add_stats_arguments(run)
     run.add_argument("--seed", type=int, default=0, help="seed for every random choice")
@@ -338,7 +341,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _work_done(counts: dict) -> str:
+def _work_done(counts: Mapping[str, Any]) -> str:
     """The summary line's account of the scoring: pair scores (over the pointwise and
     pairwise rankers) and listwise windows, each only where the run had such rankers."""
     parts = [f"{counts['unique_pairs']:,} unique pairs"]
@@ -361,8 +364,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         run_info = folder.read_run_info()
         if args.significance_mark is not None:
-            run_info = {**run_info, "report": {**(run_info.get("report") or {}),
-                                                "significance_mark": args.significance_mark}}
+            run_info["report"] = {**run_info.get("report", {}),
+                                  "significance_mark": args.significance_mark}
         folder.write_reports(folder.read_records(), run_info)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # Hand-edited or foreign files of the right syntax but the wrong shape.

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.stats.significance import STATISTICS_DEFAULTS
 
 
 def p_text(p: float) -> str:
@@ -87,8 +88,9 @@ def expect(ranker: Any, probe: str, collection: str = "demo", subset: str = "all
 
 
 def expect_many(ranker: Any, probes: Sequence[str] | str, collection: str = "demo",
-                subset: str = "all", *, delta: float | None = None, alpha: float = 0.01,
-                seed: int = 0, cache: str | None = None, options: Mapping[str, Any] | None = None,
+                subset: str = "all", *, delta: float | None = None,
+                alpha: float = STATISTICS_DEFAULTS.alpha, seed: int = 0,
+                cache: str | None = None, options: Mapping[str, Any] | None = None,
                 candidates: str | None = None) -> dict[str, Expectation]:
     """Run probes (names, globs or families) for one ranker: probe name → Expectation.
 

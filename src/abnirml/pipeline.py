@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.execution.experiment import (
@@ -23,6 +23,17 @@ from abnirml.evaluation.stats.significance import StatisticsSettings, StatsConfi
 from abnirml.evaluation.stats.statistics import check_alpha, check_delta
 from abnirml.probes.base import DEFAULT_GRADE_BANDS
 from abnirml.rankers.support import background_import
+from abnirml.report.tables import MARK_SIGNIFICANT
+from abnirml.run_record import (
+    CollectionInfo,
+    CountsInfo,
+    DeltaCalibrationInfo,
+    OmittedProbe,
+    OptionsInfo,
+    RankerInfo,
+    RunInfo,
+    StatisticsInfo,
+)
 from abnirml.text.lines import shown_path
 
 if TYPE_CHECKING:
@@ -63,7 +74,7 @@ class RunConfig:
     keep: bool = False
     #: how the report's tables mark significance: "significant" (a * after each
     #: significant score, the default) or "not-significant" (ABNIRML's * before the others)
-    significance_mark: str = "significant"
+    significance_mark: str = MARK_SIGNIFICANT
 
     def stats(self) -> StatsConfig:
         return self.statistics.stats(self.seed)
@@ -72,7 +83,7 @@ class RunConfig:
 @dataclass
 class RunOutput:
     result: ExperimentResult
-    run_info: dict[str, Any]
+    run_info: RunInfo
     out: Path | None
 
     def to_frame(self) -> Any:
@@ -306,43 +317,45 @@ def _experiment(config: RunConfig, stats: StatsConfig, selection: _Selection,
     return result, analyses, ray_record
 
 
+#: run.json's ``counts``, in the order it lists them (those the run did)
+COUNTS = ("samples", "pair_slots", "unique_pairs", "scored", "from_cache", "windows_ranked",
+          "windows_from_cache")
+
+
 def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
               loaded: _Loaded, result: ExperimentResult, analyses: dict[str, Any],
-              ray_record: Any) -> dict[str, Any]:
-    """run.json: what was run — collection, rankers with δ, statistics, counts, options,
-    the families' labels (so a report renders without their plugins) and the analyses."""
+              ray_record: Any) -> RunInfo:
+    """run.json (:class:`~abnirml.run_record.RunInfo`): what was run — collection, rankers
+    with δ, statistics, counts, options, the families' labels (so a report renders without
+    their plugins) and the analyses. The keys go in the order the file shows them."""
     from abnirml.probes.family_registry import get_family
-    from abnirml.probes.probe_registry import OMITTED_KEY
 
     workspace, rankers, probes = loaded.workspace, loaded.rankers, selection.probes
     collection, session, statistics = workspace.collection, config.session, config.statistics
     skipped = dict(collection.skipped)
     skipped.update(result.summary.get("skipped", {}))
-    run_info = {
-        "collection": {"name": collection.name, "source": collection.source or config.collection,
-                       "queries": len(collection.queries), "documents": len(collection.docs),
-                       "judgments": sum(len(j) for j in collection.qrels.values()),
-                       **({} if workspace.query_subset is None
-                          else {"query_subset": workspace.query_subset.as_dict()})},
-        "rankers": [{"name": r.name, **_spec_field(workspace.built(r)),
-                     "fingerprint": r.fingerprint,
-                     "delta": result.calibrations[r.name].delta,
-                     "delta_source": result.calibrations[r.name].source,
-                     "calibration_queries": result.calibrations[r.name].queries}
-                    for r in rankers],
+    described: CollectionInfo = {
+        "name": collection.name, "source": collection.source or config.collection,
+        "queries": len(collection.queries), "documents": len(collection.docs),
+        "judgments": sum(len(j) for j in collection.qrels.values())}
+    if workspace.query_subset is not None:
+        described["query_subset"] = workspace.query_subset.as_dict()
+    run_info: RunInfo = {
+        "collection": described,
+        "rankers": [_ranker_info(r, workspace.built(r), result) for r in rankers],
         "candidates": result.summary.get("candidates"),
-        "statistics": {**stats.as_dict(), **result.summary.get("test_rounds", {})},
+        "statistics": cast(StatisticsInfo, {**stats.as_dict(),
+                                            **result.summary.get("test_rounds", {})}),
         "delta_calibration": calibration_info(session.candidate_depth,
                                               result.summary.get("candidates")),
         "skipped": skipped,
-        "counts": {k: result.summary[k] for k in ("samples", "pair_slots", "unique_pairs",
-                                                  "scored", "from_cache", "windows_ranked",
-                                                  "windows_from_cache")
-                   if k in result.summary},
-        "options": {"alpha": statistics.alpha, "seed": config.seed,
-                    "stopwords": shown_path(session.stopwords),
-                    "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
-                    **selection.resolved.public},
+        "counts": cast(CountsInfo, {k: result.summary[k] for k in COUNTS if k in result.summary}),
+        # the families' options (``dtp.data`` …) follow the declared ones under their names
+        "options": cast(OptionsInfo, {
+            "alpha": statistics.alpha, "seed": config.seed,
+            "stopwords": shown_path(session.stopwords),
+            "grade_bands": ", ".join(f"{n} {lo}-{hi}" for n, lo, hi in config.grade_bands),
+            **selection.resolved.public}),
         "families": [get_family(key).describe()
                      for key in dict.fromkeys(p.family for p in probes)],
         "probe_labels": {p.name: get_family(p.family).label_cells(p) for p in probes},
@@ -357,9 +370,19 @@ def _run_info(config: RunConfig, stats: StatsConfig, selection: _Selection,
     if ray_record is not None:      # where the batches ran (nodes, retries, lost nodes)
         run_info["scoring"] = {"ray": ray_record}
     if selection.omitted:
-        run_info[OMITTED_KEY] = selection.omitted
-    run_info.update(analyses)
+        run_info["omitted_probes"] = cast(list[OmittedProbe], selection.omitted)
+    run_info.update(cast(RunInfo, analyses))
     return run_info
+
+
+def _ranker_info(ranker: Any, built: BuiltRanker, result: ExperimentResult) -> RankerInfo:
+    """One entry of run.json's ``rankers``: its name (and the spec a display name stands
+    for), fingerprint and δ."""
+    calibration = result.calibrations[ranker.name]
+    return cast(RankerInfo, {"name": ranker.name, **_spec_field(built),
+                             "fingerprint": ranker.fingerprint, "delta": calibration.delta,
+                             "delta_source": calibration.source,
+                             "calibration_queries": calibration.queries})
 
 
 def _usage(rankers: list[Any]) -> dict[str, dict[str, int]]:
@@ -410,7 +433,7 @@ def _spec_field(built: BuiltRanker) -> dict[str, str]:
     return {"spec": built.identity} if built.identity != built.name else {}
 
 
-def calibration_info(depth: int, candidates: str | None) -> dict[str, Any]:
+def calibration_info(depth: int, candidates: str | None) -> DeltaCalibrationInfo:
     """How δ was calibrated, so a reader can tell it apart from ABNIRML's setting."""
     from abnirml.evaluation.stats.calibration import TOP
 

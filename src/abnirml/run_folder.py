@@ -27,6 +27,7 @@ from abnirml.files.run_names import (
     SCORES,
     table_file,
 )
+from abnirml.run_record import RunInfo
 
 if TYPE_CHECKING:
     from abnirml.result_fields import ResultRow
@@ -58,15 +59,16 @@ class RunFolder:
         self.finish_interrupted_write()
         return read_results(self.path / RESULTS)
 
-    def read_run_info(self) -> dict[str, Any]:
-        """run.json, or {} when absent (reports of older runs render without it)."""
+    def read_run_info(self) -> RunInfo:
+        """run.json, checked (:func:`~abnirml.report.run_outputs.read_run_info`), or {} when
+        absent (reports of older runs render without it)."""
         from abnirml.report.run_outputs import read_run_info
 
         return read_run_info(self.path / RUN_INFO)
 
     # -- writing ------------------------------------------------------------------------
 
-    def write_reports(self, records: Any = None, run_info: Mapping[str, Any] | None = None
+    def write_reports(self, records: Any = None, run_info: RunInfo | None = None
                       ) -> list[Path]:
         """(Re)write report.md, report.html and tables/* from the folder's files (what
         ``abnirml report DIR`` does); returns the paths written."""
@@ -151,7 +153,7 @@ class RunFolder:
             raise ConfigError(f"{flag} {path} is inside --out {self.path}, which each run "
                               "replaces whole; put it outside the output folder")
 
-    def write(self, result: Any, run_info: Mapping[str, Any]) -> None:
+    def write(self, result: Any, run_info: RunInfo) -> None:
         """Write every output of ``result`` and swap it in place of the folder's contents."""
         from abnirml.files.ownership import replacing_folder
 
@@ -165,15 +167,15 @@ def _probes_text(probes: list[str]) -> str:
     return probes[0] if len(probes) == 1 else f"{len(probes)} probes"
 
 
-def _write_all(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+def _write_all(out: Path, result: Any, run_info: RunInfo) -> None:
     """Every file of a run (the caller writes the manifest naming them); the report modules
     only render (report.md, report.html, tables/)."""
     from abnirml.report.analyses import render_reports
-    from abnirml.report.run_outputs import results_text
+    from abnirml.report.run_outputs import results_text, run_info_text
 
     _write_text(out / RESULTS, results_text(result.records))
     write_jsonl(out / EXAMPLES, result.examples)
-    write_json(out / RUN_INFO, run_info)
+    _write_text(out / RUN_INFO, run_info_text(run_info))
     write_json(out / CALIBRATION,
                {name: {"delta": c.delta, "source": c.source, "queries": c.queries,
                        "gaps": [float(g) for g in c.gaps]}
@@ -213,7 +215,7 @@ def _write_rendered(out: Path, files: Mapping[str, str]) -> list[Path]:
     return written
 
 
-def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+def _write_scores(out: Path, result: Any, run_info: RunInfo) -> None:
     """scores.npz: per-sample scores for δ sweeps and comparisons without rescoring."""
     from abnirml.evaluation.execution.score_file import RankerInfo, ScoreStore, save_scores
 
@@ -223,7 +225,7 @@ def _write_scores(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
     save_scores(out / SCORES, store)
 
 
-def _write_reranked(out: Path, result: Any, run_info: Mapping[str, Any]) -> None:
+def _write_reranked(out: Path, result: Any, run_info: RunInfo) -> None:
     """reranked/*.run: each ranker's re-ranking of the candidates, and the candidates."""
     from abnirml.data.trec import write_run
     from abnirml.rankers.base import file_label

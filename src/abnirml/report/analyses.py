@@ -20,7 +20,8 @@ import dataclasses
 import io
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from abnirml.files.run_names import (
     REPORT_HTML,
     REPORT_MD,
     RERANKED_DIR,
+    RUN_INFO,
     SCORES,
     table_file,
 )
@@ -42,6 +44,7 @@ from abnirml.markup import escape_md
 from abnirml.rankers.base import file_label
 from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
+    FamilyView,
     Table,
     family_table,
     family_views,
@@ -51,6 +54,7 @@ from abnirml.report.tables import (
     signed_text,
     to_markdown,
 )
+from abnirml.run_record import RunInfo
 
 # -- tables -------------------------------------------------------------------------------
 
@@ -58,7 +62,7 @@ RANKERS_TITLE = "Rankers and δ"
 EFFECTIVENESS_TITLE = "Effectiveness (re-ranking the candidates)"
 
 
-def rankers_table(run_info: Mapping[str, Any]) -> Table | None:
+def rankers_table(run_info: RunInfo) -> Table | None:
     rankers = run_info.get("rankers") or []
     if not rankers:
         return None
@@ -95,7 +99,7 @@ def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                  "scores strictly higher.", parts=("satisfied", "violated", "ties"))
 
 
-def effectiveness_tables(run_info: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+def effectiveness_tables(run_info: RunInfo, records: Sequence[Mapping[str, Any]]
                          ) -> tuple[Table | None, Table | None]:
     from abnirml.evaluation.analyses.effectiveness import axiom_fulfilment
 
@@ -146,7 +150,7 @@ PER_QUERY_EFFECTIVENESS = "per-query-effectiveness"
 PER_QUERY_EFFECTIVENESS_FIELDS = ("run", "query_id", "measure", "value")
 
 
-def per_query_effectiveness_csv(run_info: Mapping[str, Any]) -> str | None:
+def per_query_effectiveness_csv(run_info: RunInfo) -> str | None:
     """tables/per-query-effectiveness.csv: one row per run × query × measure, as
     ``ir_measures.iter_calc`` yields them (``run`` is a ranker or ``candidates``); None
     when run.json holds no per-query values."""
@@ -232,7 +236,7 @@ def _load_json(path: Path) -> Any:
     return json.loads(path.read_text("utf-8")) if path.is_file() else None
 
 
-def _reranked_runs(directory: Path, run_info: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _reranked_runs(directory: Path, run_info: RunInfo) -> tuple[Any, dict[str, Any]]:
     """The candidate run and each ranker's re-ranking of it, read from ``reranked/``."""
     from abnirml.data.trec import read_run
 
@@ -246,7 +250,7 @@ def _reranked_runs(directory: Path, run_info: Mapping[str, Any]) -> tuple[Any, d
     return read_run(reference_path), runs
 
 
-def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def _family_section(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                     view: Any, labels: Mapping[str, Sequence[str]]) -> Section | None:
     """A family's table (the transfer layout with its Discarded column for ``dtp``), its
     caveats, and for axioms the instance counts and Câmara & Hauff's Tables 2 and 3."""
@@ -284,7 +288,7 @@ def _family_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str,
     return section
 
 
-def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | None:
+def _origin_section(directory: Path, run_info: RunInfo) -> Section | None:
     """Rank origin of the re-rankings and of a rank_origin.csv: tables and one figure."""
     from abnirml.report import rank_origin_report as ro
 
@@ -331,115 +335,204 @@ def _origin_section(directory: Path, run_info: Mapping[str, Any]) -> Section | N
     return section
 
 
-def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
-                   run_info: Mapping[str, Any],
-                   examples: Sequence[Mapping[str, Any]] | None = None,
-                   store: Any = None) -> tuple[list[Section], list[str], dict[str, str]]:
-    """The page's sections, the markdown blocks that extend report.md, and the data files
-    the sections produce (relative path → text); ``examples`` defaults to the folder's,
-    ``store`` (per-sample scores) to its scores.npz."""
-    from abnirml.report import plots
+@dataclass
+class ReportInputs:
+    """What every section builder reads: the run folder's records, run.json, examples and
+    per-sample scores, the family views and row labels; ``data_files`` collects the data
+    files the sections produce (relative path → text)."""
+
+    directory: Path
+    records: Sequence[Mapping[str, Any]]
+    run_info: RunInfo
+    examples: Sequence[Mapping[str, Any]]
+    store: Any
+    views: list[FamilyView]
+    labels: dict[str, list[str]]
+    data_files: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SectionBuilder:
+    """One part of the page: ``build`` makes its sections (none when the run has nothing
+    for it). ``in_markdown``: report.md repeats the sections' notes and tables after its
+    own text; the summary and the family tables are already in it
+    (:func:`~abnirml.report.run_outputs.markdown_report`)."""
+
+    key: str
+    build: Callable[[ReportInputs], list[Section]]
+    in_markdown: bool = True
+
+
+def _summary(inputs: ReportInputs) -> list[Section]:
+    """The rankers with δ and fingerprints, what served rankers cost, the run's caveats."""
     from abnirml.report.caveats import run_caveats
+    from abnirml.report.listwise_section import usage_table
     from abnirml.report.run_outputs import pairs_sentence
 
-    sections: list[Section] = []
-    markdown: list[str] = []
-    data_files: dict[str, str] = {}
-
+    run_info = inputs.run_info
     summary = Section("summary", RANKERS_TITLE, notes=[c.text for c in run_caveats(run_info)])
     table = rankers_table(run_info)
     if table is not None:
         summary.tables.append(("rankers", table))
-    from abnirml.report.listwise_section import listwise_section, usage_table
-
     usage = usage_table(run_info)
     if usage is not None:
         summary.tables.append(("usage", usage))
-    counts = run_info.get("counts") or {}
+    counts = run_info.get("counts", {})
     if counts:
         summary.intro = f"Samples: {counts.get('samples', 0):,}; {pairs_sentence(run_info)}"
-    sections.append(summary)
+    return [summary]
 
-    effectiveness, correlation = effectiveness_tables(run_info, records)
-    per_query_effectiveness = per_query_effectiveness_csv(run_info)
+
+def _effectiveness(inputs: ReportInputs) -> list[Section]:
+    """nDCG@10, AP and RR of every ranker; per query as a data file."""
+    from abnirml.report.caveats import run_caveats
+
+    effectiveness, correlation = effectiveness_tables(inputs.run_info, inputs.records)
+    per_query_effectiveness = per_query_effectiveness_csv(inputs.run_info)
     if per_query_effectiveness is not None:
-        data_files[table_file(PER_QUERY_EFFECTIVENESS, "csv")] = per_query_effectiveness
-    if effectiveness is not None:
-        section = Section("effectiveness", EFFECTIVENESS_TITLE)
-        section.notes += [c.text for c in run_caveats(run_info) if c.kind == "lexical"]
-        section.tables.append(("effectiveness", effectiveness))
-        if correlation is not None:
-            section.tables.append(("axiom-effectiveness", correlation))
-        sections.append(section)
+        inputs.data_files[table_file(PER_QUERY_EFFECTIVENESS, "csv")] = per_query_effectiveness
+    if effectiveness is None:
+        return []
+    section = Section("effectiveness", EFFECTIVENESS_TITLE)
+    section.notes += [c.text for c in run_caveats(inputs.run_info) if c.kind == "lexical"]
+    section.tables.append(("effectiveness", effectiveness))
+    if correlation is not None:
+        section.tables.append(("axiom-effectiveness", correlation))
+    return [section]
 
+
+def _families(inputs: ReportInputs) -> list[Section]:
+    """One section per probe family, in the layout its view names."""
+    built = (_family_section(inputs.records, inputs.run_info, view, inputs.labels)
+             for view in inputs.views)
+    return [section for section in built if section is not None]
+
+
+def _statistics(inputs: ReportInputs) -> list[Section]:
+    """Intervals, effect sizes and the queries behind each effect; per query as a data file."""
     from abnirml.report.intervals import statistics_section
 
-    if examples is None:
-        examples = _examples(directory)
-    with_examples = {str(e.get("probe", "")) for e in examples}
-    labels = probe_labels(records, run_info)
-    views = family_views(records, run_info)
-    for view in views:
-        family_section = _family_section(records, run_info, view, labels)
-        if family_section is not None:
-            sections.append(family_section)
+    with_examples = {str(e.get("probe", "")) for e in inputs.examples}
+    stats = statistics_section(inputs.store, inputs.records, inputs.run_info, with_examples)
+    if stats is None:
+        return []
+    section, per_query = stats
+    if per_query is not None:
+        inputs.data_files[table_file(PER_QUERY, "csv")] = per_query
+    return [section]
 
-    if store is None:
-        store = _store(directory)
-    stats = statistics_section(store, records, run_info, with_examples)
-    if stats is not None:
-        stats_section, per_query = stats
-        sections.append(stats_section)
-        if per_query is not None:
-            data_files[table_file(PER_QUERY, "csv")] = per_query
 
+def _biases(inputs: ReportInputs) -> list[Section]:
     from abnirml.report.foil_section import foil_section
 
-    biases = foil_section(records, run_info)
-    if biases is not None:
-        sections.append(biases)
+    section = foil_section(inputs.records, inputs.run_info)
+    return [] if section is None else [section]
 
-    listwise, draw_curve = listwise_section(records, run_info)
-    if listwise is not None:
-        if draw_curve is not None:
-            _add_figure(listwise, draw_curve)
-        sections.append(listwise)
 
-    origin_section = _origin_section(directory, run_info)
-    if origin_section is not None:
-        sections.append(origin_section)
+def _listwise(inputs: ReportInputs) -> list[Section]:
+    from abnirml.report.listwise_section import listwise_section
 
+    section, draw_curve = listwise_section(inputs.records, inputs.run_info)
+    if section is None:
+        return []
+    if draw_curve is not None:
+        _add_figure(section, draw_curve)
+    return [section]
+
+
+def _rank_origin(inputs: ReportInputs) -> list[Section]:
+    section = _origin_section(inputs.directory, inputs.run_info)
+    return [] if section is None else [section]
+
+
+def _patching(inputs: ReportInputs) -> list[Section]:
     from abnirml.report.patching import patching_section
 
-    patching = patching_section(directory)
-    if patching is not None:
-        sections.append(patching)
+    section = patching_section(inputs.directory)
+    return [] if section is None else [section]
 
-    if store is not None:
-        sweep_section, sweep_csv = _sweep_section(store, plots, [v.key for v in views])
-        sections.append(sweep_section)
-        data_files[table_file(DELTA_SWEEP, "csv")] = sweep_csv
 
-    groups = run_info.get("variant_groups") or {}
-    per_probe, per_family = variance_tables(records, groups)
-    if per_probe is not None:
-        section = Section("variance", "Seed / checkpoint variance")
-        if per_family is not None:
-            section.tables.append(("variance-families", per_family))
-        section.tables.append(("variance-probes", per_probe))
-        sections.append(section)
+def _delta_sweep(inputs: ReportInputs) -> list[Section]:
+    """How the scores move with δ; needs the per-sample scores (scores.npz)."""
+    from abnirml.report import plots
 
-    if examples:
-        sections.append(Section(
-            "examples", "Example samples",
-            "A few samples per probe: the query, both texts (words that differ are "
-            "highlighted) and every ranker's scores. The statistics table links each "
-            "probe × ranker row to its probe's samples.", blocks=[examples_html(examples)]))
+    if inputs.store is None:
+        return []
+    section, sweep_csv = _sweep_section(inputs.store, plots, [v.key for v in inputs.views])
+    inputs.data_files[table_file(DELTA_SWEEP, "csv")] = sweep_csv
+    return [section]
+
+
+def _variance(inputs: ReportInputs) -> list[Section]:
+    """Seed or checkpoint variance across the rankers of each ``--variant-group``."""
+    per_probe, per_family = variance_tables(inputs.records,
+                                            inputs.run_info.get("variant_groups", {}))
+    if per_probe is None:
+        return []
+    section = Section("variance", "Seed / checkpoint variance")
+    if per_family is not None:
+        section.tables.append(("variance-families", per_family))
+    section.tables.append(("variance-probes", per_probe))
+    return [section]
+
+
+def _examples_section(inputs: ReportInputs) -> list[Section]:
+    if not inputs.examples:
+        return []
+    return [Section(
+        "examples", "Example samples",
+        "A few samples per probe: the query, both texts (words that differ are "
+        "highlighted) and every ranker's scores. The statistics table links each "
+        "probe × ranker row to its probe's samples.", blocks=[examples_html(inputs.examples)])]
+
+
+#: The page's parts, in the order it shows them.
+SECTION_BUILDERS: tuple[SectionBuilder, ...] = (
+    SectionBuilder("summary", _summary, in_markdown=False),
+    SectionBuilder("effectiveness", _effectiveness),
+    SectionBuilder("families", _families, in_markdown=False),
+    SectionBuilder("statistics", _statistics),
+    SectionBuilder("biases", _biases),
+    SectionBuilder("listwise", _listwise),
+    SectionBuilder("rank-origin", _rank_origin),
+    SectionBuilder("patching", _patching),
+    SectionBuilder("delta-sweep", _delta_sweep),
+    SectionBuilder("variance", _variance),
+    SectionBuilder("examples", _examples_section),
+)
+
+
+def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
+                   run_info: RunInfo,
+                   examples: Sequence[Mapping[str, Any]] | None = None,
+                   store: Any = None) -> tuple[list[Section], list[str], dict[str, str]]:
+    """The page's sections (:data:`SECTION_BUILDERS`, in order), the markdown blocks that
+    extend report.md, and the data files the sections produce (relative path → text);
+    ``examples`` defaults to the folder's, ``store`` (per-sample scores) to its
+    scores.npz."""
+    inputs = ReportInputs(
+        directory, records, run_info,
+        _examples(directory) if examples is None else examples,
+        _store(directory) if store is None else store,
+        family_views(records, run_info), probe_labels(records, run_info))
+    sections: list[Section] = []
+    markdown: list[str] = []
+    for builder in SECTION_BUILDERS:
+        built = builder.build(inputs)
+        sections += built
+        if builder.in_markdown:
+            markdown += _markdown_blocks(built, run_info)
+    return sections, markdown, inputs.data_files
+
+
+def _markdown_blocks(sections: Sequence[Section], run_info: RunInfo) -> list[str]:
+    """report.md's copy of ``sections``: the notes not already at its top, then each table
+    under its title, in the Markdown the family tables use."""
+    from abnirml.report.caveats import run_caveats
 
     top = {c.text for c in run_caveats(run_info)}
+    markdown: list[str] = []
     for section in sections:
-        if section.key.startswith("family-") or section.key == "summary":
-            continue
         notes = [n for n in section.notes if n not in top]     # report.md: at the top
         if notes:
             markdown += (["", f"## {escape_md(section.title)}"]
@@ -451,7 +544,7 @@ def build_sections(directory: Path, records: Sequence[Mapping[str, Any]],
             if table.note:
                 markdown += [table.note, ""]
             markdown.append(to_markdown(table))
-    return sections, markdown, data_files
+    return markdown
 
 
 def _store(directory: Path) -> Any:
@@ -525,16 +618,21 @@ def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section,
 # -- rendering ----------------------------------------------------------------------------
 
 def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None = None,
-                   run_info: Mapping[str, Any] | None = None) -> dict[str, str]:
+                   run_info: RunInfo | None = None) -> dict[str, str]:
     """report.md, report.html and tables/* of the run in ``directory`` as relative path →
     text. Only renders: :meth:`abnirml.run_folder.RunFolder.write_reports` writes them."""
     from abnirml.report.export import to_csv, to_latex
-    from abnirml.report.run_outputs import markdown_report, read_results, with_contents
+    from abnirml.report.run_outputs import (
+        markdown_report,
+        read_results,
+        read_run_info,
+        with_contents,
+    )
 
     if records is None:
         records = read_results(directory / "results.jsonl")
     if run_info is None:
-        run_info = _load_json(directory / "run.json") or {}
+        run_info = read_run_info(directory / RUN_INFO)
     examples = _examples(directory)
     store = _store(directory)
     sections, extra_markdown, data_files = build_sections(directory, records, run_info,
@@ -555,7 +653,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     if extra_markdown:
         markdown += "\n".join(extra_markdown) + "\n"
     files[REPORT_MD] = with_contents(markdown)
-    collection = (run_info.get("collection") or {})
+    collection: Mapping[str, Any] = run_info.get("collection", {})
     preface = (f'<p class="note">Collection: <b>{esc(collection.get("name", "?"))}</b> '
                f'({esc(source_text(collection))}); '
                f'{esc(counted_or_unknown(collection.get("queries"), "query"))}, '

@@ -15,6 +15,7 @@ from typing import Any
 
 from abnirml.counts import counted
 from abnirml.markup import escape_md, escape_md_code
+from abnirml.run_record import RunInfo, statistics_of
 
 #: fingerprint prefixes of the rankers that compute their statistics over the collection
 LEXICAL_FINGERPRINTS = ("BM25[", "QueryLikelihood[", "TFIDF[")
@@ -39,15 +40,14 @@ class Caveat:
         return self.markdown or self.text
 
 
-def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
+def run_caveats(run_info: RunInfo) -> list[Caveat]:
     """Caveats about the whole run: documents without text, lexical statistics."""
     out: list[Caveat] = []
     skipped = run_info.get("skipped") or {}
     judged_missing = int(skipped.get("judged_without_text") or 0)
     candidates_missing = int(skipped.get("candidates_without_text") or 0)
-    collection = run_info.get("collection") or {}
     if judged_missing:
-        judgments = collection.get("judgments")
+        judgments = run_info.get("collection", {}).get("judgments")
         of = f" of {judgments:,}" if isinstance(judgments, int) else ""
         out.append(Caveat(
             f"Judged documents without text: {judged_missing:,}{of} judgments name a document "
@@ -74,13 +74,13 @@ def run_caveats(run_info: Mapping[str, Any]) -> list[Caveat]:
     return out
 
 
-def _lexical_statistics(run_info: Mapping[str, Any]) -> str | None:
+def _lexical_statistics(run_info: RunInfo) -> str | None:
     """Where BM25, QL and TF-IDF take N, df, cf and lengths from, and what that costs."""
     names = [str(r.get("name")) for r in run_info.get("rankers") or []
              if str(r.get("fingerprint", "")).startswith(LEXICAL_FINGERPRINTS)]
     if not names:
         return None
-    documents = (run_info.get("collection") or {}).get("documents")
+    documents = run_info.get("collection", {}).get("documents")
     count = f"{documents:,} " if isinstance(documents, int) else ""
     verb = "takes" if len(names) == 1 else "take"
     text = (f"Lexical statistics: {', '.join(names)} {verb} N, document frequencies and "
@@ -98,7 +98,7 @@ def _lexical_statistics(run_info: Mapping[str, Any]) -> str | None:
             + ", ".join(shown) + f" against {reference:.3f} for the candidate run's own order.")
 
 
-def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def family_caveats(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                    family: str) -> list[Caveat]:
     """Caveats of one probe family: significance the query-clustered interval does not
     back, its skipped samples, transfer data not found."""
@@ -122,7 +122,7 @@ def family_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, 
     return out
 
 
-def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                           family: str, shown: int = 3) -> Caveat | None:
     """Significant results whose query-clustered interval of the mean difference contains 0.
 
@@ -133,8 +133,8 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
     """
     from abnirml.evaluation.stats.stat_tests import find_test
 
-    statistics = run_info.get("statistics") or {}
-    test = find_test(str(statistics.get("test", "ttest")))
+    statistics = statistics_of(run_info)
+    test = find_test(statistics["test"])
     if test is not None and test.queries_as_unit:
         return None
     chosen = [r for r in records if r["family"] == family and r.get("significant")]
@@ -143,7 +143,7 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
                 and r["mean_diff_ci_low"] <= 0.0 <= r["mean_diff_ci_high"]]
     if not unbacked:
         return None
-    level = float(statistics.get("ci", 0.95))
+    level = statistics["ci"]
     examples = ", ".join(f"{r['probe']} {r['ranker']} ({r['subset']})"
                          for r in unbacked[:shown])
     more = f" and {len(unbacked) - shown:,} more" if len(unbacked) > shown else ""
@@ -154,7 +154,7 @@ def unbacked_significance(records: Sequence[Mapping[str, Any]], run_info: Mappin
         "the default --test clustered tests with queries as the unit.", family, "note")
 
 
-def all_caveats(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def all_caveats(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                 ) -> list[Caveat]:
     """Every caveat of the run, run-wide ones first, then per family in run order."""
     families = list(dict.fromkeys(r["family"] for r in records))

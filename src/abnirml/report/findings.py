@@ -24,6 +24,7 @@ from typing import Any
 from abnirml.counts import counted
 from abnirml.report.alike import alike_cards, fold_same_numbers
 from abnirml.report.tables import SMALL_N, anchor, signed_text
+from abnirml.run_record import RunInfo, alpha_of, statistics_of
 
 LARGE = 0.8
 MIN_SCORE = 0.2
@@ -90,7 +91,7 @@ def _family_finding(key: str) -> Any:
     return get_family(key).finding if key in family_keys() else None
 
 
-def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def key_findings(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                  with_examples: Collection[str] = (), store: Any = None
                  ) -> dict[str, list[Finding]]:
     """Ranker → its findings, largest |d_z| first; every ranker of the run is a key.
@@ -121,15 +122,14 @@ def key_findings(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     return {ranker: fold_same_numbers(entries) for ranker, entries in out.items()}
 
 
-def _context(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def _context(records: Sequence[Mapping[str, Any]], run_info: RunInfo
              ) -> tuple[dict[str, str], dict[str, list[str]], float]:
     """Each family's "positive" note, each probe's row labels, and the interval level."""
     from abnirml.report.tables import family_views, probe_labels
 
     positive = {v.key: v.positive.removeprefix("Positive scores: ").removeprefix("Positive: ")
                 for v in family_views(records, run_info)}
-    return (positive, probe_labels(records, run_info),
-            float((run_info.get("statistics") or {}).get("ci", 0.95)))
+    return positive, probe_labels(records, run_info), statistics_of(run_info)["ci"]
 
 
 def _scored(record: Mapping[str, Any], label: str = "", comma: bool = True) -> str:
@@ -142,22 +142,21 @@ def _scored(record: Mapping[str, Any], label: str = "", comma: bool = True) -> s
     return text
 
 
-def interval_label(record: Mapping[str, Any], run_info: Mapping[str, Any]) -> str:
+def interval_label(record: Mapping[str, Any], run_info: RunInfo) -> str:
     """What a row's score interval is, in a few words: ``95 % CI`` for the run's ``--ci``
     bootstrap interval; with a test whose verdict is the score interval (the default
     ``clustered``) the interval is at the level the correction tested the row at — 1 − α/m
     under Bonferroni with m tests in the row's table, so ``99.97 % CI`` — and a procedure
     whose level differs per row (Holm, Benjamini–Hochberg) is named instead of a number."""
-    from abnirml.evaluation.stats.corrections import DEFAULT_CORRECTION, find_correction
+    from abnirml.evaluation.stats.corrections import find_correction
     from abnirml.evaluation.stats.stat_tests import find_test
 
-    stats = run_info.get("statistics") or {}
-    level = float(stats.get("ci", 0.95))
-    test = find_test(str(stats["test"])) if "test" in stats else None
+    stats = statistics_of(run_info)
+    test = find_test(stats["test"])
     if test is None or not test.score_interval:
-        return f"{coverage_text(level)} % CI"
-    alpha = float((run_info.get("options") or {}).get("alpha", 0.01))
-    correction = str(stats.get("correction", DEFAULT_CORRECTION))
+        return f"{coverage_text(stats['ci'])} % CI"
+    alpha = alpha_of(run_info)
+    correction = stats["correction"]
     known = find_correction(correction)
     tests = record.get("tests_in_table")
     if known is not None and known.shared_level is not None:
@@ -202,7 +201,7 @@ def _hint(record: Mapping[str, Any], queries: int | None) -> str:
             "(an exact Clopper–Pearson bound on the share of queries that agree).")
 
 
-def first_screen(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def first_screen(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                  with_examples: Collection[str] = (), store: Any = None) -> Screen:
     """The first screen of the run: by contrast when there are several rankers and their
     per-sample scores (``store``), else :func:`key_findings`."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from abnirml.report.html import Section
 from abnirml.report.tables import Table
+from abnirml.run_record import RunInfo, statistics_of
 
 TITLE = "Ranking biases: foil win rates and directions"
 ALL = "all"
@@ -77,9 +78,9 @@ def direction_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                  "the opposite when significant, else no effect.")
 
 
-def foil_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def foil_section(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                  ) -> Section | None:
-    level = float((run_info.get("statistics") or {}).get("ci", 0.95))
+    level = statistics_of(run_info)["ci"]
     tables = [(slug, t) for slug, t in (("foil-win-rates", foil_table(records, level)),
                                         ("bias-directions", direction_table(records)))
               if t is not None]

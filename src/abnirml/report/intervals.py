@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from abnirml.report.tables import SMALL_N, Table, anchor, signed_text
+from abnirml.run_record import RunInfo, alpha_of, statistics_of
 
 #: Probes with more distinct queries than this (e.g. transfer probes, one query per
 #: sample) are left out of the per-query table: there a query is not a meaningful group.
@@ -36,18 +37,13 @@ def size_label(effect_size: float | None) -> str:
             else "negligible")
 
 
-def caption(run_info: Mapping[str, Any]) -> str:
-    from abnirml.evaluation.stats.significance import StatsConfig
+def caption(run_info: RunInfo) -> str:
     from abnirml.evaluation.stats.significance import caption as stats_caption
 
-    raw = run_info.get("statistics") or {}
-    default = StatsConfig()
-    alpha = (run_info.get("options") or {}).get("alpha", 0.01)
-    return stats_caption(str(raw.get("test", default.test)),
-                         str(raw.get("correction", default.correction)), float(alpha),
-                         float(raw.get("ci", default.ci_level)),
-                         int(raw.get("bootstrap", default.resamples)),
-                         raw.get("test_rounds"))
+    statistics = statistics_of(run_info)
+    return stats_caption(statistics["test"], statistics["correction"], alpha_of(run_info),
+                         statistics["ci"], statistics["bootstrap"],
+                         statistics.get("test_rounds"))
 
 
 def _num(value: float | None, signed: bool = True, digits: int = 2) -> str:
@@ -79,7 +75,7 @@ def _order(record: Mapping[str, Any]) -> tuple:
             record["ranker"])
 
 
-def intervals_table(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def intervals_table(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                     with_examples: Collection[str] = ()) -> Table | None:
     """One row per probe × ranker (subset ``all``), largest |effect size| first; rows of
     probes in ``with_examples`` link to their example samples on the page."""
@@ -234,19 +230,17 @@ def _short(text: str, limit: int = 48) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def significance_phrase(run_info: Mapping[str, Any]) -> str:
+def significance_phrase(run_info: RunInfo) -> str:
     """The test behind the tables' ``*`` (:func:`~abnirml.evaluation.stats.significance.test_words`)
     — read from run.json, so a rebuilt report names the run's choices."""
     from abnirml.evaluation.stats.significance import test_words
 
-    raw = run_info.get("statistics") or {}
-    alpha = (run_info.get("options") or {}).get("alpha", 0.01)
-    return test_words(str(raw.get("test", "ttest")), str(raw.get("correction", "bonferroni")),
-                      float(alpha))
+    statistics = statistics_of(run_info)
+    return test_words(statistics["test"], statistics["correction"], alpha_of(run_info))
 
 
 def statistics_section(store: Any, records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any], with_examples: Collection[str] = ()
+                       run_info: RunInfo, with_examples: Collection[str] = ()
                        ) -> tuple[Any, str | None] | None:
     """The page's "Statistics" section and, given the run's scores (``store``), the text of
     tables/per-query.csv; None without interval records."""

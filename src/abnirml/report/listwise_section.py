@@ -14,6 +14,7 @@ from typing import Any
 from abnirml.evaluation.analyses.listwise_probing import WINDOW_SUBSETS
 from abnirml.report.html import Figure, Section
 from abnirml.report.tables import Table
+from abnirml.run_record import RunInfo
 
 TITLE = "Listwise rankers: position bias"
 FIGURE_CAPTION = ("Mean output rank of a relevant passage per input position, per ranker, "
@@ -117,7 +118,7 @@ def window_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
                  "positions share a window of that pass, and of those that do not.")
 
 
-def usage_table(run_info: Mapping[str, Any]) -> Table | None:
+def usage_table(run_info: RunInfo) -> Table | None:
     usage: Mapping[str, Mapping[str, int]] = run_info.get("usage") or {}
     if not usage:
         return None
@@ -131,7 +132,7 @@ def usage_table(run_info: Mapping[str, Any]) -> Table | None:
                  "server reported them); answers read from the score cache cost nothing.")
 
 
-def listwise_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def listwise_section(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                      ) -> tuple[Section | None, Any]:
     """The section and a figure drawer (None when there is no curve to draw)."""
     info: Mapping[str, Any] = (run_info.get("listwise") or {}).get("rankers") or {}

@@ -13,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from abnirml.counts import counted_or_unknown
 from abnirml.errors import ConfigError, InputError
@@ -30,6 +30,7 @@ from abnirml.report.tables import (
     to_markdown,
 )
 from abnirml.result_fields import ResultRow, row_problem
+from abnirml.run_record import RunInfo, run_info_problem
 
 
 def dumps(record: Mapping[str, Any]) -> str:
@@ -105,9 +106,22 @@ def _non_finite(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def read_run_info(path: Path) -> dict[str, Any]:
-    """``run.json`` as a dict ({} when absent); malformed JSON, or a folder of that name,
-    is one located error rather than a report silently rendered without it."""
+def run_info_text(run_info: RunInfo) -> str:
+    """``run.json``'s text, first checked against :class:`~abnirml.run_record.RunInfo` (the
+    declaration the reference page lists), so a run never writes a record its reader
+    would refuse."""
+    problem = run_info_problem(run_info)
+    if problem is not None:
+        raise ConfigError(f"run.json: {problem}")
+    return json_text(run_info)
+
+
+def read_run_info(path: Path) -> RunInfo:
+    """``run.json`` as a :class:`~abnirml.run_record.RunInfo` ({} when absent): the one
+    reader of the file. Malformed JSON, a folder of that name, or a record that does not
+    fit the declaration (a section that is not an object, a ranker without its δ, a
+    number written as text …) is one error naming the file and the field, rather than a
+    report silently rendered without it or a traceback half way through one."""
     if path.is_dir():
         raise InputError("is a folder; expected the JSON file 'abnirml run' writes",
                          path=path)
@@ -119,10 +133,20 @@ def read_run_info(path: Path) -> dict[str, Any]:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read it ({exc})", path=path) from None
+    try:                                # the line a syntax error is on (run.json is indented)
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except (ValueError, RecursionError):
+        pass                            # parse_json_line words these
     info = parse_json_line(text, path, 1) if text.strip() else None
     if not isinstance(info, dict):
         raise InputError("expected a JSON object (written by 'abnirml run')", path=path)
-    return info
+    problem = run_info_problem(info)
+    if problem is not None:
+        raise InputError(f"{problem} (expected the record 'abnirml run' writes; see the "
+                         "run.json reference)", path=path)
+    return cast(RunInfo, info)
 
 
 
@@ -135,7 +159,7 @@ def source_text(collection: Mapping[str, Any]) -> str:
     return "the demo shipped with abnirml" if collection.get("name") == "demo" and packaged \
         else source
 
-def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any],
+def markdown_report(records: list[Mapping[str, Any]], run_info: RunInfo,
                     screen: Any = None) -> str:
     """report.md's text; ``screen`` is the first screen the page shows
     (:func:`~abnirml.report.findings.first_screen`), else the per-ranker key findings."""
@@ -218,7 +242,7 @@ def markdown_report(records: list[Mapping[str, Any]], run_info: Mapping[str, Any
     return "\n".join(parts) + "\n"
 
 
-def pairs_sentence(run_info: Mapping[str, Any]) -> str:
+def pairs_sentence(run_info: RunInfo) -> str:
     """How much scoring the run took: the unique pairs once, the scores over all rankers.
 
     The scored and cached counts are totals over the rankers (each ranker scores every

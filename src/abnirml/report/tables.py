@@ -19,6 +19,7 @@ from typing import Any
 
 from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
 from abnirml.probes.layouts import TABLE_LAYOUT, LayoutTest, ReportLayout, layout_of
+from abnirml.run_record import RunInfo
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class FamilyView:
         return layout_of(self.layout)
 
 
-def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def family_views(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                  ) -> list[FamilyView]:
     """The families to render, in run order, labelled from run.json.
 
@@ -67,14 +68,14 @@ def family_views(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, An
     return views
 
 
-def layout_keys(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def layout_keys(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                 test: LayoutTest) -> set[str]:
     """The keys of the run's families whose layout's record passes ``test`` (see
     :func:`family_views`)."""
     return {view.key for view in family_views(records, run_info) if test(view.report_layout)}
 
 
-def probe_labels(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def probe_labels(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                  ) -> dict[str, list[str]]:
     """Row label cells per probe: run.json's, else (older folders) the registered probes'."""
     labels = {k: list(v) for k, v in (run_info.get("probe_labels") or {}).items()}
@@ -96,7 +97,7 @@ MARK_NOT_SIGNIFICANT = "not-significant"
 MARKS = (MARK_SIGNIFICANT, MARK_NOT_SIGNIFICANT)
 
 
-def report_mark(run_info: Mapping[str, Any]) -> str:
+def report_mark(run_info: RunInfo) -> str:
     """The significance mark the run's report uses (run.json's ``report``; the default)."""
     mark = (run_info.get("report") or {}).get("significance_mark", MARK_SIGNIFICANT)
     return mark if mark in MARKS else MARK_SIGNIFICANT

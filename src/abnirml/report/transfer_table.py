@@ -21,6 +21,7 @@ from abnirml.report.tables import (
     to_markdown,
 )
 from abnirml.report.tables import probe_labels as all_probe_labels
+from abnirml.run_record import RunInfo
 
 #: skip reasons that are sampling choices rather than unusable pairs
 SAMPLING = ("sub-sampled", "capped")
@@ -119,7 +120,7 @@ def _default_key() -> str:
                 if get_layout(family.layout).transfer_table)
 
 
-def _view(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def _view(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
           key: str) -> FamilyView:
     found = [v for v in family_views([*records, {"family": key}], run_info) if v.key == key]
     return found[0]
@@ -130,11 +131,12 @@ def _no_data(record: Mapping[str, Any]) -> bool:
 
 
 def missing_data_lines(records: Sequence[Mapping[str, Any]],
-                       run_info: Mapping[str, Any], family: str) -> list[str]:
+                       run_info: RunInfo, family: str) -> list[str]:
     """One line per searched location: the probes of ``family`` that found no data there
     (``FAMILY.data``, or the flat ``transfer_data`` of folders written before options had
     family names)."""
-    options = run_info.get("options") or {}
+    # a family's options are not declared in run.json's record: read them as plain JSON
+    options: Mapping[str, Any] = run_info.get("options", {})
     transfer_data = options.get(f"{family}.data", options.get("transfer_data"))
     where: dict[str, list[str]] = {}
     for record in records:
@@ -146,7 +148,7 @@ def missing_data_lines(records: Sequence[Mapping[str, Any]],
             for location, names in where.items()]
 
 
-def transfer_section(records: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+def transfer_section(records: Sequence[Mapping[str, Any]], run_info: RunInfo,
                      view: FamilyView | None = None) -> list[str]:
     """Markdown lines of a transfer-layout family's section (by default the first
     registered one's); empty when none of its probes ran."""

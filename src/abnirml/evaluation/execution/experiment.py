@@ -33,6 +33,7 @@ from abnirml.evaluation.stats.bootstrap import cluster_codes
 from abnirml.evaluation.stats.calibration import Calibration, calibrate, fixed
 from abnirml.evaluation.stats.corrections import DEFAULT_CORRECTION, Correction, get_correction
 from abnirml.evaluation.stats.significance import (
+    STATISTICS_DEFAULTS,
     StatsConfig,
     p_value,
     record_fields,
@@ -54,7 +55,11 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    alpha: float = 0.01
+    """What the engine needs of a run's settings: α and the given δ of
+    :class:`~abnirml.evaluation.stats.significance.StatisticsSettings` (defaults drawn from it),
+    the examples kept per probe, and the resolved test settings."""
+
+    alpha: float = STATISTICS_DEFAULTS.alpha
     deltas: Mapping[str, float] = field(default_factory=dict)   # ranker name → given δ
     delta_all: float | None = None                               # one δ for every ranker
     examples_per_probe: int = 3

@@ -33,7 +33,7 @@ from abnirml.evaluation.execution.experiment import (
     build_records,
 )
 from abnirml.evaluation.stats.calibration import Calibration
-from abnirml.evaluation.stats.significance import StatsConfig
+from abnirml.evaluation.stats.significance import STATISTICS_DEFAULTS, StatsConfig
 from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
 from abnirml.result_fields import ResultRow
 
@@ -69,7 +69,7 @@ class ScoreStore:
     scores: dict[tuple[str, str], ProbeScores]
     calibrations: dict[str, Calibration]
     grade_bands: tuple[tuple[str, int, int], ...] = DEFAULT_GRADE_BANDS
-    alpha: float = 0.01
+    alpha: float = STATISTICS_DEFAULTS.alpha
     stats: StatsConfig = field(default_factory=StatsConfig)   # test, correction, intervals
 
     @property
@@ -115,20 +115,22 @@ class ScoreStore:
         return cls(probes=probes, rankers=rankers, scores=dict(result.probe_scores),
                    calibrations=dict(result.calibrations),
                    grade_bands=_bands(bands) if bands is not None else DEFAULT_GRADE_BANDS,
-                   alpha=float(alpha if alpha is not None else summary.get("alpha", 0.01)),
+                   alpha=float(alpha if alpha is not None
+                               else summary.get("alpha", STATISTICS_DEFAULTS.alpha)),
                    stats=stats if stats is not None else _stats(summary.get("stats"),
                                                                 summary.get("seed", 0)))
 
 
 def _stats(raw: Mapping[str, Any] | None, seed: int) -> StatsConfig:
     """A StatsConfig from its ``as_dict`` form (files without one get the defaults)."""
-    if not raw:
-        return StatsConfig(seed=int(seed))
-    return StatsConfig(test=str(raw.get("test", "ttest")),
-                       correction=str(raw.get("correction", "bonferroni")),
-                       permutations=int(raw.get("permutations", 10_000)),
-                       resamples=int(raw.get("bootstrap", 1000)),
-                       ci_level=float(raw.get("ci", 0.95)), seed=int(raw.get("seed", seed)))
+    raw = raw or {}
+    default = StatsConfig()                  # a field the file lacks: the one default
+    return StatsConfig(test=str(raw.get("test", default.test)),
+                       correction=str(raw.get("correction", default.correction)),
+                       permutations=int(raw.get("permutations", default.permutations)),
+                       resamples=int(raw.get("bootstrap", default.resamples)),
+                       ci_level=float(raw.get("ci", default.ci_level)),
+                       seed=int(raw.get("seed", seed)))
 
 
 def _probe_order(result: ExperimentResult) -> list[str]:
@@ -246,5 +248,5 @@ def load_scores(path: str | Path) -> ScoreStore:
                          path=path) from None
     return ScoreStore(probes=probes, rankers=rankers, scores=scores, calibrations=calibrations,
                       grade_bands=_bands(manifest.get("grade_bands", DEFAULT_GRADE_BANDS)),
-                      alpha=float(manifest.get("alpha", 0.01)),
+                      alpha=float(manifest.get("alpha", STATISTICS_DEFAULTS.alpha)),
                       stats=_stats(manifest.get("stats"), 0))

@@ -85,36 +85,14 @@ DEFAULT_PERMUTATIONS = 10_000
 
 
 @dataclass(frozen=True)
-class StatsConfig:
-    """Test, correction, rounds of the resampling tests, interval coverage and the seed.
-
-    ``resamples`` is the bootstrap size of the intervals (0 turns them off) and the least
-    the bootstrap test uses; ``ci_level`` is the intervals' coverage. ``rounds_given``: the
-    user named the count of the chosen resampling test's rounds, which is then used as
-    given instead of being raised to what the table's correction needs.
-    """
-
-    test: str = DEFAULT_TEST
-    correction: str = DEFAULT_CORRECTION
-    permutations: int = DEFAULT_PERMUTATIONS
-    resamples: int = DEFAULT_RESAMPLES
-    ci_level: float = DEFAULT_LEVEL
-    seed: int = 0
-    rounds_given: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return {"test": self.test, "correction": self.correction,
-                "permutations": self.permutations, "bootstrap": self.resamples,
-                "ci": self.ci_level, "seed": self.seed}
-
-
-@dataclass(frozen=True)
 class StatisticsSettings:
     """How a run decides what is an effect and what is significant: the level α, the δ
     given instead of calibrated, the test, its correction, the intervals and the rounds
     of the resampling tests (the ``run`` command's ``--alpha``, ``--delta``, ``--test``,
     ``--correction``, ``--bootstrap``, ``--ci`` and ``--permutations``)."""
 
+    #: the significance level α; every other default of α (the CLI's ``--alpha``, the
+    #: engine's, the report's for a run.json without it) is read from this one
     alpha: float = 0.01
     #: one fixed δ for every ranker (skips calibration); None: calibrated
     delta: float | None = None
@@ -147,6 +125,41 @@ class StatisticsSettings:
             permutations=DEFAULT_PERMUTATIONS if self.permutations is None else self.permutations,
             resamples=DEFAULT_RESAMPLES if self.bootstrap is None else self.bootstrap,
             ci_level=self.ci, seed=seed, rounds_given=given))
+
+
+#: The one set of statistics defaults: the CLI's flags, the pipeline, the engine
+#: (:class:`StatsConfig`) and the report (:func:`abnirml.run_record.statistics_of`) read them
+#: here.
+STATISTICS_DEFAULTS = StatisticsSettings()
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    """Test, correction, rounds of the resampling tests, interval coverage and the seed.
+
+    ``resamples`` is the bootstrap size of the intervals (0 turns them off) and the least
+    the bootstrap test uses; ``ci_level`` is the intervals' coverage. ``rounds_given``: the
+    user named the count of the chosen resampling test's rounds, which is then used as
+    given instead of being raised to what the table's correction needs.
+
+    It is the engine's view of :class:`StatisticsSettings`, not a second set of settings:
+    the counts the user left to the tool (None there) are resolved here, and the names
+    are the engine's (``resamples``, ``ci_level``). Its defaults are drawn from
+    :data:`STATISTICS_DEFAULTS`, so a default is written once.
+    """
+
+    test: str = STATISTICS_DEFAULTS.test
+    correction: str = STATISTICS_DEFAULTS.correction
+    permutations: int = DEFAULT_PERMUTATIONS
+    resamples: int = DEFAULT_RESAMPLES
+    ci_level: float = STATISTICS_DEFAULTS.ci
+    seed: int = 0
+    rounds_given: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {"test": self.test, "correction": self.correction,
+                "permutations": self.permutations, "bootstrap": self.resamples,
+                "ci": self.ci_level, "seed": self.seed}
 
 
 def check_config(config: StatsConfig) -> StatsConfig:
@@ -367,21 +380,22 @@ def add_arguments(parser: object, inherit: bool = False) -> None:
     # no argparse choices: a plugin's test is registered after the arguments are parsed,
     # and check_config refuses an unknown name in one line with the closest ones
     add("--test", metavar="{" + ",".join(records) + "}",
-        default=None if inherit else DEFAULT_TEST,
+        default=None if inherit else STATISTICS_DEFAULTS.test,
         help="significance test: " + "; ".join(
             f"{name}: {record.help or record.label}" for name, record in records.items())
-        + f" (default: {DEFAULT_TEST})")
+        + f" (default: {STATISTICS_DEFAULTS.test})")
     # no argparse choices either, for the same reason: check_config refuses an unknown
     # correction in one line naming the registered ones
     add("--correction", metavar="{" + ",".join(correction_names()) + "}",
-        default=None if inherit else DEFAULT_CORRECTION,
+        default=None if inherit else STATISTICS_DEFAULTS.correction,
         help="multiple-comparison correction per table: " + correction_help()
-        + f" (default: {DEFAULT_CORRECTION})")
+        + f" (default: {STATISTICS_DEFAULTS.correction})")
     add("--bootstrap", type=int, metavar="N", default=None,
         help=f"query-clustered bootstrap resamples for intervals ({DEFAULT_RESAMPLES}; 0: off); "
              "with a test that resamples queries also the test's resamples (default: "
              "enough for the table's correction to reject at α)")
-    add("--ci", type=float, metavar="LEVEL", default=None if inherit else DEFAULT_LEVEL,
+    add("--ci", type=float, metavar="LEVEL",
+        default=None if inherit else STATISTICS_DEFAULTS.ci,
         help=f"interval coverage ({DEFAULT_LEVEL}; with --test {DEFAULT_TEST} the score "
              "interval takes the test's own level)")
     add("--permutations", type=int, metavar="N", default=None,

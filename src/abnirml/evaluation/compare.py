@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError
+from abnirml.evaluation.corrections import significant
 from abnirml.evaluation.experiment import subset_masks
 from abnirml.evaluation.score_file import ScoreStore
-from abnirml.evaluation.significance import StatsConfig, p_value, significant, warned_rounds
+from abnirml.evaluation.significance import StatsConfig, p_value, warned_rounds
 from abnirml.evaluation.stat_tests import get_test
 from abnirml.evaluation.statistics import defined_p, effects
 

@@ -284,7 +284,7 @@ def score_pairs(rankers: Sequence[Ranker], slots: PairSlots,
         slot_identity, identities = _slot_identities(tables, slots.codes, slots.calib_codes,
                                                      collection)
     for ranker in rankers:
-        if ranker in routed:
+        if is_query_routed(ranker):
             scored[ranker.name] = score_routed(scorer, ranker, slots.pairs, slots.inverse,
                                                slot_identity, identities)
         else:

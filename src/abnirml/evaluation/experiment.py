@@ -219,7 +219,8 @@ class PairSlots:
     def scores(self, scored: tuple[np.ndarray, np.ndarray], where: slice) -> np.ndarray:
         """The scores of the slots ``where`` from one ranker's (values, index)."""
         values, index = scored
-        return values[index[where]]
+        chosen: np.ndarray = values[index[where]]
+        return chosen
 
 
 def unique_pairs(tables: Mapping[str, SampleTable], collection: Any,

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from abnirml.counts import counted
 from abnirml.errors import ConfigError
 from abnirml.files.output_folders import check_output_folder, check_owned_files, write_owned_files
 
+if TYPE_CHECKING:
+    from abnirml.data.trec import Qrels, Run
+    from abnirml.evaluation.analyses.compare import ProbeComparison
+    from abnirml.evaluation.execution.score_file import ScoreStore
+    from abnirml.evaluation.stats.significance import StatsConfig
+    from abnirml.report.tables import Table
 
-def add_parsers(sub, scoring: argparse.ArgumentParser) -> None:
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                scoring: argparse.ArgumentParser) -> None:
     """Register ``rank-origin`` and ``compare`` on the ``abnirml`` subparsers; ``scoring``
     is the CLI's parent parser of session flags (collection, cache, device, …)."""
     origin = sub.add_parser(
@@ -126,8 +136,8 @@ def cmd_rank_origin(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_runs_match(args: argparse.Namespace, reference: dict, run: dict,
-                      qrels: dict | None) -> None:
+def _check_runs_match(args: argparse.Namespace, reference: Run, run: Run,
+                      qrels: Qrels | None) -> None:
     """Refuse a run or qrels of another collection before writing anything: with no query
     in common the counts are empty (or every document 'unjudged'), which would read as a
     result rather than the mistake it is."""
@@ -148,7 +158,7 @@ def _check_same_collection(dir_a: Path, dir_b: Path) -> None:
     from abnirml.files.run_names import RUN_INFO
     from abnirml.report.run_outputs import read_run_info
 
-    def identity(folder: Path) -> dict | None:
+    def identity(folder: Path) -> dict[str, Any] | None:
         path = folder / RUN_INFO
         if not path.is_file():
             return None
@@ -219,7 +229,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _checked_subsets(given: str, store) -> list[str]:
+def _checked_subsets(given: str, store: ScoreStore) -> list[str]:
     """``--subsets``' names, each one the runs have (``all`` and their grade bands): an
     unknown name would otherwise match no sample and read as "nothing in common"."""
     from abnirml.errors import did_you_mean
@@ -237,7 +247,7 @@ def _checked_subsets(given: str, store) -> list[str]:
     return subsets
 
 
-def _untested(rows, store, ranker: str) -> str:
+def _untested(rows: Sequence[ProbeComparison], store: ScoreStore, ranker: str) -> str:
     """Why the probes both runs have got no test, when they did not (their samples come
     from fewer queries than a test needs), in a few words; '' when no probe is shared."""
     import numpy as np
@@ -245,7 +255,7 @@ def _untested(rows, store, ranker: str) -> str:
     shared = [r for r in rows if not r.note]
     if not shared:
         return ""
-    queries = set()
+    queries: set[int] = set()
     for probe in {r.probe for r in shared}:
         scores = store.scores.get((probe, ranker))
         if scores is not None and scores.cluster is not None and scores.cluster.size:
@@ -269,7 +279,7 @@ RANK_ORIGIN_FILES = {"rank_origin.csv": b"subset,run_range,", "rank_origin.json"
 """The files ``rank-origin --out`` writes (``reranked.run``: any run, unless it is an input)."""
 
 
-def _test_words(stats) -> str:
+def _test_words(stats: StatsConfig) -> str:
     from abnirml.evaluation.stats.corrections import correction_label
     from abnirml.evaluation.stats.stat_tests import get_test
 
@@ -292,9 +302,10 @@ def run_labels(dir_a: Path, dir_b: Path) -> tuple[str, str]:
     return str(dir_a), str(dir_b)
 
 
-def comparison_table(rows, label_a: str, label_b: str, stats=None,
+def comparison_table(rows: Sequence[ProbeComparison], label_a: str, label_b: str,
+                     stats: StatsConfig | None = None,
                      names: tuple[str, str] = ("A", "B"),
-                     runs: tuple[str, str] = ("A", "B")):
+                     runs: tuple[str, str] = ("A", "B")) -> Table:
     """The comparison as a table whose columns name the two rankers (``names``; the same
     ranker of two runs is named with its run, ``runs``: ``bm25 (v1)`` and ``bm25 (v2)``,
     from :func:`run_labels`). Differs: ``yes`` when the
@@ -308,15 +319,15 @@ def comparison_table(rows, label_a: str, label_b: str, stats=None,
     if name_a == name_b:
         name_a, name_b = f"{name_a} ({runs[0]})", f"{name_b} ({runs[1]})"
 
-    def fmt(value):
+    def fmt(value: float | None) -> str:
         return "–" if value is None else signed_text(value)
 
-    def interval(r):
+    def interval(r: ProbeComparison) -> str:
         if r.diff_ci_low is None or r.diff_ci_high is None:
             return "–"
         return f"[{signed_text(r.diff_ci_low)}, {signed_text(r.diff_ci_high)}]"
 
-    def differs(r):
+    def differs(r: ProbeComparison) -> str:
         if r.significant:
             return "yes"
         excludes = (r.diff_ci_low is not None and r.diff_ci_high is not None

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from abnirml.counts import counted
 from abnirml.errors import AbnirmlError, ConfigError
@@ -448,10 +448,12 @@ COMMANDS = {"run": cmd_run, "report": cmd_report, "probes": cmd_probes, "rankers
 def _analysis(name: str, args: argparse.Namespace) -> int:
     from abnirml import analysis_cli
 
-    return getattr(analysis_cli, name)(args)
+    command: Callable[[argparse.Namespace], int] = getattr(analysis_cli, name)
+    return command(args)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
     """Warnings are for people here: one line, no source location, no secret."""
     from abnirml.errors import redact
 
@@ -518,7 +520,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The parser of subcommand ``command`` (the top-level parser if there is none)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return action.choices.get(command, parser)
+            chosen: argparse.ArgumentParser = action.choices.get(command, parser)
+            return chosen
     return parser
 
 

@@ -121,7 +121,8 @@ def _short(text: str, width: int = 100) -> str:
 
 
 def _plain(example: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(example, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(example, default=str))
+    return plain
 
 
 class Gate:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -20,11 +22,11 @@ class NoSettings:
     """The settings of a probe family, or the parameters of a ranker family, that has none."""
 
 
-def setting(default: Any, *, help: str, minimum: float | None = None,
+def setting(default: _T, *, help: str, minimum: float | None = None,
             maximum: float | None = None, above: float | None = None,
             choices: tuple[str, ...] = (), words: Mapping[str, Any] | None = None,
             allow_inf: bool = False, check: Callable[[Any, str], Any] | None = None,
-            scoring: bool = True) -> Any:
+            scoring: bool = True) -> _T:
     """A dataclass field of a family's options.
 
     ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively; ``words`` maps
@@ -36,4 +38,5 @@ def setting(default: Any, *, help: str, minimum: float | None = None,
     meta = {"help": help, "minimum": minimum, "maximum": maximum, "above": above,
             "choices": choices, "words": dict(words or {}), "allow_inf": allow_inf,
             "check": check, "scoring": scoring}
+    # typed as dataclasses.field is: the declared attribute has the default's type
     return dataclasses.field(default=default, metadata=meta)

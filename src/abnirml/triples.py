@@ -31,15 +31,19 @@ import json
 import os
 import secrets
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abnirml.errors import ConfigError
 from abnirml.evaluation.execution.workspace import SessionSettings
+
+if TYPE_CHECKING:
+    from abnirml.evaluation.execution.experiment import ProbeScores
+    from abnirml.probes.base import SampleTable
 
 ONLY = ("all", "violated", "satisfied")
 
@@ -96,7 +100,9 @@ def export_triples(config: ExportConfig) -> dict[str, int]:
     return counts
 
 
-def _tables_and_scores(config: ExportConfig, names: list[str]):
+def _tables_and_scores(config: ExportConfig, names: list[str]
+                       ) -> tuple[dict[str, SampleTable], dict[str, ProbeScores],
+                                  dict[str, float], str | None]:
     """Sample tables (and, with a ranker, per-sample scores and δ) for the probes."""
     if config.ranker is not None:
         from abnirml.pipeline import RunConfig, run
@@ -122,8 +128,9 @@ def _tables_and_scores(config: ExportConfig, names: list[str]):
     return tables, {}, {}, None
 
 
-def _lines(probes: Sequence[Any], tables, scores, deltas, ranker_name: str | None, only: str,
-           counts: dict[str, int]) -> Iterator[str]:
+def _lines(probes: Sequence[Any], tables: Mapping[str, SampleTable],
+           scores: Mapping[str, ProbeScores], deltas: Mapping[str, float],
+           ranker_name: str | None, only: str, counts: dict[str, int]) -> Iterator[str]:
     for probe in probes:
         table = tables[probe.name]
         side = preferred_side(probe) or "doc1"     # the caller selected directed probes only

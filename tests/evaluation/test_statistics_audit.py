@@ -179,7 +179,7 @@ def test_bonferroni_family_is_every_record_of_one_table_with_two_or_more_samples
 
 def test_holm_and_bh_agree_with_statsmodels():
     multitest = pytest.importorskip("statsmodels.stats.multitest")
-    from abnirml.evaluation.stats.significance import adjust, significant
+    from abnirml.evaluation.stats.corrections import adjust, significant
 
     rng = np.random.default_rng(5)
     p = np.concatenate([rng.uniform(0, 0.002, 6), rng.uniform(0, 1, 20), [0.004, 0.004]])

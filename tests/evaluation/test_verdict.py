@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from abnirml.evaluation.stats.bootstrap import clustered_means, resample_weights, stable_seed
-from abnirml.evaluation.stats.corrections import correction_names
-from abnirml.evaluation.stats.significance import significant
+from abnirml.evaluation.stats.corrections import correction_names, significant
 from abnirml.evaluation.stats.verdict import DrawItem, row_rules, table_draws, unanimous_p
 
 ALPHA = 0.01

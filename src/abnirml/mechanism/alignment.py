@@ -67,7 +67,8 @@ class AlignedPair:
         """Positions of class ``klass`` (all positions for None)."""
         if klass is None:
             return np.ones(self.length, dtype=bool)
-        return self.classes == klass
+        positions: np.ndarray = self.classes == klass
+        return positions
 
 
 def align(base: Encoded, perturbed: Encoded, filler_id: int,

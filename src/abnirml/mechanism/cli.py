@@ -11,7 +11,8 @@ from typing import Any
 from abnirml.counts import counted
 
 
-def add_parser(sub, scoring: argparse.ArgumentParser) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               scoring: argparse.ArgumentParser) -> None:
     patch = sub.add_parser(
         "patch", parents=[scoring],
         help="causal activation patching on probe pairs: which layers, positions and "

@@ -74,7 +74,7 @@ def _replace_hidden(output: Any, hidden: Any) -> Any:
     return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
 
 
-def _layer_input(args: tuple, kwargs: dict) -> tuple[Any, bool]:
+def _layer_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, bool]:
     if args:
         return args[0], True
     return kwargs["hidden_states"], False
@@ -90,7 +90,8 @@ def hooked(target: PatchTarget, on_residual: Any = None, on_heads: Any = None
     parts = target.parts
     try:
         if on_residual is not None:
-            def pre(_module, args, kwargs):
+            def pre(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
                 hidden, positional = _layer_input(args, kwargs)
                 new = on_residual(0, hidden)
                 if new is None:
@@ -101,14 +102,16 @@ def hooked(target: PatchTarget, on_residual: Any = None, on_heads: Any = None
 
             handles.append(parts.layers[0].register_forward_pre_hook(pre, with_kwargs=True))
             for index, layer in enumerate(parts.layers, start=1):
-                def post(_module, _args, output, index=index):
+                def post(_module: Any, _args: tuple[Any, ...], output: Any,
+                         index: int = index) -> Any:
                     new = on_residual(index, _hidden(output))
                     return None if new is None else _replace_hidden(output, new)
 
                 handles.append(layer.register_forward_hook(post))
         if on_heads is not None:
             for index, projection in enumerate(parts.projections):
-                def before(_module, args, index=index):
+                def before(_module: Any, args: tuple[Any, ...],
+                           index: int = index) -> tuple[Any, ...] | None:
                     new = on_heads(index, args[0])
                     return None if new is None else (new, *args[1:])
 

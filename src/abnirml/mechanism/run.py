@@ -13,7 +13,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from abnirml.files.ownership import (
     record_written,
     replacing_folder,
 )
+from abnirml.files.run_names import PATCHING_DIR
 from abnirml.mechanism.study import (
     DEFAULT_MIN_DIFFERENCE,
     GRANULARITIES,
@@ -38,7 +39,8 @@ from abnirml.mechanism.study import (
     stacked,
 )
 from abnirml.mechanism.summary import summarise
-from abnirml.report.patching import PATCHING_DIR, SUMMARY_FILE, figures, markdown
+from abnirml.report.patching import SUMMARY_FILE, figures, markdown
+from abnirml.samples import Sample
 
 FORMAT = 1
 #: pairs examined per requested sample before a probe is refused as not alignable
@@ -141,9 +143,14 @@ def run_patching(config: PatchConfig) -> PatchOutput:
     for name in names:
         table = tables[name]
         samples = (table.sample(i) for i in range(len(table)))
-        result = _with_progress(config, name, lambda on, s=samples, n=name: patch_samples(
-            target, s, n, config.granularities, config.limit, config.seed, config.filler,
-            batch_size, config.min_difference, tries, on))
+
+        def patch(on: Callable[[int], None] | None, s: Iterator[Sample] = samples,
+                  n: str = name) -> ProbePatching:
+            return patch_samples(target, s, n, config.granularities, config.limit,
+                                 config.seed, config.filler, batch_size,
+                                 config.min_difference, tries, on)
+
+        result = _with_progress(config, name, patch)
         why = refusal(result)
         if why is not None:
             refused[name] = why
@@ -161,7 +168,9 @@ def run_patching(config: PatchConfig) -> PatchOutput:
     return PatchOutput(results, summaries, refused, seconds, folder)
 
 
-def _with_progress(config: PatchConfig, name: str, work):
+def _with_progress(config: PatchConfig, name: str,
+                   work: Callable[[Callable[[int], None] | None], ProbePatching]
+                   ) -> ProbePatching:
     from abnirml.progress import progress_enabled
 
     if not progress_enabled(config.session.progress):

@@ -76,7 +76,7 @@ class ProbePatching:
     heads: int
     granularities: tuple[str, ...]
     samples: list[SampleResult] = field(default_factory=list)
-    skipped: Counter = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
     tried: int = 0
 
     def residual_stack(self) -> np.ndarray:

@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abnirml.probes.layouts import (  # noqa: F401  (re-exported for families)
-    AXIOM_LAYOUT,
-    TABLE_LAYOUT,
-    TRANSFER_LAYOUT,
-)
+# re-exported for families
+from abnirml.probes.layouts import AXIOM_LAYOUT as AXIOM_LAYOUT
+from abnirml.probes.layouts import TABLE_LAYOUT as TABLE_LAYOUT
+from abnirml.probes.layouts import TRANSFER_LAYOUT as TRANSFER_LAYOUT
 from abnirml.settings import NoSettings as NoOptions
 
 

@@ -13,7 +13,7 @@ import numbers
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class QueryRoutedRanker(Protocol):
         ...
 
 
-def is_query_routed(ranker: object) -> bool:
+def is_query_routed(ranker: object) -> TypeGuard[QueryRoutedRanker]:
     """True for a ranker whose scores depend on the pair's judged query (see
     :class:`QueryRoutedRanker`)."""
     return callable(getattr(ranker, "route", None)) and callable(getattr(ranker, "routed",
@@ -93,7 +93,7 @@ class RankerHints:
     own_batches: bool = False
 
 
-def hints(ranker: Ranker) -> RankerHints:
+def hints(ranker: object) -> RankerHints:
     return getattr(ranker, "hints", RankerHints())
 
 

@@ -21,7 +21,7 @@ _REVISION = "the hub commit, tag or branch to load (pins a hub model)"
 _TRAINED = "runs offline (trained on the collection)"
 
 
-def _dtype() -> str:
+def _dtype() -> str | None:
     return setting(None, help="fp32, fp16 or bf16 (default: bf16 on a CUDA card that has it, "
                               "else fp16 there, fp32 elsewhere)")
 

@@ -22,7 +22,11 @@ from typing import Any
 
 from abnirml.errors import ConfigError, did_you_mean
 from abnirml.rankers.base import Ranker, RankerSpec, checked_number
-from abnirml.settings import NoSettings as NoParams
+from abnirml.settings import NoSettings
+
+#: The parameters of a ranker family that takes none (the settings layer's empty record,
+#: under the name ranker code uses; an assignment so importers may take it from here)
+NoParams = NoSettings
 
 #: ``factory(spec, params, env) -> Ranker``: the parsed spec (its ``argument`` and
 #: ``canonical`` name), the family's ``params`` dataclass already checked, and the registry's
@@ -89,12 +93,13 @@ class RankerFamily:
         if not isinstance(self.factory, str):
             return self.factory
         module_name, _, attr = self.factory.partition(":")
-        return getattr(importlib.import_module(module_name), attr)
+        factory: Factory | LegacyFactory = getattr(importlib.import_module(module_name), attr)
+        return factory
 
     def param_names(self) -> list[str]:
         return [f.name for f in self._fields()]
 
-    def _fields(self) -> list[dataclasses.Field]:
+    def _fields(self) -> list[dataclasses.Field[Any]]:
         """The parameters, the family's own first: fields a shared base class declares
         (revision, dtype, …) follow the ones that say what this family is."""
         own = inspect.get_annotations(self.params)
@@ -212,7 +217,8 @@ def _absent(module: str) -> bool:
         return True
 
 
-def _converted(raw: str, hint: Any, field: dataclasses.Field, ranker: str, key: str) -> Any:
+def _converted(raw: str, hint: Any, field: dataclasses.Field[Any], ranker: str,
+               key: str) -> Any:
     """``raw`` as the field's type, in the ranker parameters' one wording
     (``ranker NAME: key=VALUE must be ≥ 1``)."""
     from abnirml.strict_numbers import strict_float, strict_int

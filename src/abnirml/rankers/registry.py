@@ -216,7 +216,8 @@ def factory_arity(family: str, factory: Callable[..., Ranker]) -> Literal[2, 3]:
 
 def build_ranker(spec_text: str, env: RankerEnv) -> Ranker:
     """The ranker ``spec_text`` names (see :func:`build` for the record of what it is)."""
-    return build(spec_text, env).ranker
+    ranker: Ranker = build(spec_text, env).ranker
+    return ranker
 
 
 def build(spec: str | RankerSpec, env: RankerEnv) -> BuiltRanker:

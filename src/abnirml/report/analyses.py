@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from abnirml.counts import counted_or_unknown
@@ -565,7 +566,7 @@ def _examples(directory: Path) -> list[dict[str, Any]]:
     return read_jsonl(path) if path.is_file() else []
 
 
-def _add_figure(section: Section, draw) -> None:
+def _add_figure(section: Section, draw: Callable[..., Figure]) -> None:  # called bare
     """Draw a figure into ``section``; without matplotlib say so once instead of failing."""
     try:
         section.figures.append(draw())
@@ -584,7 +585,8 @@ def _slug(text: str) -> str:
 SWEEP_FIELDS = ("probe", "family", "ranker", "subset", "percentile", "delta", "score", "n")
 
 
-def _sweep_section(store: Any, plots, families: Sequence[str]) -> tuple[Section, str]:
+def _sweep_section(store: Any, plots: ModuleType, families: Sequence[str]
+                   ) -> tuple[Section, str]:
     """The δ-sensitivity section and the text of tables/delta-sweep.csv."""
     from abnirml.evaluation.stats.sweep import sweep, sweep_rows
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 
 from abnirml.report.tables import ZERO_MARK, Table
 
@@ -134,13 +135,14 @@ def _kind(cells: list[str], parts: int = 0) -> str:
         return "parts"
     if any("/" in c for c in bare) and all(_COUNT_RANGE.match(c) for c in bare):
         return "range"
-    for kind, test in (
-            ("interval", lambda c: (m := _INTERVAL.match(c)) is not None
-             and _number(m[1]) is not None and _number(m[2]) is not None),
-            ("pm", lambda c: (m := _PLUS_MINUS.match(c)) is not None
-             and _number(m[1]) is not None and _number(m[2]) is not None),
-            ("percent", lambda c: c.endswith("%") and _number(c[:-1]) is not None),
-            ("number", lambda c: _number(c) is not None)):
+    tests: tuple[tuple[str, Callable[[str], bool]], ...] = (
+        ("interval", lambda c: (m := _INTERVAL.match(c)) is not None
+         and _number(m[1]) is not None and _number(m[2]) is not None),
+        ("pm", lambda c: (m := _PLUS_MINUS.match(c)) is not None
+         and _number(m[1]) is not None and _number(m[2]) is not None),
+        ("percent", lambda c: c.endswith("%") and _number(c[:-1]) is not None),
+        ("number", lambda c: _number(c) is not None))
+    for kind, test in tests:
         if all(test(c) for c in bare):
             return kind
     return "text"

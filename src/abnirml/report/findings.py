@@ -75,7 +75,7 @@ def _phrase(record: Mapping[str, Any], labels: Sequence[str], positive_note: str
     probe, family = str(record["probe"]), str(record.get("family", ""))
     up = float(record["score"]) > 0 if up is None else up
     said = _family_finding(family)
-    phrase = said(probe, labels, up) if said is not None else None
+    phrase: str | None = said(probe, labels, up) if said is not None else None
     if phrase is not None:
         return phrase
     side = "d1" if up else "d2"

@@ -14,12 +14,15 @@ import csv
 import io
 import math
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abnirml.report.tables import SMALL_N, Table, anchor, signed_text
 from abnirml.run_record import RunInfo, alpha_of, statistics_of
+
+if TYPE_CHECKING:
+    from abnirml.evaluation.execution.score_file import ScoreStore
 
 #: Probes with more distinct queries than this (e.g. transfer probes, one query per
 #: sample) are left out of the per-query table: there a query is not a meaningful group.
@@ -67,7 +70,7 @@ def _adjusted_p(record: Mapping[str, Any]) -> str:
     return text + " (floor)" if record.get("p_floor") is not None else text
 
 
-def _order(record: Mapping[str, Any]) -> tuple:
+def _order(record: Mapping[str, Any]) -> tuple[bool, bool, float, str, str]:
     """Largest |d_z| first; rows from fewer than SMALL_N samples after all others, so a
     two-sample row with a huge d_z never leads the table."""
     effect = record.get("effect_size")
@@ -154,7 +157,7 @@ def _draw_intervals(rows: Sequence[tuple[str, str, float, float, float]]) -> byt
     return _png(figure)
 
 
-def per_query_rows(store) -> list[dict[str, Any]]:
+def per_query_rows(store: ScoreStore) -> list[dict[str, Any]]:
     """Every probe's score per query (subset ``all``) for every ranker, from scores.npz.
 
     ``contribution`` is the query's summed effect divided by the probe's sample count: the

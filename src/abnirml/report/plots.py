@@ -20,10 +20,14 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from abnirml.evaluation.stats.sweep import OPERATING_POINT, SweepPoint
 from abnirml.files.derived_values import store_json_quietly, store_quietly
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.figure import Figure
 
 DPI = 90
 FIGURE_VERSION = "6"          # bump when a drawing function changes what it draws
@@ -98,7 +102,7 @@ def cached_json(kind: str, compute: Callable[[], Any], *inputs: object) -> Any:
 
 
 def _figure(width: float, height: float,
-            layout: Literal["constrained", "tight"] | None = "constrained"):
+            layout: Literal["constrained", "tight"] | None = "constrained") -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -107,7 +111,7 @@ def _figure(width: float, height: float,
     return figure
 
 
-def _png(figure) -> bytes:
+def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     return buffer.getvalue()
@@ -132,7 +136,7 @@ def curve_groups(points: Sequence[SweepPoint]
         by_key.setdefault((p.probe, p.ranker), []).append(p)
     out: dict[str, list[tuple[str, list[float], list[float]]]] = {}
     for probe in dict.fromkeys(p.probe for p in points):
-        merged: dict[tuple, list[str]] = {}
+        merged: dict[tuple[tuple[float, float], ...], list[str]] = {}
         for ranker in rankers:
             series = sorted(by_key.get((probe, ranker), []), key=lambda p: p.percentile)
             curve = tuple((p.percentile, round(p.score, 12)) for p in series
@@ -174,7 +178,7 @@ def _draw_delta_curves(points: Sequence[SweepPoint], title: str, columns: int,
         return {"color": OKABE_ITO[i % (len(OKABE_ITO) - 1)], "linestyle": line,
                 "marker": marker}
 
-    handles: dict[str, object] = {}
+    handles: dict[str, Artist] = {}
     for index, probe in enumerate(probes):
         ax = axes[index // columns][index % columns]
         same: list[str] = []
@@ -223,7 +227,8 @@ def heatmap_grid(panels: Sequence[tuple[str, Sequence[Sequence[float]], Sequence
                       list(columns), xlabel, ylabel)
 
 
-def _draw_heatmap_grid(panels, columns: Sequence[str], xlabel: str, ylabel: str) -> bytes:
+def _draw_heatmap_grid(panels: Sequence[tuple[str, Sequence[Sequence[float]], Sequence[str]]],
+                       columns: Sequence[str], xlabel: str, ylabel: str) -> bytes:
     import numpy as np
 
     per_row = min(4, max(1, len(panels)))

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from abnirml.markup import escape_md, escape_md_code  # noqa: F401 - re-exported
+from abnirml.markup import escape_md as escape_md  # re-exported
+from abnirml.markup import escape_md_code as escape_md_code  # re-exported
 from abnirml.probes.layouts import TABLE_LAYOUT, LayoutTest, ReportLayout, layout_of
 from abnirml.run_record import RunInfo
 

@@ -209,7 +209,8 @@ def _effectiveness_by_ranker(result: Any, qrels: Mapping[str, Mapping[str, int]]
 
 def preference_consistency(record: Mapping[str, Any]) -> float | None:
     """ir_axioms' preference consistency from an axiom record (see the module docstring)."""
-    satisfied, violated = record.get("satisfied"), record.get("violated")
+    satisfied: int | None = record.get("satisfied")
+    violated: int | None = record.get("violated")
     if satisfied is None or violated is None or satisfied + violated == 0:
         return None
     return satisfied / (satisfied + violated)

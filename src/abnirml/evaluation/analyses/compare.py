@@ -30,7 +30,8 @@ import numpy as np
 from abnirml.errors import ConfigError
 from abnirml.evaluation.execution.experiment import subset_masks
 from abnirml.evaluation.execution.score_file import ScoreStore
-from abnirml.evaluation.stats.significance import StatsConfig, p_value, significant, warned_rounds
+from abnirml.evaluation.stats.corrections import significant
+from abnirml.evaluation.stats.significance import StatsConfig, p_value, warned_rounds
 from abnirml.evaluation.stats.stat_tests import get_test
 from abnirml.evaluation.stats.statistics import defined_p, effects
 
@@ -140,8 +141,8 @@ def compare(store_a: ScoreStore, ranker_a: str, store_b: ScoreStore, ranker_b: s
         out.append(ProbeComparison(name, info.family, "all", 0, None, None, 0, None, False,
                                    "only in B"))
     tested = [i for i, c in enumerate(out) if c.p_value is not None and c.n >= 2]
-    flags = significant([out[i].p_value for i in tested], alpha,  # type: ignore[misc]
-                        stats.correction)
+    tested_p = [c.p_value for c in out if c.p_value is not None and c.n >= 2]
+    flags = significant(tested_p, alpha, stats.correction)
     for i, flag in zip(tested, flags, strict=True):
         c = out[i]
         out[i] = ProbeComparison(c.probe, c.family, c.subset, c.n, c.score_a, c.score_b,

@@ -17,9 +17,15 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.data.trec import Qrels, Run
+
+if TYPE_CHECKING:
+    from abnirml.data.collection import Collection as TestCollection
+    from abnirml.evaluation.execution.candidates import Candidates
+    from abnirml.evaluation.execution.experiment import ExperimentResult
+    from abnirml.evaluation.execution.scoring import Scorer
 
 REL_LEVEL = 2     # binary measures: grade ≥ 2 is relevant (TREC DL, ABNIRML, Rau & Kamps)
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", f"AP(rel={REL_LEVEL})", f"RR(rel={REL_LEVEL})")
@@ -73,8 +79,9 @@ def evaluate_per_query(run: Run, qrels: Qrels, measures: Sequence[str] = DEFAULT
             for qid in sorted(out)}
 
 
-def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]], collection,
-                      scorer=None) -> dict[str, Run]:
+def rerank_candidates(rankers: Iterable[Any], candidates: Mapping[str, list[str]],
+                      collection: TestCollection, scorer: Scorer | None = None
+                      ) -> dict[str, Run]:
     """Each ranker's re-ranking of the candidate documents (through the score cache)."""
     from abnirml.evaluation.analyses import listwise_probing
     from abnirml.evaluation.analyses.preference_probing import is_pairwise, rerank_run
@@ -162,7 +169,9 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def attach_effectiveness(result, rankers: Sequence[Any], collection, candidates, scorer=None,
+def attach_effectiveness(result: ExperimentResult, rankers: Sequence[Any],
+                         collection: TestCollection, candidates: Candidates,
+                         scorer: Scorer | None = None,
                          measures: Sequence[str] = DEFAULT_MEASURES) -> dict[str, Any]:
     """Re-rank the candidates with every ranker, evaluate, and keep the runs for the report.
 

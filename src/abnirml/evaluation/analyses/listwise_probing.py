@@ -165,7 +165,7 @@ def rank_cached(scorer: Any, ranker: Any, windows: Sequence[Window]) -> list[Per
             values = [stored.get(k) for k in keys[window]]
             if any(v is None for v in values):
                 continue
-            permutation = _unpacked(values, len(window.passages))    # type: ignore[arg-type]
+            permutation = _unpacked(values, len(window.passages))
             if permutation is not None:
                 found[window] = permutation
     missing = [w for w in unique if w not in found]

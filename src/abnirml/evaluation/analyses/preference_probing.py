@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from abnirml.evaluation.stats.calibration import TOP, Calibration, fixed
 from abnirml.rankers.base import RankerHints, hints
-from abnirml.rankers.pairwise import Triple, is_pairwise
+from abnirml.rankers.pairwise import PairwiseRanker, Triple, is_pairwise
 
 if TYPE_CHECKING:
     from abnirml.result_fields import ResultRow
@@ -57,12 +57,19 @@ def decode_documents(joint: str) -> tuple[str, str]:
     return rest[:n], rest[n:]
 
 
+class _StreamedPreferences(Protocol):
+    """A pairwise ranker that tokenizes ahead across calls (a token-budget model)."""
+
+    def preference_batches(self, batches: Sequence[Sequence[Triple]]
+                           ) -> Iterator[np.ndarray]: ...
+
+
 class PreferenceAsPairs:
     """A pairwise ranker seen by the :class:`~abnirml.evaluation.execution.scoring.Scorer` as a
     pointwise one over (q, encoded (d1, d2)) pairs, so caching, batching and executors are
     shared."""
 
-    def __init__(self, ranker: Any):
+    def __init__(self, ranker: PairwiseRanker):
         self.ranker = ranker
         self.name = ranker.name
         self.fingerprint = ranker.fingerprint
@@ -78,7 +85,9 @@ class PreferenceAsPairs:
         return self.ranker.preferences(_triples(pairs))
 
     def _streamed(self, batches: Sequence[Sequence[tuple[str, str]]]) -> Iterator[np.ndarray]:
-        return self.ranker.preference_batches([_triples(batch) for batch in batches])
+        # chosen by __init__ only for a ranker that has preference_batches
+        streamed = cast(_StreamedPreferences, self.ranker)
+        return streamed.preference_batches([_triples(batch) for batch in batches])
 
 
 def _triples(pairs: Sequence[tuple[str, str]]) -> list[Triple]:
@@ -101,7 +110,8 @@ def preferences(scorer: Any, ranker: Any, triples: Sequence[Triple]) -> np.ndarr
 
 
 def symmetrise(p12: np.ndarray, p21: np.ndarray) -> np.ndarray:
-    return (np.asarray(p12) + 1.0 - np.asarray(p21)) / 2.0
+    symmetric: np.ndarray = (np.asarray(p12) + 1.0 - np.asarray(p21)) / 2.0
+    return symmetric
 
 
 def position_direction(p12: np.ndarray, p21: np.ndarray) -> np.ndarray:

@@ -20,10 +20,14 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abnirml.data.trec import Qrels, Run
 from abnirml.errors import ConfigError
+
+if TYPE_CHECKING:
+    from abnirml.evaluation.execution.scoring import Scorer
+    from abnirml.rankers.base import Ranker
 
 ABSENT = "absent"
 ALL = "all"
@@ -200,8 +204,8 @@ def read_csv(path: Path) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
-def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker,
-           depth: int = 1000, scorer=None) -> Run:
+def rerank(run: Run, queries: Mapping[str, str], docs: Mapping[str, str], ranker: Ranker,
+           depth: int = 1000, scorer: Scorer | None = None) -> Run:
     """Re-score each query's top ``depth`` of ``run`` with ``ranker``; best first.
 
     Documents without text are dropped (the caller can count them from the input run).

@@ -6,11 +6,17 @@ collection lacks are dropped and counted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from abnirml.counts import counted
 from abnirml.errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from abnirml.data.collection import Collection
+    from abnirml.data.stats import CollectionStats
 
 DEFAULT_DEPTH = 100
 
@@ -24,8 +30,9 @@ class Candidates:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-def resolve_candidates(collection, spec: str | None, depth: int = DEFAULT_DEPTH,
-                       stats_provider=None) -> Candidates:
+def resolve_candidates(collection: Collection, spec: str | None, depth: int = DEFAULT_DEPTH,
+                       stats_provider: Callable[[], CollectionStats] | None = None
+                       ) -> Candidates:
     """``spec``: a run name in the collection's ``runs/``, a run file path, or None (default).
 
     ``stats_provider`` returns collection statistics, needed only when no run exists.

@@ -223,7 +223,8 @@ class PairSlots:
     def scores(self, scored: tuple[np.ndarray, np.ndarray], where: slice) -> np.ndarray:
         """The scores of the slots ``where`` from one ranker's (values, index)."""
         values, index = scored
-        return values[index[where]]
+        chosen: np.ndarray = values[index[where]]
+        return chosen
 
 
 def unique_pairs(tables: Mapping[str, SampleTable], collection: Any,
@@ -288,7 +289,7 @@ def score_pairs(rankers: Sequence[Ranker], slots: PairSlots,
         slot_identity, identities = _slot_identities(tables, slots.codes, slots.calib_codes,
                                                      collection)
     for ranker in rankers:
-        if ranker in routed:
+        if is_query_routed(ranker):
             scored[ranker.name] = score_routed(scorer, ranker, slots.pairs, slots.inverse,
                                                slot_identity, identities)
         else:

@@ -17,7 +17,7 @@ import numpy as np
 
 from abnirml.evaluation.execution.scoring import Scorer
 from abnirml.probes.base import SampleTable
-from abnirml.rankers.base import Pair, QueryIdentity
+from abnirml.rankers.base import Pair, QueryIdentity, QueryRoutedRanker, Ranker
 
 
 class Identities:
@@ -67,7 +67,8 @@ class Identities:
         return list(self.codes)
 
 
-def score_routed(scorer: Scorer, ranker, pairs: Sequence[Pair], pair_index: np.ndarray,
+def score_routed(scorer: Scorer, ranker: QueryRoutedRanker, pairs: Sequence[Pair],
+                 pair_index: np.ndarray,
                  slot_identity: np.ndarray, identities: Sequence[QueryIdentity]
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Scores of a query-routed ranker for every slot: ``(values, index)`` with the slot's
@@ -90,22 +91,22 @@ def score_routed(scorer: Scorer, ranker, pairs: Sequence[Pair], pair_index: np.n
     return values, index.reshape(-1)
 
 
-def score_judged(scorer: Scorer | None, ranker, pairs: Sequence[Pair],
+def score_judged(scorer: Scorer | None, ranker: Ranker, pairs: Sequence[Pair],
                  identities: Sequence[QueryIdentity]) -> np.ndarray:
     """Scores of ``pairs`` whose judged queries are known (``identities``, one per pair):
     through the cache when ``scorer`` is given, each unique pair once, and by each pair's
     route for a ranker with per-query state. Re-ranking and masking use it."""
     from abnirml.rankers.base import checked_scores, is_query_routed
 
-    def plain(target, items: list[Pair]) -> np.ndarray:
+    def plain(target: Ranker, items: list[Pair]) -> np.ndarray:
         if not items:
             return np.zeros(0)
         if scorer is not None:
             return scorer.score(target, items)
         return checked_scores(target.name, target.score(items), len(items))
 
-    routed = is_query_routed(ranker)
-    keys = [(ranker.route(identity) if routed else "", pair)
+    routing = ranker if is_query_routed(ranker) else None
+    keys = [(routing.route(identity) if routing is not None else "", pair)
             for identity, pair in zip(identities, pairs, strict=True)]
     unique = list(dict.fromkeys(keys))
     position = {key: i for i, key in enumerate(unique)}
@@ -114,6 +115,6 @@ def score_judged(scorer: Scorer | None, ranker, pairs: Sequence[Pair],
     for i, (route, _) in enumerate(unique):
         by_route.setdefault(route, []).append(i)
     for route, members in by_route.items():
-        target = ranker.routed(route) if routed else ranker
+        target = routing.routed(route) if routing is not None else ranker
         values[members] = plain(target, [unique[i][1] for i in members])
     return values[[position[key] for key in keys]] if keys else np.zeros(0)

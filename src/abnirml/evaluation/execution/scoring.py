@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -149,9 +150,25 @@ class Scorer:
         return out
 
 
-def progress_bar(total: int, label: str, enabled: bool, unit: str = "pair"):
+class ProgressBar(Protocol):
+    """What the pipeline uses of a tqdm bar (tqdm itself ships no types)."""
+
+    def update(self, n: int = 1) -> object: ...
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> object: ...
+
+    def close(self) -> object: ...
+
+    def __enter__(self) -> ProgressBar: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def progress_bar(total: int, label: str, enabled: bool, unit: str = "pair") -> ProgressBar:
     """A transient progress bar on stderr (nothing at all when disabled or empty)."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit=unit, disable=not enabled or total == 0,
-                file=sys.stderr, dynamic_ncols=True, leave=False)
+    bar: ProgressBar = tqdm(total=total, desc=label, unit=unit,
+                            disable=not enabled or total == 0, file=sys.stderr,
+                            dynamic_ncols=True, leave=False)
+    return bar

@@ -82,7 +82,8 @@ class Correction:
         p = np.asarray(p_values, dtype=np.float64)
         if p.shape[0] == 0:
             return []
-        return np.asarray(self.adjusted(p), dtype=np.float64).tolist()
+        adjusted: list[float] = np.asarray(self.adjusted(p), dtype=np.float64).tolist()
+        return adjusted
 
     def significant(self, p_values: Sequence[float], alpha: float) -> list[bool]:
         """Which tests stay significant at ``alpha`` after this correction over the table."""
@@ -114,7 +115,8 @@ def _unadjusted(p: np.ndarray) -> np.ndarray:
 
 
 def _bonferroni(p: np.ndarray) -> np.ndarray:
-    return np.minimum(1.0, p * p.shape[0])
+    adjusted: np.ndarray = np.minimum(1.0, p * p.shape[0])
+    return adjusted
 
 
 def _bonferroni_flags(p_values: Sequence[float], alpha: float) -> list[bool]:

@@ -62,14 +62,12 @@ from abnirml.evaluation.stats.built_in_tests import (  # noqa: F401  (re-exporte
     permutation_p,
     wilcoxon_p,
 )
-from abnirml.evaluation.stats.corrections import (  # noqa: F401  (re-exported)
+from abnirml.evaluation.stats.corrections import (
     DEFAULT_CORRECTION,
-    adjust,
     correction_help,
     correction_names,
     find_correction,
     get_correction,
-    significant,
 )
 from abnirml.evaluation.stats.stat_tests import (
     TestData,

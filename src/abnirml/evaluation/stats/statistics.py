@@ -30,9 +30,9 @@ import numpy as np
 
 def effects(diff: np.ndarray, delta: float, symmetric: bool = False) -> np.ndarray:
     """Per-sample effect (int8) of score differences ``diff`` = R(q,d1) − R(q,d2)."""
-    if symmetric:
-        return (np.abs(diff) > delta).astype(np.int8)
-    return (diff > delta).astype(np.int8) - (diff < -delta).astype(np.int8)
+    signs: np.ndarray = ((np.abs(diff) > delta).astype(np.int8) if symmetric
+                         else (diff > delta).astype(np.int8) - (diff < -delta).astype(np.int8))
+    return signs
 
 
 @dataclass(frozen=True)

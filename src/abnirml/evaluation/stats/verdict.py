@@ -319,7 +319,8 @@ def _constant_columns(sums: np.ndarray, own: np.ndarray) -> np.ndarray:
     bound = float(np.abs(sums).max(initial=0.0)) * float(own.max(initial=0.0))
     if bound >= 2.0 ** 52 or not np.array_equal(sums, np.round(sums)):
         return np.zeros(sums.shape[1], dtype=bool)
-    return np.all(sums * own[:1] == own * sums[:1], axis=0)
+    constant: np.ndarray = np.all(sums * own[:1] == own * sums[:1], axis=0)
+    return constant
 
 
 BLOCK_ROWS = 1 << 14

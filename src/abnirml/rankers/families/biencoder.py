@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,9 +104,9 @@ class BiEncoderRanker:
             raise ConfigError(f"ranker {name}: similarity must be cos or dot, got {similarity!r}")
         self.name = name
         self.device = device
-        self._load = lambda: load_without_unused_imports(lambda: load_pretrained(
-            _sentence_transformers(name).SentenceTransformer,
-            ref, name, device=self.device))
+        self._load: Callable[[], Any] = lambda: load_without_unused_imports(
+            lambda: load_pretrained(_sentence_transformers(name).SentenceTransformer, ref, name,
+                                    device=self.device))
         self._model: Any = None
         self._preloading: threading.Thread | None = None
         self.dtype = dtype

@@ -66,7 +66,10 @@ def first_messages(query: str, passages: Sequence[str]) -> list[dict[str, str]]:
     """RankZephyr's alphabetical prompt for one window (passages already cut)."""
     num = str(len(passages))
     body = "".join(f"[{IDENTIFIERS[i]}] {p}\n" for i, p in enumerate(passages))
-    fill = lambda text: text.replace("{query}", query).replace("{num}", num)  # noqa: E731
+
+    def fill(text: str) -> str:
+        return text.replace("{query}", query).replace("{num}", num)
+
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": fill(PREFIX) + body + fill(SUFFIX)}]
 
@@ -185,7 +188,8 @@ class FirstRanker:
                    "attention_mask": torch.tensor(mask, device=device)}
         with torch.inference_mode(), attention_scope(device):
             logits = self.lm.forward(tensors, tuple(columns))
-        return logits.cpu().numpy()
+        scores: np.ndarray = logits.cpu().numpy()
+        return scores
 
     def rank_windows(self, windows: Sequence[Window]) -> list[Permutation]:
         """Each window's passages best first by identifier logit (ties keep input order)."""

@@ -20,7 +20,7 @@ Spec: ``maxp:<inner spec>`` with optional ``+passage_length=N``, ``+passage_stri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from abnirml.errors import ConfigError
 from abnirml.rankers.base import (
     Pair,
     QueryIdentity,
+    QueryRoutedRanker,
     Ranker,
     RankerHints,
     RankerSpec,
@@ -117,11 +118,16 @@ class RoutedPassageAggregate(PassageAggregate):
     """Passage aggregation over a ranker with per-query state (a learned ``knrm``): routes
     each pair as the wrapped ranker does, so the wrapper keeps its query-identity contract."""
 
+    @property
+    def _routed_inner(self) -> QueryRoutedRanker:
+        # aggregate_passages builds this class only over a ranker that is_query_routed
+        return cast(QueryRoutedRanker, self.inner)
+
     def route(self, identity: QueryIdentity) -> str:
-        return self.inner.route(identity)  # type: ignore[attr-defined]
+        return self._routed_inner.route(identity)
 
     def routed(self, key: str) -> PassageAggregate:
-        return PassageAggregate(self.inner.routed(key),  # type: ignore[attr-defined]
+        return PassageAggregate(self._routed_inner.routed(key),
                                 self.length, self.stride, self.aggregate, name=self.name)
 
 

@@ -55,7 +55,7 @@ class WMDRanker:
         return self._glove
 
     @property
-    def _ot(self):
+    def _ot(self) -> Any:
         return import_or_explain("ot", self.name, "embedding")
 
     def bag(self, text: str) -> Bag:

@@ -124,7 +124,8 @@ def key_order(qhashes: Sequence[bytes], dhashes: Sequence[bytes]) -> list[int]:
     if n and {len(h) for h in qhashes} == {16} and {len(h) for h in dhashes} == {16}:
         q = np.frombuffer(b"".join(qhashes), dtype=">u8").reshape(n, 2)
         d = np.frombuffer(b"".join(dhashes), dtype=">u8").reshape(n, 2)
-        return np.lexsort((d[:, 1], d[:, 0], q[:, 1], q[:, 0])).tolist()
+        order: list[int] = np.lexsort((d[:, 1], d[:, 0], q[:, 1], q[:, 0])).tolist()
+        return order
     return sorted(range(n), key=lambda i: (bytes(qhashes[i]), bytes(dhashes[i])))
 
 
@@ -217,7 +218,7 @@ def connect_while_busy(connect: Callable[[], sqlite3.Connection],
 def _is_damaged(exc: BaseException) -> bool:
     """Whether ``exc`` says the file's content is broken (the only reason a cache is ever
     moved aside): not a full disk, a read-only mount, a permission or a lock."""
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in _SQLITE_DAMAGED_CODES or code == _SQLITE_SHORT_READ
     message = str(exc).lower()
@@ -225,7 +226,7 @@ def _is_damaged(exc: BaseException) -> bool:
 
 
 def _is_full(exc: BaseException) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF == _SQLITE_FULL
     return "disk is full" in str(exc).lower()
@@ -272,7 +273,7 @@ def _is_busy(exc: BaseException) -> bool:
     """Whether ``exc`` says another connection holds the database (not that it is damaged)."""
     if not isinstance(exc, sqlite3.OperationalError):
         return False
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in _SQLITE_BUSY_CODES
     message = str(exc).lower()

@@ -640,7 +640,8 @@ def _to_numpy(scores: Any) -> np.ndarray:
         return scores.astype(np.float64, copy=False)
     if isinstance(scores, FetchedEarly):
         return scores.numpy()
-    return scores.double().cpu().numpy()
+    as_numpy: np.ndarray = scores.double().cpu().numpy()
+    return as_numpy
 
 
 def cast_model(model: Any, settings: DeviceSettings, ranker: str = "") -> Any:

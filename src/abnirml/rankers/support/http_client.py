@@ -289,7 +289,7 @@ class HttpClient:
             if isinstance(failure, AbnirmlError):
                 raise _redacted(failure) from None
             raise failure
-        return job.results  # type: ignore[return-value]
+        return job.results
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -314,8 +314,9 @@ class HttpClient:
             _stop_if_cancelled()
             if status is None:
                 self._throttle.answered()
-                return result  # type: ignore[return-value]
-            error, wait = result  # type: ignore[misc]
+                answer: bytes = result
+                return answer
+            error, wait = result
             if status not in RETRY_STATUSES:
                 raise error
             attempt += 1
@@ -693,7 +694,7 @@ def _watched(connection: Any) -> None:
 
     def create_watched(*args: Any, **kwargs: Any) -> socket.socket:
         sock = create(*args, **kwargs)
-        watchdog = getattr(_CURRENT, "watchdog", None)
+        watchdog: _Watchdog | None = getattr(_CURRENT, "watchdog", None)
         return sock if watchdog is None else watchdog.watch(sock)
 
     connection._create_connection = create_watched
@@ -723,12 +724,15 @@ def _opener() -> urllib.request.OpenerDirector:
                 _watched(self)
 
         class HTTPHandler(urllib.request.HTTPHandler):
-            def http_open(self, req):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
                 return self.do_open(WatchedHTTP, req)
 
         class HTTPSHandler(urllib.request.HTTPSHandler):
-            def https_open(self, req):
-                return self.do_open(WatchedHTTPS, req, context=self._context)
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                # urllib keeps the handler's TLS context in a private attribute that
+                # typeshed does not declare
+                context = self._context  # type: ignore[attr-defined]
+                return self.do_open(WatchedHTTPS, req, context=context)
 
         _OPENER = urllib.request.build_opener(HTTPHandler(), HTTPSHandler(),
                                               _RedirectHandler())

@@ -89,7 +89,8 @@ class TokenView:
     def ids(self, i: int) -> list[int]:
         r = int(self.rows[i])
         start = int(self.offsets[r])
-        return self.flat[start:start + int(self.lengths[r])].tolist()
+        ids: list[int] = self.flat[start:start + int(self.lengths[r])].tolist()
+        return ids
 
 
 class TokenStore:

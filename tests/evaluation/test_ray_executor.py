@@ -130,20 +130,61 @@ class _Store:
         return self.objects[ref]
 
 
-def test_a_worker_process_fetches_each_ranker_once_and_keeps_the_latest(monkeypatch):
-    store = _Store({"a": "ranker A", "b": "ranker B", "c": "ranker C"})
-    monkeypatch.setitem(sys.modules, "ray", store)
-    monkeypatch.setattr(ray_executor, "_WORKER_RANKERS", type(ray_executor._WORKER_RANKERS)())
-    monkeypatch.setattr(ray_executor, "_WORKER_FETCHES", {})
-    assert worker_ranker("A", ["a"]) == ("ranker A", True)
-    assert worker_ranker("A", ["a"]) == ("ranker A", False)       # kept: no second fetch
-    assert worker_ranker("B", ["b"]) == ("ranker B", True)
-    assert worker_ranker("A", ["a"]) == ("ranker A", False)       # A used last: B goes next
-    assert worker_ranker("C", ["c"]) == ("ranker C", True)
+class _Neural:
+    """A ranker with a model to load (it has ``preload``), named for the assertions."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def preload(self) -> None:
+        pass
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Neural) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+@pytest.fixture
+def worker_process(monkeypatch):
+    def with_store(objects):
+        store = _Store(objects)
+        monkeypatch.setitem(sys.modules, "ray", store)
+        monkeypatch.setattr(ray_executor, "_WORKER_RANKERS",
+                            type(ray_executor._WORKER_RANKERS)())
+        monkeypatch.setattr(ray_executor, "_WORKER_FETCHES", {})
+        return store
+    return with_store
+
+
+def test_a_worker_process_fetches_each_ranker_once_and_keeps_the_latest(worker_process):
+    a, b, c = _Neural("A"), _Neural("B"), _Neural("C")
+    store = worker_process({"a": a, "b": b, "c": c})
+    assert worker_ranker("A", ["a"]) == (a, True)
+    assert worker_ranker("A", ["a"]) == (a, False)       # kept: no second fetch
+    assert worker_ranker("B", ["b"]) == (b, True)
+    assert worker_ranker("A", ["a"]) == (a, False)       # A used last: B goes next
+    assert worker_ranker("C", ["c"]) == (c, True)
     assert list(ray_executor._WORKER_RANKERS) == ["A", "C"]
-    assert worker_ranker("B", ["b"]) == ("ranker B", True)
+    assert worker_ranker("B", ["b"]) == (b, True)
     assert store.fetched == ["a", "b", "c", "b"]
     assert ray_executor._WORKER_FETCHES == {"A": 1, "B": 2, "C": 1}   # B: again, once evicted
+
+
+def test_rankers_without_a_model_never_push_out_one_loaded_ahead(worker_process):
+    """A model loaded by a warm-up task stays while the run scores its lexical rankers
+    first (BM25 and QL before the neural one): those count against their own limit."""
+    neural = _Neural("N")
+    lexical = {f"l{i}": f"lexical {i}" for i in range(ray_executor.LIGHT_RANKERS + 1)}
+    store = worker_process({"n": neural, **lexical})
+    assert worker_ranker("N", ["n"]) == (neural, True)          # the warm-up's fetch
+    for ref in lexical:
+        assert worker_ranker(ref.upper(), [ref])[1]
+    assert worker_ranker("N", ["n"]) == (neural, False)         # still loaded
+    assert store.fetched.count("n") == 1
+    assert "L0" not in ray_executor._WORKER_RANKERS              # the oldest light one went
+    assert len(ray_executor._WORKER_RANKERS) == ray_executor.LIGHT_RANKERS + 1
 
 
 class _Put:

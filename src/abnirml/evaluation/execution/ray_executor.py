@@ -67,9 +67,13 @@ LOST_NODE_WAIT_S = 30.0
 POLL_S = 1.0
 #: tasks in flight per slot that can run at once: the rest wait in Ray's queue
 QUEUED_PER_SLOT = 2
-#: rankers one worker process keeps (the most recently used): a run scores its rankers
-#: one after the other, and a learned ranker's fold models one after the other
+#: rankers with a model (those that ``preload``) one worker process keeps, the most
+#: recently used: a run scores its rankers one after the other, and a learned ranker's fold
+#: models one after the other
 WORKER_RANKERS = 2
+#: rankers without a model (lexical ones: their statistics, no load) kept besides, so that
+#: scoring them never pushes out a model the process loaded ahead of its batches
+LIGHT_RANKERS = 8
 #: Ray's errors that mean a task's worker process or node went away, not the ranker failed
 LOST_WORKER_ERRORS = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError",
                       "OwnerDiedError", "LocalRayletDiedError", "ObjectFetchTimedOutError")
@@ -131,9 +135,21 @@ def worker_ranker(key: str, boxed: Sequence[Any]) -> tuple[Ranker, bool]:
     ranker = ray.get(boxed[0])
     _WORKER_RANKERS[key] = ranker
     _WORKER_FETCHES[key] = _WORKER_FETCHES.get(key, 0) + 1
-    while len(_WORKER_RANKERS) > WORKER_RANKERS:
-        _WORKER_RANKERS.popitem(last=False)
+    _evict()
     return ranker, True
+
+
+def _holds_model(ranker: object) -> bool:
+    return callable(getattr(ranker, "preload", None))
+
+
+def _evict() -> None:
+    """Drop the least recently used rankers beyond :data:`WORKER_RANKERS` with a model
+    and :data:`LIGHT_RANKERS` without: each kind counts against its own limit only."""
+    for heavy, limit in ((True, WORKER_RANKERS), (False, LIGHT_RANKERS)):
+        kept = [k for k, r in _WORKER_RANKERS.items() if _holds_model(r) == heavy]
+        for key in kept[:max(0, len(kept) - limit)]:
+            del _WORKER_RANKERS[key]
 
 
 def _score_task(key: str, boxed: Sequence[Any], batch: Sequence[Pair]

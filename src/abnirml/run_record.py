@@ -215,15 +215,73 @@ def alpha_of(info: RunInfo) -> float:
 
 # -- checking a file against the declaration ----------------------------------------------
 
+#: where a problem is: the keys and list positions from the record down to the field
+FieldPath = tuple[str | int, ...]
+
+
 def run_info_problem(value: Any, record_type: Any = RunInfo) -> str | None:
     """Why ``value`` (a parsed ``run.json``) is not a :class:`RunInfo` — not an object, a
     section that is not one, a required field missing, a value of another type — in one
     sentence naming the field (``rankers[1].delta``); None when it is one. Keys the type
     does not declare (a family's options, a plugin's section) are not checked."""
-    return _problem(value, record_type, "")
+    found = located_problem(value, record_type)
+    return None if found is None else found[0]
 
 
-def _problem(value: Any, hint: Any, where: str) -> str | None:
+def located_problem(value: Any, record_type: Any = RunInfo) -> tuple[str, FieldPath] | None:
+    """:func:`run_info_problem` with where it is: the path of the field at fault (for a
+    missing field, of the record that lacks it), so a reader can name the file's line."""
+    return _problem(value, record_type, ())
+
+
+def field_line(text: str, path: FieldPath) -> int | None:
+    """The line of ``text`` (a JSON document) on which the value at ``path`` starts; None
+    when the path is not in it. Duplicate keys: the last one, as :func:`json.loads` keeps."""
+    decoder = json.JSONDecoder()
+    at = _skip_space(text, 0)
+    for part in path:
+        found = None
+        opening, closing = ("{", "}") if isinstance(part, str) else ("[", "]")
+        if at >= len(text) or text[at] != opening:
+            return None
+        at, index = _skip_space(text, at + 1), 0
+        while at < len(text) and text[at] != closing:
+            if isinstance(part, str):
+                try:
+                    key, at = decoder.raw_decode(text, at)      # a key is a JSON string
+                except ValueError:
+                    return None
+                at = _skip_space(text, _skip_space(text, at) + 1)      # past the colon
+                hit = key == part
+            else:
+                hit, index = index == part, index + 1
+            if hit:
+                found = at
+            try:
+                _, at = decoder.raw_decode(text, at)
+            except ValueError:
+                return None
+            at = _skip_space(text, at)
+            if at < len(text) and text[at] == ",":
+                at = _skip_space(text, at + 1)
+        if found is None:
+            return None
+        at = found
+    return text.count("\n", 0, at) + 1
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _shown(where: FieldPath) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" if i else part
+                   for i, part in enumerate(where))
+
+
+def _problem(value: Any, hint: Any, where: FieldPath) -> tuple[str, FieldPath] | None:
     hint = _bare(hint)
     if hint is Any:
         return None
@@ -246,13 +304,13 @@ def _problem(value: Any, hint: Any, where: str) -> str | None:
             return _wrong(where, "a JSON object", value, nullable)
         item = get_args(hint)[1]
         return next((p for key, v in value.items()
-                     if (p := _problem(v, item, f"{where}.{key}")) is not None), None)
+                     if (p := _problem(v, item, (*where, key))) is not None), None)
     if origin is list:
         if not isinstance(value, list):
             return _wrong(where, "a list", value, nullable)
         item = get_args(hint)[0]
         return next((p for i, v in enumerate(value)
-                     if (p := _problem(v, item, f"{where}[{i}]")) is not None), None)
+                     if (p := _problem(v, item, (*where, i))) is not None), None)
     words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
     if hint is bool:
         fits = isinstance(value, bool)
@@ -263,15 +321,15 @@ def _problem(value: Any, hint: Any, where: str) -> str | None:
     return None if fits else _wrong(where, words[hint], value, nullable)
 
 
-def _record_problem(value: dict[str, Any], record_type: Any, where: str) -> str | None:
+def _record_problem(value: dict[str, Any], record_type: Any, where: FieldPath
+                    ) -> tuple[str, FieldPath] | None:
     hints = get_type_hints(record_type, include_extras=True)
     for name, hint in hints.items():
-        field = f"{where}.{name}" if where else name
         if name not in value:
             if _required(record_type, name, hint):
-                return f"{where or 'the record'} lacks the field {name!r}"
+                return f"{_shown(where) or 'the record'} lacks the field {name!r}", where
             continue
-        problem = _problem(value[name], hint, field)
+        problem = _problem(value[name], hint, (*where, name))
         if problem is not None:
             return problem
     return None
@@ -295,10 +353,11 @@ def _bare(hint: Any) -> Any:
     return hint
 
 
-def _wrong(where: str, expected: str, value: Any, nullable: bool) -> str:
+def _wrong(where: FieldPath, expected: str, value: Any, nullable: bool
+           ) -> tuple[str, FieldPath]:
     shown = json.dumps(value, ensure_ascii=False, default=repr)[:40]
-    what = f"field {where!r}" if where else "run.json"
-    return f"{what} must be {expected}{' or null' if nullable else ''}, found {shown}"
+    what = f"field {_shown(where)!r}" if where else "run.json"
+    return f"{what} must be {expected}{' or null' if nullable else ''}, found {shown}", where
 
 
 # -- the reference page --------------------------------------------------------------------

@@ -106,6 +106,13 @@ def test_a_malformed_run_json_is_refused_naming_the_file_and_field(tmp_path, cha
         read_run_info(path)
     message = str(raised.value)
     assert str(path) in message and problem in message
+    # the line named is the one the field (or the record lacking it) starts on
+    line = raised.value.line
+    assert line is not None
+    text_line = path.read_text().splitlines()[line - 1]
+    field = problem.split("'")[1] if problem.startswith("field") else None
+    if field is not None:
+        assert f'"{field.split(".")[-1].split("[")[0]}"' in text_line
 
 
 def test_the_writer_refuses_a_record_its_reader_would_refuse():
@@ -256,3 +263,34 @@ def test_the_page_is_built_by_its_list_of_section_builders(small_run, monkeypatc
     assert "| lexical | looked at |" in to_markdown(table)
     files = analyses.render_reports(out, records, info)
     assert "notes" in files["report.html"] and "| bm25 | looked at |" in files["report.md"]
+
+
+@pytest.mark.parametrize(("text", "path", "line"), [
+    ('{"a": 1,\n "b": {"c": [1,\n 2, {"d": "x"}]}}', ("b", "c", 2, "d"), 3),
+    ('{"a": 1,\n "b": {"c": [1,\n 2, {"d": "x"}]}}', ("b", "c", 1), 3),
+    ('{"a": 1,\n "b": {"c": [1,\n 2, {"d": "x"}]}}', ("b", "c", 0), 2),
+    ('{"a": 1,\n "b": {"c": [1,\n 2, {"d": "x"}]}}', ("b",), 2),
+    ('{"a": 1,\n "b": {"c": [1,\n 2, {"d": "x"}]}}', (), 1),
+    ('{"a": "}\\"{",\n"b": 2}', ("b",), 2),             # braces and escapes inside strings
+    ('{"a": 1,\n"a": 2}', ("a",), 2),                    # a duplicate key: the last, as read
+    ('{"a": 1}', ("z",), None),
+    ('{"a": [1]}', ("a", 3), None),
+    ('{"a": 1}', ("a", "b"), None),
+])
+def test_field_line_finds_where_a_value_starts(text, path, line):
+    from abnirml.run_record import field_line
+
+    assert field_line(text, path) == line
+
+
+def test_a_bad_value_deep_in_run_json_is_named_by_its_line(tmp_path):
+    rankers = [{"name": f"r{i}", "fingerprint": "f", "delta": 0.1, "delta_source": "given"}
+               for i in range(3)]
+    rankers[2]["delta"] = "wide"
+    path = _folder(tmp_path, json.dumps({**GOOD, "rankers": rankers}, indent=2))
+    with pytest.raises(InputError) as raised:
+        read_run_info(path)
+    lines = path.read_text().splitlines()
+    assert raised.value.line is not None
+    assert lines[raised.value.line - 1].strip() == '"delta": "wide",'
+    assert f"{path}:{raised.value.line}:" in str(raised.value)

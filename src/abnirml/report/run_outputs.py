@@ -30,7 +30,7 @@ from abnirml.report.tables import (
     to_markdown,
 )
 from abnirml.result_fields import ResultRow, row_problem
-from abnirml.run_record import RunInfo, run_info_problem
+from abnirml.run_record import RunInfo, field_line, located_problem, run_info_problem
 
 
 def dumps(record: Mapping[str, Any]) -> str:
@@ -142,10 +142,11 @@ def read_run_info(path: Path) -> RunInfo:
     info = parse_json_line(text, path, 1) if text.strip() else None
     if not isinstance(info, dict):
         raise InputError("expected a JSON object (written by 'abnirml run')", path=path)
-    problem = run_info_problem(info)
-    if problem is not None:
+    found = located_problem(info)
+    if found is not None:
+        problem, where = found
         raise InputError(f"{problem} (expected the record 'abnirml run' writes; see the "
-                         "run.json reference)", path=path)
+                         "run.json reference)", path=path, line=field_line(text, where))
     return cast(RunInfo, info)
 
 

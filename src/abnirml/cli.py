@@ -527,9 +527,10 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:        # the abnirml program itself: a second Ctrl-C ends it at once
-        from abnirml.process_exit import leave_on_second_interrupt
+        from abnirml.process_exit import leave_on_second_interrupt, redacted_tracebacks
 
         leave_on_second_interrupt(EXIT_INTERRUPTED)
+        redacted_tracebacks()
     code = _main(argv)
     if argv is None:        # the abnirml program itself: end without the teardown if safe
         from abnirml.process_exit import finish

@@ -27,6 +27,7 @@ import contextlib
 import os
 import sys
 import threading
+import types
 
 
 def safe_to_skip_teardown() -> bool:
@@ -81,3 +82,27 @@ def _flush_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):   # closed, or the reader went away
             stream.flush()
+
+
+def redacted_tracebacks() -> None:
+    """Pass the tracebacks of unexpected errors (a bug, in the main thread or another)
+    through :func:`~abnirml.errors.redact` before they are printed: an exception's message
+    may quote a server's reply, and with it an API key the run registered."""
+    import traceback
+
+    from abnirml.errors import redact
+
+    def show(kind: type[BaseException], value: BaseException,
+             tb: types.TracebackType | None) -> None:
+        text = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(redact(text))
+
+    def show_thread(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "a thread"
+        sys.stderr.write(f"Exception in thread {name}:\n")
+        show(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback)
+
+    sys.excepthook = show
+    threading.excepthook = show_thread

@@ -178,6 +178,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from abnirml.evaluation.analyses.compare import compare, pick_ranker
     from abnirml.evaluation.execution.score_file import load_scores
     from abnirml.evaluation.stats.statistics import check_alpha
+    from abnirml.files.run_names import SCORES
     from abnirml.report.export import to_csv
     from abnirml.report.tables import to_markdown
 
@@ -185,8 +186,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     dir_b = Path(args.dir_b) if args.dir_b else dir_a
     if args.out:     # before any work: a hand-edited compare.md is never replaced
         check_owned_files(Path(args.out), COMPARE_FILES)
-    store_a = load_scores(dir_a / "scores.npz")
-    store_b = store_a if dir_b == dir_a else load_scores(dir_b / "scores.npz")
+    store_a = load_scores(dir_a / SCORES)
+    store_b = store_a if dir_b == dir_a else load_scores(dir_b / SCORES)
     if dir_b != dir_a:
         _check_same_collection(dir_a, dir_b)
     if dir_b == dir_a and args.ranker_a is None and args.ranker_b is None:

@@ -37,6 +37,7 @@ from typing import (
     is_typeddict,
 )
 
+from abnirml.files.run_names import RUN_INFO
 from abnirml.result_fields import About
 
 EVERY_RUN = "every run"
@@ -356,7 +357,7 @@ def _bare(hint: Any) -> Any:
 def _wrong(where: FieldPath, expected: str, value: Any, nullable: bool
            ) -> tuple[str, FieldPath]:
     shown = json.dumps(value, ensure_ascii=False, default=repr)[:40]
-    what = f"field {_shown(where)!r}" if where else "run.json"
+    what = f"field {_shown(where)!r}" if where else RUN_INFO
     return f"{what} must be {expected}{' or null' if nullable else ''}, found {shown}", where
 
 

@@ -37,3 +37,15 @@ def test_the_evaluation_and_ranker_rooms_say_what_they_hold():
         assert loose == (set() if top == "evaluation" else
                          {"base", "pairwise", "listwise", "family", "built_in", "registry",
                           "availability", "identity"})
+
+
+def test_output_file_names_are_written_once():
+    """The names of a run's files live in files/run_names.py; a literal elsewhere would let
+    a reader and a writer disagree about a name."""
+    names = ('"results.jsonl"', '"examples.jsonl"', '"run.json"', '"calibration.json"',
+             '"report.md"', '"report.html"', '"scores.npz"')
+    found = [f"{path.relative_to(PACKAGE).as_posix()}:{number}"
+             for path in PACKAGE.rglob("*.py") if path.name != "run_names.py"
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if any(name in line for name in names) and not line.lstrip().startswith("#")]
+    assert found == []

@@ -279,9 +279,9 @@ def _write_samples(path: Path, result: ProbePatching) -> None:
 
 def _refresh_run_report(out: Path) -> None:
     """Rebuild report.md / report.html of an ``abnirml run`` folder to show the section."""
-    from abnirml.files.run_names import RUN_INFO
+    from abnirml.files.run_names import RESULTS, RUN_INFO
 
-    if (out / RUN_INFO).is_file() and (out / "results.jsonl").is_file():
+    if (out / RUN_INFO).is_file() and (out / RESULTS).is_file():
         from abnirml.run_folder import RunFolder
 
         RunFolder(out).write_reports()

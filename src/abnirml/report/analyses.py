@@ -37,6 +37,7 @@ from abnirml.files.run_names import (
     REPORT_HTML,
     REPORT_MD,
     RERANKED_DIR,
+    RESULTS,
     RUN_INFO,
     SCORES,
     table_file,
@@ -632,7 +633,7 @@ def render_reports(directory: Path, records: Sequence[Mapping[str, Any]] | None 
     )
 
     if records is None:
-        records = read_results(directory / "results.jsonl")
+        records = read_results(directory / RESULTS)
     if run_info is None:
         run_info = read_run_info(directory / RUN_INFO)
     examples = _examples(directory)

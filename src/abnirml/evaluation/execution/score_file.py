@@ -34,12 +34,13 @@ from abnirml.evaluation.execution.experiment import (
 )
 from abnirml.evaluation.stats.calibration import Calibration
 from abnirml.evaluation.stats.significance import STATISTICS_DEFAULTS, StatsConfig
+from abnirml.files.run_names import SCORES
 from abnirml.probes.base import DEFAULT_GRADE_BANDS, SampleTable
 from abnirml.result_fields import ResultRow
 
 FORMAT = "abnirml-scores"
 VERSION = 1
-FILENAME = "scores.npz"
+FILENAME = SCORES
 
 
 @dataclass(frozen=True)

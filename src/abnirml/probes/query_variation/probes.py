@@ -101,7 +101,67 @@ def variation_context(context: ProbeContext, needs: str) -> VariationContext:
 
 
 def _synonym_source(context: ProbeContext) -> Any:
-    """The configured synonym source, answers memoised per query."""
+    """The configured synonym source, answers memoised per query (and, for the WordNet
+    source, kept in the run's parse store: see :func:`_stored_synonyms`)."""
+    from abnirml.probes.query_variation import synonyms as sources
+
+    options = _options(context)
+    if options.synonyms != "counter-fitted" and context.parse_cache is not None:
+        from abnirml.text.wordnet import wordnet_dir
+
+        folder = wordnet_dir()
+        if folder is not None:
+            return _stored_synonyms(context, folder, sources.context_check_available())
+    return _built_synonym_source(context)
+
+
+def _stored_synonyms(context: ProbeContext, wordnet: Any, checked: bool) -> Any:
+    """The WordNet source's answers read from the parse store when an earlier run with the
+    same inputs stored them, so that a rerun loads neither spaCy, the word vectors nor the
+    sentence model. The store's key names every input of an answer: the spaCy pipeline
+    (the store's own namespace), the WordNet files, the stopwords, the rule and its
+    thresholds, and the packaged models' versions."""
+    import hashlib
+    from functools import lru_cache
+
+    from abnirml.probes.query_variation import synonyms as sources
+
+    stopwords = context.analyzer.stopword_set
+    built: list[Any] = []
+
+    def source() -> Any:
+        if not built:
+            built.append(_built_synonym_source(context))
+        return built[0]
+
+    inputs = hashlib.blake2b(digest_size=12)
+    for part in (sources.ANSWERS_VERSION, str(wordnet), _files_identity(wordnet),
+                 "\x00".join(sorted(stopwords)), sources.rule_identity(checked)):
+        inputs.update(part.encode("utf-8", "surrogatepass") + b"\x01")
+    kind = f"qvp-synonym|{inputs.hexdigest()}"
+
+    def answer(query: str) -> Any:
+        found = context.parse_cache.get_or_build(
+            kind, [query], lambda missing: [source()(q) for q in missing],
+            sources.encode_options, sources.decode_options)
+        return found[query]
+
+    memo = lru_cache(maxsize=None)(answer)
+    memo.rule = "context" if checked else "usual-sense"          # type: ignore[attr-defined]
+    return memo
+
+
+def _files_identity(folder: Any) -> str:
+    """Names, sizes and modification times of a folder's files: what changes when a
+    database is replaced."""
+    from pathlib import Path
+
+    entries = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in entries)
+
+
+def _built_synonym_source(context: ProbeContext) -> Any:
+    """The configured synonym source, loaded now, answers memoised per query."""
     from functools import lru_cache
 
     from abnirml.errors import MissingExtra

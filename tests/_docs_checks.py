@@ -46,6 +46,7 @@ OTHER_FLAGS = {
     "--in-memory": "benchmarks/scale.py",
     "--computed-candidates": "benchmarks/scale.py",
     "--dl19": "benchmarks/ray_scaling.py",
+    "--latency": "benchmarks/ray_scaling.py",
     "--check": "docs/gen_reference.py",
     "--strict": "mkdocs",
 }

@@ -13,14 +13,13 @@ from abnirml.evaluation.stats.bootstrap import (
     resample_weights,
     stable_seed,
 )
+from abnirml.evaluation.stats.corrections import adjust, significant
 from abnirml.evaluation.stats.significance import (
     StatsConfig,
-    adjust,
     effect_size,
     p_value,
     permutation_p,
     record_fields,
-    significant,
 )
 from abnirml.evaluation.stats.statistics import effects, paired_ttest_p
 

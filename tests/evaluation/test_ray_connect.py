@@ -236,8 +236,11 @@ def test_a_silent_listener_is_given_up_after_the_timeout():
      "it answered 'SSH-2.0-OpenSSH_9.6', not as an HTTP/2 server"),
 ])
 def test_other_listeners_are_described_by_their_answer(listener, said):
+    # these listeners answer (or close) at once: a long wait costs nothing unless the
+    # machine is too busy to run the listener's thread within the default 2 s. A listener
+    # that closes is named so whether the close arrives as an end of stream or a reset.
     with _listener(**listener) as (address, _):
-        assert said in _listener_problem(address)
+        assert said in _listener_problem(address, timeout=60.0)
 
 
 def test_nothing_listening_is_one_line():
@@ -400,3 +403,27 @@ def test_a_dead_nodes_reports_are_not_printed_and_everything_else_is(monkeypatch
     assert printed == ["A worker died or was", "Raylet is terminated"]
     undo()
     assert not getattr(ray_worker.print_to_stdstream, "abnirml_quiet", False)
+
+
+def test_an_orderly_close_after_the_preface_is_named_as_a_close():
+    """The listener reads the preface, then closes (an end of stream, no reset): that is a
+    close, not a listener that "sent nothing"."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve():
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(64)
+            connection.shutdown(socket.SHUT_WR)
+            time.sleep(1.0)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        assert "it closed the connection without answering" in _listener_problem(address, 30.0)
+    finally:
+        thread.join(5)
+        server.close()

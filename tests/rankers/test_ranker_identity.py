@@ -167,7 +167,7 @@ def test_the_device_is_resolved_once_for_every_torch_ranker_of_a_run(tmp_path, m
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     for module in ("cross_encoder", "monot5"):    # imported first: their names patched too
-        importlib.import_module(f"abnirml.rankers.{module}")
+        importlib.import_module(f"abnirml.rankers.families.{module}")
     from abnirml.pipeline import RunConfig, SessionSettings, run
     from tests._tiny_models import save_cross_encoder, save_t5
 

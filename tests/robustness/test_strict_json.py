@@ -16,6 +16,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "src" / "abnirml"
 NOT_WRITTEN = {
     "data/trec.py": "re-encodes a value read from a user's file, to find lone surrogates",
     "result_fields.py": "quotes a bad value in an error message",
+    "run_record.py": "quotes a bad value in an error message",
     "frames.py": "a cell of an in-memory data frame",
     "pytest_plugin.py": "a cache key and an in-memory copy",
     "rankers/families/learned/train.py": "a cache key",

@@ -273,7 +273,7 @@ def _preface_answer(connection: socket.socket, timeout: float) -> bytes | None:
             connection.settimeout(left)
             chunk = connection.recv(80 - len(received))
             if not chunk:
-                break
+                return received         # closed: b"" when it closed without a word
             received += chunk
     except TimeoutError:
         pass

@@ -5,8 +5,9 @@ checked parameters, and ``--device`` is resolved once per run."""
 from __future__ import annotations
 
 import ast
-import importlib
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -146,42 +147,52 @@ def test_device_settings_come_from_the_checked_parameters():
         DeviceSettings.for_params(CrossEncoderParams(dtype="fp8"), "cpu", "r")
 
 
-def _counting_resolve_device(monkeypatch) -> list[tuple[object, ...]]:
-    """Count ``resolve_device`` calls wherever a module holds it."""
-    from abnirml.rankers.support import torch_support
-    calls: list[tuple[object, ...]] = []
-    real = torch_support.resolve_device
+_DEVICE_RUN = """
+import importlib, json, sys
+sys.path[:0] = sys.argv[3:5]
+for module in ("cross_encoder", "monot5"):    # imported first: their names patched too
+    importlib.import_module(f"abnirml.rankers.families.{module}")
+from abnirml.rankers.support import torch_support
+calls = []
+real = torch_support.resolve_device
 
-    def counting(*args, **kwargs):
-        calls.append(args)
-        return real(*args, **kwargs)
+def counting(*args, **kwargs):
+    calls.append(repr(args))
+    return real(*args, **kwargs)
 
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("abnirml") \
-                and getattr(module, "resolve_device", None) is real:
-            monkeypatch.setattr(module, "resolve_device", counting)
-    return calls
+for module in list(sys.modules.values()):
+    if getattr(module, "__name__", "").startswith("abnirml") \\
+            and getattr(module, "resolve_device", None) is real:
+        module.resolve_device = counting
+from abnirml.pipeline import RunConfig, SessionSettings, run
+ce, t5 = sys.argv[1], sys.argv[2]
+output = run(RunConfig(
+    rankers=[f"cross-encoder:{ce}", f"cross-encoder:{ce}+dtype=fp32@ce32",
+             f"monot5:{t5}+max_length=64"],
+    probes=["mmp:tf:length"], effectiveness=False,
+    session=SessionSettings(cache=None, progress=False, device="auto")))
+print(json.dumps({"calls": calls,
+                  "devices": sorted(d["device"] for d in
+                                    output.run_info["device"]["rankers"].values())}))
+"""
 
 
-def test_the_device_is_resolved_once_for_every_torch_ranker_of_a_run(tmp_path, monkeypatch):
-    pytest.importorskip("torch")
+def test_the_device_is_resolved_once_for_every_torch_ranker_of_a_run(tmp_path):
+    """In a process of its own: a run that loads models leaves this one as it was."""
+    torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    for module in ("cross_encoder", "monot5"):    # imported first: their names patched too
-        importlib.import_module(f"abnirml.rankers.families.{module}")
-    from abnirml.pipeline import RunConfig, SessionSettings, run
     from tests._tiny_models import save_cross_encoder, save_t5
 
     ce, t5 = save_cross_encoder(tmp_path / "ce", num_labels=2), save_t5(tmp_path / "t5")
-    calls = _counting_resolve_device(monkeypatch)
-    output = run(RunConfig(
-        rankers=[f"cross-encoder:{ce}", f"cross-encoder:{ce}+dtype=fp32@ce32",
-                 f"monot5:{t5}+max_length=64"],
-        probes=["mmp:tf:length"], effectiveness=False,
-        session=SessionSettings(cache=None, progress=False, device="auto")))
-    assert len(calls) == 1, calls
-    devices = output.run_info["device"]["rankers"]
-    assert len(devices) == 3 and {d["device"] for d in devices.values()} == {
-        "cuda" if __import__("torch").cuda.is_available() else "cpu"}
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _DEVICE_RUN, str(ce), str(t5),
+                           str(root / "src"), str(root)],
+                          capture_output=True, text=True, timeout=900, check=False,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(found["calls"]) == 1, found["calls"]
+    assert found["devices"] == ["cuda" if torch.cuda.is_available() else "cpu"] * 3
 
 
 def test_device_for_resolves_once_and_keeps_the_lazy_rule(monkeypatch):

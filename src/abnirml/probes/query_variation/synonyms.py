@@ -355,9 +355,11 @@ def load_context_check() -> ContextCheck | None:
         if not model:
             from sentence_transformers import SentenceTransformer
 
-            from abnirml.rankers.support.hf import quiet_transformers
+            from abnirml.rankers.support.hf import MODEL_BUILD_LOCK, quiet_transformers
 
-            with quiet_transformers():      # transformers' "Loading weights" bar
+            # one model built at a time per process (see hf.load_pretrained); quiet:
+            # transformers' "Loading weights" bar
+            with MODEL_BUILD_LOCK, quiet_transformers():
                 model.append(SentenceTransformer(str(packaged_model_path("qvp:synonym")),
                                                  device="cpu"))
         units = np.asarray(model[0].encode([query, *others], normalize_embeddings=True,

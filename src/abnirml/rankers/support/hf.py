@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,13 +163,24 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300]
 
 
+#: held while a model is built or loaded: see :func:`load_pretrained`
+MODEL_BUILD_LOCK = threading.RLock()
+
+
 def load_pretrained(load: Callable[..., T], ref: ModelRef, ranker: str, **kwargs: Any) -> T:
     """Call a ``from_pretrained``-style ``load`` for ``ref``, offline first.
 
     Hub names are tried in the local cache before the network, so a cached model never
     waits on connection retries; any failure is reported as one line naming the ranker.
+
+    One load at a time per process (:data:`MODEL_BUILD_LOCK`): while transformers builds a
+    model it swaps torch's weight-initialisation functions, module-wide, for its own (or
+    for no-ops) and puts back the ones it found. Two loads on two threads (the background
+    preloads of two rankers) can each put back what the other swapped in, leaving torch's
+    initialisers replaced for the rest of the process, so that every model created
+    afterwards in it — a user's own, in a notebook — starts from other weights.
     """
-    with quiet_transformers():
+    with MODEL_BUILD_LOCK, quiet_transformers():
         if ref.path is not None:
             check_weights_safe(ref.path, ranker)
             try:

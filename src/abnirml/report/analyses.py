@@ -48,6 +48,7 @@ from abnirml.report.html import Figure, Section, esc, examples_html, page
 from abnirml.report.tables import (
     FamilyView,
     Table,
+    all_samples_grid,
     family_table,
     family_views,
     mark_words,
@@ -80,13 +81,10 @@ def rankers_table(run_info: RunInfo) -> Table | None:
 def axiom_counts_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
     """Satisfied / violated / ties per probe and ranker, from the records of one axiom-layout
     family (the caller picks them)."""
-    chosen = [r for r in records if "satisfied" in r and r.get("subset") == "all"]
-    if not chosen:
+    grid = all_samples_grid(records, "satisfied")
+    if grid is None:
         return None
-    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
-    cells: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for r in chosen:
-        cells.setdefault(r["probe"], {})[r["ranker"]] = r
+    rankers, cells = grid
     rows = []
     for probe, by_ranker in cells.items():
         row = [probe]

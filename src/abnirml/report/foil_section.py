@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from abnirml.report.html import Section
-from abnirml.report.tables import Table
+from abnirml.report.tables import Table, all_samples_grid
 from abnirml.run_record import RunInfo, statistics_of
 
 TITLE = "Ranking biases: foil win rates and directions"
@@ -60,13 +60,10 @@ def _verdict(record: Mapping[str, Any], direction: int) -> str:
 
 
 def direction_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
-    chosen = [r for r in records if r.get("subset") == ALL and "paper_direction" in r]
-    if not chosen:
+    found = all_samples_grid(records, "paper_direction")
+    if found is None:
         return None
-    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
-    cells: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for r in chosen:
-        cells.setdefault(r["probe"], {})[r["ranker"]] = r
+    rankers, cells = found
     rows = []
     for probe, by in cells.items():
         direction = int(next(iter(by.values()))["paper_direction"])

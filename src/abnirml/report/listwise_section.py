@@ -13,7 +13,7 @@ from typing import Any
 
 from abnirml.evaluation.analyses.listwise_probing import WINDOW_SUBSETS
 from abnirml.report.html import Figure, Section
-from abnirml.report.tables import Table
+from abnirml.report.tables import Table, all_samples_grid
 from abnirml.run_record import RunInfo
 
 TITLE = "Listwise rankers: position bias"
@@ -70,13 +70,10 @@ def position_response_table(info: Mapping[str, Any]) -> Table | None:
 
 
 def position_bias_table(records: Sequence[Mapping[str, Any]]) -> Table | None:
-    chosen = [r for r in records if r.get("subset") == "all" and "position_bias" in r]
-    if not chosen:
+    found = all_samples_grid(records, "position_bias")
+    if found is None:
         return None
-    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
-    cells: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for r in chosen:
-        cells.setdefault(r["probe"], {})[r["ranker"]] = r
+    rankers, cells = found
     rows = [[probe, *[_bias_cell(by[ranker]) if ranker in by else "–" for ranker in rankers]]
             for probe, by in cells.items()]
     return Table("Position bias per probe", ["Probe", *rankers], rows,

@@ -48,6 +48,25 @@ class FamilyView:
         return layout_of(self.layout)
 
 
+#: probe → ranker → that ranker's record of the probe
+ProbeGrid = dict[str, dict[str, Mapping[str, Any]]]
+
+
+def all_samples_grid(records: Sequence[Mapping[str, Any]], field: str
+                     ) -> tuple[list[str], ProbeGrid] | None:
+    """The all-samples records that carry ``field``, laid out for a probe × ranker table:
+    the rankers in the order they first appear, and each probe's records by ranker (probes
+    in the order they first appear); None when no record carries it."""
+    chosen = [r for r in records if r.get("subset") == "all" and field in r]
+    if not chosen:
+        return None
+    rankers = list(dict.fromkeys(r["ranker"] for r in chosen))
+    grid: ProbeGrid = {}
+    for r in chosen:
+        grid.setdefault(r["probe"], {})[r["ranker"]] = r
+    return rankers, grid
+
+
 def family_views(records: Sequence[Mapping[str, Any]], run_info: RunInfo
                  ) -> list[FamilyView]:
     """The families to render, in run order, labelled from run.json.

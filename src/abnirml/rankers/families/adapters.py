@@ -48,8 +48,8 @@ from abnirml.rankers.support.hf import first_line
 from abnirml.rankers.support.http_client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRY_FOR,
+    CountsUsage,
     HttpClient,
-    Usage,
     json_number,
 )
 
@@ -227,7 +227,7 @@ def pyterrier_from_spec(spec: RankerSpec, p: PyTerrierParams, env: Any) -> PyTer
     return kind(transformer, name, identity, batch)
 
 
-class HttpRanker:
+class HttpRanker(CountsUsage):
     """Scores from a JSON-over-HTTP service (see the module docstring for the protocol)."""
 
     def __init__(self, url: str, name: str, batch_size: int = DEFAULT_HTTP_BATCH,
@@ -246,14 +246,6 @@ class HttpRanker:
         # The engine hands over enough pairs per call to keep every request slot busy.
         self.hints = RankerHints(batch_size=batch_size * concurrency, sort_by_length=True,
                                  own_batches=True)
-
-    def usage(self) -> dict[str, int]:
-        """Requests, retries and reported tokens so far (for run.json)."""
-        return self.client.usage.as_dict()
-
-    @property
-    def usage_counter(self) -> Usage:
-        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         chunks = [pairs[start:start + self.batch_size]

@@ -51,8 +51,8 @@ from abnirml.rankers.support.http_client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
+    CountsUsage,
     HttpClient,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ def parse_permutation(reply: str, size: int) -> tuple[Permutation, bool]:
     return tuple(order), repaired
 
 
-class RankGPTRanker:
+class RankGPTRanker(CountsUsage):
     """A listwise ranker over ``URL/chat/completions`` (see the module docstring)."""
 
     def __init__(self, url: str, name: str, model: str, *, prompt: str = "rankgpt",
@@ -242,14 +242,6 @@ class RankGPTRanker:
                             f"words={passage_words}|text={text_repair()}|"
                             f"temperature={self.temperature:g}|"
                             f"max_tokens={max_tokens or 'auto'}@{version}]")
-
-    def usage(self) -> dict[str, int]:
-        """Requests, retries, reported tokens and repaired replies so far (for run.json)."""
-        return self.client.usage.as_dict()
-
-    @property
-    def usage_counter(self) -> Usage:
-        return self.client.usage
 
     def messages(self, window: Window) -> list[Message]:
         query = shown_query(window.query)

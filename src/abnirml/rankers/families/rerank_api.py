@@ -28,8 +28,8 @@ from abnirml.rankers.support.http_client import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRY_FOR,
     DEFAULT_TIMEOUT,
+    CountsUsage,
     HttpClient,
-    Usage,
     json_number,
     shown_json,
 )
@@ -41,7 +41,7 @@ DEFAULT_BATCH = 32
 PROTOCOLS = ("cohere", "tei")
 
 
-class RerankApiRanker:
+class RerankApiRanker(CountsUsage):
     """Scores from ``POST URL`` in the rerank API's shape (see the module docstring)."""
 
     def __init__(self, url: str, name: str, model: str = "", *, protocol: str = "cohere",
@@ -63,14 +63,6 @@ class RerankApiRanker:
         self.batch_size = batch_size
         self.fingerprint = f"RerankAPI[{url}|model={model}|{protocol}@{version}]"
         self.hints = RankerHints(batch_size=batch_size * concurrency * 2, own_batches=True)
-
-    def usage(self) -> dict[str, int]:
-        """Requests, retries and reported tokens so far (for run.json)."""
-        return self.client.usage.as_dict()
-
-    @property
-    def usage_counter(self) -> Usage:
-        return self.client.usage
 
     def score(self, pairs: Sequence[Pair]) -> np.ndarray:
         """One request per query and ``batch_size`` of its documents, ``concurrency`` at once."""

@@ -161,6 +161,22 @@ def usage_counter(ranker: object) -> Usage | None:
     return counter if isinstance(counter, Usage) else None
 
 
+class CountsUsage:
+    """What a served ranker shows of its :class:`HttpClient`'s counts: ``usage()`` for
+    run.json and the ``usage_counter`` that :func:`usage_counter` finds (mixed into each
+    served family, whose ``client`` it reads)."""
+
+    client: HttpClient
+
+    def usage(self) -> dict[str, int]:
+        """Requests, retries, reported tokens and repaired replies so far (for run.json)."""
+        return self.client.usage.as_dict()
+
+    @property
+    def usage_counter(self) -> Usage:
+        return self.client.usage
+
+
 def checked_url(url: object, name: str) -> str:
     """``url`` if it is an http(s) URL naming a host, else a one-line ConfigError."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):

@@ -37,7 +37,7 @@ def test_two_threads_loading_models_leave_the_initialisers_as_they_were(tmp_path
         thread.start()
         time.sleep(0.05)                # the second starts while the first builds
     for thread in threads:
-        thread.join(10)
+        thread.join(120)
     assert state["init"] == "torch's own"
 
 
@@ -52,5 +52,5 @@ def test_a_load_may_load_another_model_inside_it(tmp_path):
     done: list[str] = []
     thread = threading.Thread(target=lambda: done.append(load_pretrained(outer, ref, "outer")))
     thread.start()
-    thread.join(10)
+    thread.join(120)
     assert done == [f"{tmp_path}/inner"]

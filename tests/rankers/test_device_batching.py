@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -198,6 +199,26 @@ def test_prefetch_keeps_order_and_runs_ahead_of_the_consumer():
             assert prepared_second.wait(timeout=10)
         seen.append(value)
     assert seen == [0, 10, 20, 30, 40, 50]
+
+
+def test_prefetch_prepares_the_first_item_alone_then_two_at_a_time():
+    """The consumer waits for the first item, so nothing competes with it; after it, one
+    item's reads overlap another's packing (two workers)."""
+    started: dict[int, float] = {}
+    finished: dict[int, float] = {}
+    both_running = threading.Barrier(2, timeout=10)
+
+    def prepare(item: int) -> int:
+        started[item] = time.perf_counter()
+        if item in (1, 2):
+            both_running.wait()          # items 1 and 2 are prepared at the same time
+        else:
+            time.sleep(0.05)
+        finished[item] = time.perf_counter()
+        return item
+
+    assert list(prefetched(range(4), prepare, depth=2, workers=2)) == [0, 1, 2, 3]
+    assert started[1] >= finished[0] and started[2] >= finished[0]
 
 
 def test_prefetch_raises_errors_at_their_position_and_stops_when_closed():

@@ -108,7 +108,7 @@ def test_values_too_large_for_one_statement_are_read_row_by_row(tmp_path):
 
 
 @pytest.mark.parametrize("namespace", ["fp", "other"])
-def test_bulk_lookup_returns_each_found_key_once_in_request_order(tmp_path, namespace):
+def test_bulk_lookup_returns_each_found_key_once_with_its_position(tmp_path, namespace):
     store = side_store.SideStore(tmp_path / "s.sqlite", table="tokens", label="token store",
                                  fallback="without", value_type="BLOB")
     values = {f"t{i}": bytes([i % 3]) * (4 * i) for i in range(20)}
@@ -118,7 +118,51 @@ def test_bulk_lookup_returns_each_found_key_once_in_request_order(tmp_path, name
     if namespace == "other":
         assert len(found.positions) == 0 and found.data == b""
         return
-    assert found.positions.tolist() == [0, 1, 2, 3, 5]       # t25 was never stored
-    pieces = [found.data[s:s + n] for s, n in zip(found.starts.tolist(),
-                                                     found.lengths.tolist(), strict=True)]
-    assert pieces == [values[t] for t in ("t19", "t3", "t4", "t0", "t7")]
+    assert sorted(found.positions.tolist()) == [0, 1, 2, 3, 5]       # t25 was never stored
+    pieces = {int(p): found.data[s:s + n] for p, s, n in zip(
+        found.positions.tolist(), found.starts.tolist(), found.lengths.tolist(), strict=True)}
+    assert pieces == {0: values["t19"], 1: values["t3"], 2: values["t4"], 3: values["t0"],
+                      5: values["t7"]}
+    # read in the table's key order (one stretch of the B-tree), not the request's
+    keys = [asked[p] for p in found.positions.tolist()]
+    assert keys == sorted(keys)
+
+
+def test_bulk_lookup_over_several_statements_maps_every_value_to_its_key(tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setattr(side_store, "_BULK_KEYS", 7)
+    store = side_store.SideStore(tmp_path / "s.sqlite", table="tokens", label="token store",
+                                 fallback="without", value_type="BLOB")
+    values = {f"t{i}": i.to_bytes(4, "little") * (1 + i % 5) for i in range(60)}
+    store.save_raw("fp", {t: v for t, v in values.items() if t != "t13"})
+    asked_texts = [f"t{i}" for i in range(59, -1, -1)]
+    found = store.lookup_blobs("fp", [text_hash(t) for t in asked_texts], multiple_of=4)
+    got = {asked_texts[p]: found.data[s:s + n] for p, s, n in zip(
+        found.positions.tolist(), found.starts.tolist(), found.lengths.tolist(), strict=True)}
+    assert got == {t: v for t, v in values.items() if t != "t13"}
+
+
+def test_texts_two_threads_tokenize_at_once_are_stored_and_counted_once():
+    """Two chunks prepared at the same time may share texts (a query): both threads
+    tokenize it, one copy is kept, and it counts once."""
+    import threading
+
+    inside = threading.Barrier(2, timeout=10)
+    table = {f"t{i}": [i, i + 1] for i in range(10)}
+
+    def encode(texts: list[str]) -> list[list[int]]:
+        inside.wait()                       # both threads tokenize before either stores
+        return [table[t] for t in texts]
+
+    store = TokenStore("fp", encode)
+    first, second = ["t0", "t1", "t2", "t3"], ["t2", "t3", "t4"]
+    views = {}
+    threads = [threading.Thread(target=lambda k=k, texts=texts: views.__setitem__(
+        k, store.view(texts))) for k, texts in (("a", first), ("b", second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert len(store) == 5 and store.tokenized == 5 and store.loaded == 0
+    assert [views["a"].ids(i) for i in range(4)] == [table[t] for t in first]
+    assert [views["b"].ids(i) for i in range(3)] == [table[t] for t in second]

@@ -17,17 +17,18 @@ per document. Why each part exists:
 * **Tokenization in large chunks, ahead** (:func:`prefetched`). One tokenizer call covers a
   whole chunk of pairs (an engine call: 1,024 pairs on CPU, 8,192 on an accelerator), never
   one model batch: the fast tokenizers split a large batch on all cores in Rust with the GIL
-  released, while per-call Python overhead is paid once per chunk. A background thread
-  tokenizes the next chunks while the device computes the current one, across engine calls
+  released, while per-call Python overhead is paid once per chunk. Two background threads
+  prepare the next chunks while the device computes the current one, across engine calls
   (:meth:`TokenBudgetRanker.score_batches`), so only the first chunk's tokenization is on
-  the critical path. Token ids are kept as flat arrays (:class:`TokenColumns`) and each
-  batch is padded by one NumPy gather, not pair by pair. On CUDA the padded tensors are
-  pinned and copied with ``non_blocking=True``, so the host never waits on a copy either.
-  Scores are fetched once per chunk, so the device queue does not drain between batches,
-  and on an accelerator the next chunk is queued before they are fetched, so it does not
-  drain between chunks either, nor while the engine commits a finished call's scores; on
-  CUDA each batch's copy to the host is queued right behind the batch, so fetching a chunk
-  never waits for the chunk queued after it (a stream runs in order).
+  the critical path (that chunk is prepared alone, nothing competing with it). Token ids are
+  kept as flat arrays (:class:`TokenColumns`) and each batch is padded by one NumPy gather,
+  not pair by pair. On CUDA the padded tensors are pinned and copied with
+  ``non_blocking=True``, so the host never waits on a copy either. Scores are fetched once
+  per chunk, so the device queue does not drain between batches, and on an accelerator the
+  next chunk is queued before they are fetched, so it does not drain between chunks either,
+  nor while the engine commits a finished call's scores; on CUDA each batch's copy to the
+  host is queued right behind the batch, so fetching a chunk never waits for the chunk
+  queued after it (a stream runs in order).
 
 :class:`TokenBudgetModel` ties these together: a subclass says how to tokenize items into
 rows (:meth:`~TokenBudgetModel._rows`) and how to score one padded batch
@@ -67,7 +68,10 @@ DTYPES = ("fp32", "fp16", "bf16")
 CPU_MAX_TOKENS = 8_192
 ACCELERATOR_MAX_TOKENS = 65_536
 CHUNK_PAIRS = 8_192           # at most this many pairs per tokenizer call
-PREFETCH_WORKERS = 1          # one thread: each chunk's tokenizer call already uses every core
+#: two threads: while one chunk's stored ids are read (SQLite, the interpreter's lock
+#: released) or its texts tokenized (Rust, on every core), the other chunk is joined and
+#: padded; with one, a device fed from stored ids waited for each chunk's reads
+PREFETCH_WORKERS = 2
 PREFETCH_DEPTH = 2            # chunks tokenized ahead of the device
 #: the first chunks of a stream are at most these many items, so the device starts after
 #: tokenizing 1,024 pairs rather than a whole chunk (see :func:`ramped_pieces`)
@@ -294,6 +298,7 @@ def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int =
     An exception in ``prepare`` is raised in the consumer at that item's position; closing
     the iterator early cancels what has not started.
     """
+    import concurrent.futures
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
@@ -301,8 +306,11 @@ def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int =
     pending: deque[Any] = deque()
     source = iter(items)
     try:
-        for item in source:
+        for number, item in enumerate(source):
             pending.append(pool.submit(prepare, item))
+            if number == 0:
+                # the first item alone, on every core: it is what the consumer waits for
+                concurrent.futures.wait(pending)
             if len(pending) > max(1, depth):
                 yield pending.popleft().result()
         while pending:

@@ -41,7 +41,9 @@ _SQLITE_TOOBIG = 18
 @dataclass(frozen=True)
 class BlobRows:
     """BLOB values found for some of the keys asked for: ``positions[j]`` is the key's
-    index in the request (ascending), its value ``data[starts[j]:starts[j] + lengths[j]]``."""
+    index in the request, its value ``data[starts[j]:starts[j] + lengths[j]]``. Values come
+    in the order they were read — the store's key order, not the request's — so a caller
+    that needs the request's order sorts by ``positions``."""
 
     positions: np.ndarray
     lengths: np.ndarray
@@ -96,13 +98,18 @@ class SideStore:
             if conn is None or not len(hashes):
                 return NO_BLOBS
             parts = []
+            # keys in the table's order: each statement walks one stretch of the B-tree
+            # rather than jumping across the file (a third less time on 56,000 token rows)
+            order = _key_order(hashes)
+            hashes = [hashes[i] for i in order.tolist()]
             try:
                 for start in range(0, len(hashes), _BULK_KEYS):
                     keys = hashes[start:start + _BULK_KEYS]
                     found = _bulk_blobs(conn, self.table, namespace, keys, multiple_of)
                     if found is None:     # values too large for one statement, say
                         found = _blobs_by_row(conn, self.table, namespace, keys, multiple_of)
-                    parts.append(BlobRows(found.positions + start, found.lengths, found.data))
+                    parts.append(BlobRows(order[found.positions + start], found.lengths,
+                                          found.data))
             except sqlite3.DatabaseError as exc:
                 self._give_up(exc)
                 return NO_BLOBS
@@ -270,6 +277,16 @@ class SideStore:
                           "the rest of this run", stacklevel=5)
         self.close()
         self._disabled = True
+
+
+def _key_order(hashes: Sequence[bytes]) -> np.ndarray:
+    """Positions of ``hashes`` in byte order (stable): one NumPy sort of their 64-bit words
+    when every key is :data:`HASH_BYTES` long, a Python sort otherwise."""
+    n = len(hashes)
+    if all(len(h) == HASH_BYTES for h in hashes):
+        words = np.frombuffer(b"".join(hashes), dtype=">u8").reshape(n, 2)
+        return np.lexsort((words[:, 1], words[:, 0]))
+    return np.array(sorted(range(n), key=lambda i: bytes(hashes[i])), dtype=np.int64)
 
 
 _BULK_SQL = (

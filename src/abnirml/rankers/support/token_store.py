@@ -137,13 +137,14 @@ class TokenStore:
                  else None)
         if found is None or not len(found.positions):
             fresh, known = texts, []
-        elif len(found.positions) == len(texts):
-            fresh, known = [], texts
-        else:
-            stored = np.zeros(len(texts), dtype=bool)
-            stored[found.positions] = True
-            known = [t for t, s in zip(texts, stored.tolist(), strict=True) if s]
-            fresh = [t for t, s in zip(texts, stored.tolist(), strict=True) if not s]
+        else:      # the stored texts in the order their ids were read
+            known = list(map(texts.__getitem__, found.positions.tolist()))
+            if len(known) == len(texts):
+                fresh = []
+            else:
+                stored = np.zeros(len(texts), dtype=bool)
+                stored[found.positions] = True
+                fresh = [t for t, s in zip(texts, stored.tolist(), strict=True) if not s]
         made = self.encode(fresh) if fresh else []
         if len(made) != len(fresh):
             raise RuntimeError(f"tokenizer returned {len(made)} rows for {len(fresh)} texts")
@@ -156,24 +157,28 @@ class TokenStore:
         else:
             lengths, ids = made_lengths, made_ids
         with self._lock:
-            self._extend(known + fresh, lengths, ids)
-            self.tokenized += len(fresh)
-            self.loaded += len(known)
+            kept = self._extend(known + fresh, lengths, ids)
+            # texts another thread stored meanwhile count once, for that thread
+            self.loaded += int(kept[:len(known)].sum()) if kept is not None else len(known)
+            self.tokenized += int(kept[len(known):].sum()) if kept is not None else len(fresh)
         if self.disk is not None and fresh:
             self.disk.save_ids(self.fingerprint, fresh, made_lengths, made_ids)
 
-    def _extend(self, texts: list[str], lengths: np.ndarray, ids: np.ndarray) -> None:
+    def _extend(self, texts: list[str], lengths: np.ndarray, ids: np.ndarray
+                ) -> np.ndarray | None:
         """Append ``texts`` with their ids (``lengths[i]`` ids each, one after another in
-        ``ids``) in one copy, skipping any another thread stored meanwhile."""
+        ``ids``) in one copy, skipping any another thread stored meanwhile; which of
+        ``texts`` were appended (None: all of them)."""
         index = self.index
-        if any(t in index for t in texts):       # another thread's meanwhile
+        keep = None
+        if not index.keys().isdisjoint(texts):       # another thread's meanwhile
             keep = np.fromiter((t not in index for t in texts), dtype=bool, count=len(texts))
             ids = ids[np.repeat(keep, lengths)]
             texts = [t for t, k in zip(texts, keep.tolist(), strict=True) if k]
             lengths = lengths[keep]
         count = len(texts)
         if not count:
-            return
+            return keep
         row = len(index)
         if row + count > len(self._offsets):
             self._offsets = _grown(self._offsets, row + count)
@@ -188,6 +193,7 @@ class TokenStore:
         self._lengths[row:row + count] = lengths
         self._used += len(ids)
         index.update(zip(texts, range(row, row + count), strict=True))
+        return keep
 
 
 def _blob(ids: Sequence[int]) -> bytes:

@@ -100,3 +100,20 @@ def test_each_worker_process_loads_the_model_once(tmp_path, ray_local):
     record = json.loads((tmp_path / "ray" / "run.json").read_text())["scoring"]["ray"]
     # the processes that scored, each having fetched the ranker once
     assert record["ranker_copies"] == len(batches) == record["worker_processes"]
+
+
+def test_ray_workers_count_the_requests_they_send(tmp_path, ray_local):
+    """A served ranker's copy in a Ray worker counts its requests; the driver's copy would
+    say 0, so run.json's usage adds up what each task's worker counted."""
+    from tests._served_standins import StandIn
+    from tests.rankers.test_served_trust import _run_info
+
+    with StandIn(usage=True) as server:
+        info = _run_info(tmp_path, f"rerank-api:{server.base}/rerank+model=m+batch_size=4"
+                         "+concurrency=1@served", ["mmp:tf:length"], ray_address="local",
+                         batch_size=8)
+    assert server.received > 2
+    assert info["scoring"]["ray"]["tasks_per_node"]            # the batches ran on Ray
+    assert info["usage"]["served"] == {
+        "requests": server.received, "retries": 0, "prompt_tokens": 7 * server.received,
+        "completion_tokens": 0, "answers_with_usage": server.received}

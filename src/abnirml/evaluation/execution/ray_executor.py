@@ -55,6 +55,7 @@ from abnirml.evaluation.execution.ray_connect import (
     start_loopback,
 )
 from abnirml.rankers.base import Pair, Ranker
+from abnirml.rankers.support.http_client import Usage, usage_counter
 
 __all__ = ["AUTH_FIX", "RayExecutor", "RayRecord", "connection_problem", "start_loopback"]
 
@@ -156,12 +157,17 @@ def _score_task(key: str, boxed: Sequence[Any], batch: Sequence[Pair]
                 ) -> Iterator[Any]:
     """A Ray task, as a generator: first the node it runs on (so the driver knows what to
     run again if that node dies), then (pid, times this process has fetched the ranker,
-    the scores or the ranker's failure)."""
+    the scores or the ranker's failure, what a served ranker counted while scoring the
+    batch — the worker's copy counts its requests, the driver's would say 0)."""
     import ray
 
     yield ray.get_runtime_context().get_node_id()
     ranker, _ = worker_ranker(key, boxed)
-    yield os.getpid(), _WORKER_FETCHES.get(key, 0), score_or_failure(ranker, batch)
+    counter = usage_counter(ranker)
+    before = counter.counts() if counter is not None else None
+    result = score_or_failure(ranker, batch)
+    spent = counter.since(before) if counter is not None and before is not None else None
+    yield os.getpid(), _WORKER_FETCHES.get(key, 0), result, spent
 
 
 def _warm_task(key: str, boxed: Sequence[Any]) -> None:
@@ -398,8 +404,8 @@ class RayExecutor:
             chosen = remote.options(memory=generation) if generation else remote
             return chosen.remote(key, boxed, batch)
 
-        yield from _Scheduler(self, ray, submit, key,
-                              batches, returned, self._in_flight(slots)).results()
+        yield from _Scheduler(self, ray, submit, key, batches, returned,
+                              self._in_flight(slots), usage_counter(ranker)).results()
 
     # -- the cluster's nodes ------------------------------------------------------------
 
@@ -450,7 +456,7 @@ class _Scheduler:
     def __init__(self, executor: RayExecutor, ray: Any, submit: Callable[[list[Pair], int], Any],
                  key: str, batches: Sequence[Sequence[Pair]],
                  returned: Callable[[int, np.ndarray | WorkerFailure], None] | None,
-                 limit: int):
+                 limit: int, usage: Usage | None = None):
         self.executor = executor
         self.record = executor.record
         self.ray = ray
@@ -459,6 +465,7 @@ class _Scheduler:
         self.batches = batches
         self.returned = returned
         self.limit = limit
+        self.usage = usage          # the driver's ranker's counts, where workers' add up
         self.pending: dict[Any, _Attempt] = {}        # task's generator → attempt
         self.again: list[int] = []                    # batches to submit before new ones
         self.failures = [0] * len(batches)            # times each batch's worker died
@@ -537,7 +544,9 @@ class _Scheduler:
             if attempt.node in self.executor._lost():
                 self._run_again(task, attempt)
             return
-        pid, fetches, result = value
+        pid, fetches, result, spent = value
+        if spent and self.usage is not None:
+            self.usage.add(**spent)
         del self.pending[task]
         self.done[attempt.index] = result
         node = attempt.node

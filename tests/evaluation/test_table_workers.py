@@ -199,3 +199,36 @@ def test_registered_axioms_travel_by_key_and_others_do_not():
     assert ir_tfc1 is not None and pickle.loads(pickle.dumps(ir_tfc1)) is ir_tfc1
     with pytest.raises(pickle.PicklingError, match="not a registered axiom"):
         pickle.dumps(replace(tfc2, key="my-axiom"))
+
+
+@dataclass
+class _Named:
+    name: str
+    family: str
+
+
+def test_idle_workers_take_a_family_nobody_has_begun_before_sharing_one():
+    """Each family's shared inputs (measures, parses) are built once per worker that
+    builds one of its probes: a worker keeps to its family, and a free worker starts a
+    family nobody has begun before joining one."""
+    from collections import deque
+
+    from abnirml.evaluation.execution.table_workers import _next_probe
+
+    todo = deque(_Named(n, n.split(":")[0]) for n in
+                 ["mmp:a", "mmp:b", "mmp:c", "tmp:a", "tmp:b", "axiom:a", "axiom:b"])
+    started: set[str] = set()
+
+    def take(last: str | None) -> str:
+        probe = _next_probe(todo, last, started)
+        started.add(probe.family)
+        return probe.name
+
+    assert take(None) == "mmp:a"           # worker 1
+    assert take(None) == "tmp:a"           # worker 2: not mmp, which worker 1 began
+    assert take(None) == "axiom:a"         # worker 3
+    assert take("mmp") == "mmp:b"          # worker 1 keeps to its family
+    assert take(None) == "mmp:c"           # every family begun: the first waiting
+    assert take("mmp") == "tmp:b"          # its family done: the first waiting
+    assert take("axiom") == "axiom:b"
+    assert not todo

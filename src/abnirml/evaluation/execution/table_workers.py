@@ -109,12 +109,14 @@ class TableWorkers:
         busy: dict[Connection, Probe] = {}
         idle = list(self._connections)
         last: dict[Connection, str] = {}        # the family each worker built last
+        started: set[str] = set()               # families some worker has begun
         registry: dict[Any, Any] = {}
         while todo or busy:
             while todo and idle:
                 connection = idle.pop()
-                probe = _next_probe(todo, last.get(connection))
+                probe = _next_probe(todo, last.get(connection), started)
                 last[connection] = probe.family
+                started.add(probe.family)
                 try:
                     connection.send(index[probe.name])
                 except OSError:            # the worker is gone
@@ -167,13 +169,17 @@ class TableWorkers:
         self.close()
 
 
-def _next_probe(todo: deque[Probe], family: str | None) -> Probe:
+def _next_probe(todo: deque[Probe], family: str | None,
+                started: frozenset[str] | set[str] = frozenset()) -> Probe:
     """The next probe for a worker that last built one of ``family``: the first waiting
     probe of that family (the worker has the family's shared inputs, its memos, built
-    already), else the first waiting probe."""
-    if family is not None:
+    already); else the first waiting probe of a family no worker has begun (so no two
+    workers build one family's shared inputs while another family waits: on the DL19
+    battery that is 0.17 s for ``mmp:*`` and 0.25 s for the axioms per worker); else the
+    first waiting probe."""
+    for wanted in (lambda p: p.family == family, lambda p: p.family not in started):
         for i, probe in enumerate(todo):
-            if probe.family == family:
+            if wanted(probe):
                 del todo[i]
                 return probe
     return todo.popleft()

@@ -34,6 +34,10 @@ from typing import (
     get_type_hints,
 )
 
+#: A Python value type in the words the reference pages use for JSON types.
+JSON_WORDS: dict[type, str] = {bool: "true or false", int: "integer", float: "number",
+                               str: "string", dict: "object", list: "list"}
+
 #: Records of every family.
 EVERY_RECORD = "every record"
 AXIOM = "`axiom:` probes"
@@ -229,8 +233,7 @@ class RowField:
     @property
     def json_type(self) -> str:
         """The field's type in JSON words: ``number``, ``integer``, ``string`` …"""
-        words = {bool: "true or false", int: "integer", float: "number", str: "string",
-                 dict: "object", list: "list"}
+        words = JSON_WORDS
         kind = (words[float] if float in self.kinds
                 else " or ".join(words[k] for k in self.kinds))
         return kind + (" or null" if self.nullable else "")
@@ -259,6 +262,18 @@ class RowField:
         return None
 
 
+def declared_requirement(record_type: Any, name: str, hint: Any) -> tuple[bool, Any]:
+    """Whether field ``name`` of the TypedDict ``record_type`` must be present, and its type
+    ``hint`` without the Required/NotRequired wrapper. The wrapper decides over the class's
+    totality: with postponed annotations ``__required_keys__`` does not see it, while
+    ``get_type_hints(..., include_extras=True)`` keeps it in the hint."""
+    required = name in record_type.__required_keys__
+    while get_origin(hint) in (Required, NotRequired):
+        required = get_origin(hint) is Required
+        hint = get_args(hint)[0]
+    return required, hint
+
+
 def _kinds(annotation: Any) -> tuple[tuple[type, ...], bool]:
     """(JSON value types, nullable) of a field's annotation."""
     members = (get_args(annotation)
@@ -281,12 +296,7 @@ def row_fields(row_type: Any = ResultRow) -> tuple[RowField, ...]:
     hints = get_type_hints(row_type, include_extras=True)
     fields = []
     for name, hint in hints.items():
-        # the wrapper decides (a subclass written with postponed annotations leaves
-        # __required_keys__ unaware of it); get_type_hints keeps it with include_extras
-        required = name in row_type.__required_keys__
-        while get_origin(hint) in (NotRequired, Required):
-            required = get_origin(hint) is Required
-            hint = get_args(hint)[0]
+        required, hint = declared_requirement(row_type, name, hint)
         if get_origin(hint) is not Annotated:
             raise TypeError(f"{row_type.__name__}.{name} needs Annotated[type, About(...)]")
         annotation, *extras = get_args(hint)

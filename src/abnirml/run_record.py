@@ -38,7 +38,7 @@ from typing import (
 )
 
 from abnirml.files.run_names import RUN_INFO
-from abnirml.result_fields import About
+from abnirml.result_fields import JSON_WORDS, About, declared_requirement
 
 EVERY_RUN = "every run"
 
@@ -327,24 +327,13 @@ def _record_problem(value: dict[str, Any], record_type: Any, where: FieldPath
     hints = get_type_hints(record_type, include_extras=True)
     for name, hint in hints.items():
         if name not in value:
-            if _required(record_type, name, hint):
+            if declared_requirement(record_type, name, hint)[0]:
                 return f"{_shown(where) or 'the record'} lacks the field {name!r}", where
             continue
         problem = _problem(value[name], hint, (*where, name))
         if problem is not None:
             return problem
     return None
-
-
-def _required(record_type: Any, name: str, hint: Any) -> bool:
-    """Whether ``name`` must be present: the class's totality, unless the field's own
-    Required/NotRequired wrapper says otherwise (with postponed annotations the class's
-    ``__required_keys__`` does not see the wrapper; the type hint keeps it)."""
-    required = name in record_type.__required_keys__
-    while get_origin(hint) in (Required, NotRequired):
-        required = get_origin(hint) is Required
-        hint = get_args(hint)[0]
-    return required
 
 
 def _bare(hint: Any) -> Any:
@@ -370,23 +359,17 @@ def run_fields(record_type: Any = RunInfo, prefix: str = ""
     rows = []
     hints = get_type_hints(record_type, include_extras=True)
     for name, hint in hints.items():
-        about = next((e for e in get_args(_unrequired(hint))[1:] if isinstance(e, About)),
-                     None)
+        required, unwrapped = declared_requirement(record_type, name, hint)
+        about = next((e for e in get_args(unwrapped)[1:] if isinstance(e, About)), None)
         if about is None:
             raise TypeError(f"{record_type.__name__}.{name} needs Annotated[type, About(...)]")
         bare = _bare(hint)
         dotted = prefix + name
-        rows.append((dotted, _json_type(bare), _required(record_type, name, hint), about))
+        rows.append((dotted, _json_type(bare), required, about))
         inner = get_args(bare)[0] if get_origin(bare) is list else bare
         if is_typeddict(inner):
             rows += run_fields(inner, dotted + ("[]." if inner is not bare else "."))
     return rows
-
-
-def _unrequired(hint: Any) -> Any:
-    while get_origin(hint) in (Required, NotRequired):
-        hint = get_args(hint)[0]
-    return hint
 
 
 def _json_type(hint: Any) -> str:
@@ -398,4 +381,4 @@ def _json_type(hint: Any) -> str:
         return "object"
     if origin is list:
         return "list"
-    return {bool: "true or false", int: "integer", float: "number", str: "string"}[hint]
+    return JSON_WORDS[hint]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 SECRET_PIECE = 10
 """Pieces of a secret this long or longer are blanked: a key cut at a message's length limit
@@ -174,3 +175,21 @@ def user_line(exc: BaseException) -> str:
 
     frames = traceback.extract_tb(exc.__traceback__)
     return f" ({frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""
+
+
+def ranker_call_error(ranker: Any, call: str, gives: str, exc: BaseException
+                      ) -> ScoringError | None:
+    """The one-line error for a ranker whose ``call`` (``score()``, ``rank_windows()``)
+    raised ``exc``, naming the user's file and line; None when the traceback should stand:
+    abnirml's own errors, and any error of abnirml's own rankers (a bug report). A
+    ``sys.exit()`` in any ranker would end the run with its exit code and no word, so it
+    always becomes one line. ``gives`` is what the call should return ("scores")."""
+    name = getattr(ranker, "name", type(ranker).__name__)
+    if isinstance(exc, SystemExit):
+        return ScoringError(f"ranker {name}: {call} called sys.exit({exc.code!r})"
+                            f"{user_line(exc)}; a ranker must return {gives} or raise an "
+                            "exception, not end the process")
+    if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
+        return None
+    return ScoringError(f"ranker {name}: {call} failed{user_line(exc)}: "
+                        f"{type(exc).__name__}: {exc}")

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ScoringError, user_line
+from abnirml.errors import ScoringError, ranker_call_error
 from abnirml.evaluation.stats.calibration import Calibration
 from abnirml.rankers.listwise import (
     Permutation,
@@ -88,15 +88,11 @@ def _call(ranker: Any, windows: Sequence[Window]) -> list[Permutation]:
     try:
         replies = ranker.rank_windows(list(windows))
         replies = list(replies) if replies is not None else None
-    except SystemExit as exc:
-        raise ScoringError(f"ranker {ranker.name}: rank_windows() called sys.exit("
-                           f"{exc.code!r}){user_line(exc)}; a ranker must return permutations "
-                           "or raise an exception, not end the process") from None
-    except Exception as exc:
-        if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
+    except (SystemExit, Exception) as exc:
+        error = ranker_call_error(ranker, "rank_windows()", "permutations", exc)
+        if error is None:
             raise
-        raise ScoringError(f"ranker {ranker.name}: rank_windows() failed{user_line(exc)}: "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise error from None
     if replies is None or len(replies) != len(windows):
         got = "None" if replies is None else f"{len(replies)} permutations"
         raise ScoringError(f"ranker {ranker.name}: rank_windows() returned {got} for "

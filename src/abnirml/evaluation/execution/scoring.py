@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from abnirml.errors import AbnirmlError, ConfigError, ScoringError, user_line
+from abnirml.errors import ConfigError, ScoringError, ranker_call_error
 from abnirml.evaluation.execution.heap_freeze import frozen_heap
 from abnirml.evaluation.execution.parallel import (
     ScoringExecutor,
@@ -129,20 +129,15 @@ class Scorer:
                                    f"{len(stored)} of {len(index_batches)} batches")
             if commits is not None:
                 commits.finish()        # every batch committed; a failed commit raises
-        except SystemExit as exc:
-            # A plugin's sys.exit() would end the run with its exit code and no word.
-            raise ScoringError(f"ranker {ranker.name}: score() called sys.exit({exc.code!r})"
-                               f"{user_line(exc)}; a ranker must return scores or raise an "
-                               "exception, not end the process") from None
-        except Exception as exc:
-            if isinstance(exc, AbnirmlError) or type(ranker).__module__.startswith("abnirml."):
+        except (SystemExit, Exception) as exc:
+            error = ranker_call_error(ranker, "score()", "scores", exc)
+            if error is None:
                 raise          # abnirml's own rankers: a traceback is a bug report
             if isinstance(exc, WorkerError):     # raised in a worker: it noted the line
                 failure = exc.failure
                 raise ScoringError(f"ranker {ranker.name}: score() failed{failure.where}: "
                                    f"{failure.type_name}: {failure.message}") from None
-            raise ScoringError(f"ranker {ranker.name}: score() failed{user_line(exc)}: "
-                               f"{type(exc).__name__}: {exc}") from None
+            raise error from None
         finally:
             close = getattr(results, "close", None)
             if close is not None:

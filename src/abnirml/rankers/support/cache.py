@@ -117,16 +117,24 @@ def row_checks(fingerprint: str, qhashes: Sequence[bytes], dhashes: Sequence[byt
 
 
 def key_order(qhashes: Sequence[bytes], dhashes: Sequence[bytes]) -> list[int]:
-    """Row positions in (query hash, document hash) order, ties in their given order: one
-    NumPy sort of the keys' 64-bit words (read big-endian, so they order as the bytes do)
-    when every hash is 16 bytes long, a Python sort otherwise."""
-    n = len(qhashes)
-    if n and {len(h) for h in qhashes} == {16} and {len(h) for h in dhashes} == {16}:
-        q = np.frombuffer(b"".join(qhashes), dtype=">u8").reshape(n, 2)
-        d = np.frombuffer(b"".join(dhashes), dtype=">u8").reshape(n, 2)
-        order: list[int] = np.lexsort((d[:, 1], d[:, 0], q[:, 1], q[:, 0])).tolist()
-        return order
-    return sorted(range(n), key=lambda i: (bytes(qhashes[i]), bytes(dhashes[i])))
+    """Row positions in (query hash, document hash) order, ties in their given order."""
+    order: list[int] = byte_order(qhashes, dhashes).tolist()
+    return order
+
+
+def byte_order(*columns: Sequence[bytes]) -> np.ndarray:
+    """Row positions in the byte order of the rows' keys, compared column by column, ties in
+    their given order: one NumPy sort of the keys' 64-bit words (read big-endian, so they
+    order as the bytes do) when every key is 16 bytes long, a Python sort otherwise."""
+    n = len(columns[0]) if columns else 0
+    if n and all({len(h) for h in column} == {16} for column in columns):
+        words = [np.frombuffer(b"".join(column), dtype=">u8").reshape(n, 2)
+                 for column in columns]
+        # lexsort's last key is its first: the first column's first word
+        ordered: np.ndarray = np.lexsort([w[:, j] for w in reversed(words) for j in (1, 0)])
+        return ordered
+    return np.array(sorted(range(n), key=lambda i: tuple(bytes(c[i]) for c in columns)),
+                    dtype=np.int64)
 
 
 def insert_rows(conn: sqlite3.Connection, head: str, template: str,

@@ -169,8 +169,7 @@ class TableWorkers:
         self.close()
 
 
-def _next_probe(todo: deque[Probe], family: str | None,
-                started: frozenset[str] | set[str] = frozenset()) -> Probe:
+def _next_probe(todo: deque[Probe], family: str | None, started: set[str]) -> Probe:
     """The next probe for a worker that last built one of ``family``: the first waiting
     probe of that family (the worker has the family's shared inputs, its memos, built
     already); else the first waiting probe of a family no worker has begun (so no two

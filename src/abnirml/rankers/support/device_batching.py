@@ -298,9 +298,8 @@ def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int =
     An exception in ``prepare`` is raised in the consumer at that item's position; closing
     the iterator early cancels what has not started.
     """
-    import concurrent.futures
     from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="abnirml-prep")
     pending: deque[Any] = deque()
@@ -310,7 +309,7 @@ def prefetched(items: Iterable[Any], prepare: Callable[[Any], Any], depth: int =
             pending.append(pool.submit(prepare, item))
             if number == 0:
                 # the first item alone, on every core: it is what the consumer waits for
-                concurrent.futures.wait(pending)
+                wait(pending)
             if len(pending) > max(1, depth):
                 yield pending.popleft().result()
         while pending:

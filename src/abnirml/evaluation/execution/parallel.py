@@ -135,14 +135,20 @@ def _exit_with_parent(parent: int, interval: float = 0.2) -> None:
 
 def _score_in_worker(batch: Sequence[Pair]
                      ) -> tuple[np.ndarray | WorkerFailure, dict[str, int] | None]:
-    """The batch's scores (or failure), and what a served ranker counted while scoring it:
-    the worker's copy of the ranker counts its requests, the parent's would say 0."""
+    assert _WORKER_RANKER is not None
+    return scored_counting_usage(_WORKER_RANKER, batch)
+
+
+def scored_counting_usage(ranker: Ranker, batch: Sequence[Pair]
+                          ) -> tuple[np.ndarray | WorkerFailure, dict[str, int] | None]:
+    """The batch's scores (or failure), and what a served ranker counted while scoring it
+    (None for others): in a worker (``--workers``, ``--ray``) its copy of the ranker counts
+    its requests, the parent's would say 0, so the worker sends them back."""
     from abnirml.rankers.support.http_client import usage_counter
 
-    assert _WORKER_RANKER is not None
-    counter = usage_counter(_WORKER_RANKER)
+    counter = usage_counter(ranker)
     before = counter.counts() if counter is not None else None
-    result = score_or_failure(_WORKER_RANKER, batch)
+    result = score_or_failure(ranker, batch)
     return result, (counter.since(before) if counter is not None and before is not None
                     else None)
 

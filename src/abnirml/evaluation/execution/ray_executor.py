@@ -46,7 +46,11 @@ from typing import Any
 import numpy as np
 
 from abnirml.errors import ConfigError, ScoringError, install_hint
-from abnirml.evaluation.execution.parallel import WorkerFailure, raised_if_failed, score_or_failure
+from abnirml.evaluation.execution.parallel import (
+    WorkerFailure,
+    raised_if_failed,
+    scored_counting_usage,
+)
 from abnirml.evaluation.execution.ray_connect import (
     AUTH_FIX,
     connect,
@@ -163,10 +167,7 @@ def _score_task(key: str, boxed: Sequence[Any], batch: Sequence[Pair]
 
     yield ray.get_runtime_context().get_node_id()
     ranker, _ = worker_ranker(key, boxed)
-    counter = usage_counter(ranker)
-    before = counter.counts() if counter is not None else None
-    result = score_or_failure(ranker, batch)
-    spent = counter.since(before) if counter is not None and before is not None else None
+    result, spent = scored_counting_usage(ranker, batch)
     yield os.getpid(), _WORKER_FETCHES.get(key, 0), result, spent
 
 
